@@ -1,0 +1,81 @@
+//! Command-line types (clap derive). The `///` comments are the help text.
+//! These types stop at `commands/`: nothing below sees clap.
+
+use clap::{Parser, Subcommand};
+
+use crate::config::model::Profile;
+
+/// One hook config that guards every coding agent you use: the keryx
+/// lifecycle-hook runtime, a per-event shim for each agent host, and the
+/// installer that wires it in.
+#[derive(Debug, Parser)]
+#[command(
+    name = "keryx-hooks",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Handle one event from an agent host (this is what hosts run).
+    Run(RunArgs),
+    /// Show the merged, resolved hook registrations.
+    List(ListArgs),
+    /// Check the user and project hook files.
+    Validate(ValidateArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The host that fired the event: keryx, claude-code, codex, gemini-cli, cursor, copilot, kimi.
+    pub host: String,
+    /// The host's own event name, e.g. `PreToolUse` or `BeforeTool`.
+    pub event: String,
+    /// Read the user layer from this installed snapshot.
+    #[arg(long, value_name = "KEY")]
+    pub snapshot: Option<String>,
+    /// Security profile for this event.
+    #[arg(long, value_name = "ID", value_parser = parse_profile)]
+    pub profile: Option<Profile>,
+    /// The session cannot prompt anyone: asks become denies.
+    #[arg(long)]
+    pub headless: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    /// Print the stable JSON shape (schema/list-output.schema.json).
+    #[arg(long)]
+    pub json: bool,
+    /// Show the effective sandboxing for this profile.
+    #[arg(long, value_name = "ID", value_parser = parse_profile)]
+    pub profile: Option<Profile>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ValidateArgs {
+    /// Print diagnostics as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Accepted for pipelines that want a stable invocation; changes nothing.
+    #[arg(long)]
+    pub ci: bool,
+}
+
+pub fn parse_profile(s: &str) -> Result<Profile, String> {
+    Profile::parse(s).ok_or_else(|| {
+        format!(
+            "unknown profile `{s}`; expected one of: {}",
+            Profile::ALL
+                .iter()
+                .map(|p| p.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}

@@ -1,0 +1,165 @@
+//! `keryx-hooks list [--json] [--profile ID]`: the merged, resolved
+//! registration set, one row per hook id and shape, with the sandboxing
+//! that is actually in effect under the profile.
+
+use std::process::ExitCode;
+
+use serde_json::{Value, json};
+
+use crate::cli::ListArgs;
+use crate::config::model::{Handler, Profile, Registration};
+use crate::config::{self, load};
+use crate::error::CmdResult;
+use crate::escape::escape;
+use crate::output;
+
+pub fn run(args: &ListArgs) -> CmdResult {
+    let loc = super::here();
+    super::print_location_warnings(&loc);
+    let profile = args.profile.unwrap_or(Profile::DEFAULT);
+    let loaded = load::load(&config::sources(&loc, None));
+    let rows = rows(&loaded.registrations);
+
+    if args.json {
+        output::json(&json!({
+            "schemaVersion": "1",
+            "profile": profile.as_str(),
+            "ok": loaded.ok(),
+            "diagnostics": loaded.diagnostics,
+            "disabledBuiltinGates": loaded.disabled_builtin_gates,
+            "hooks": rows.iter().map(|r| row_json(r, profile)).collect::<Vec<_>>(),
+        }));
+    } else {
+        for d in &loaded.diagnostics {
+            output::err_line(&d.to_string());
+        }
+        if !loaded.ok() {
+            output::err_line(
+                "error: the hook config does not load; every gate-capable event is denied (hook-config-invalid) until it is fixed",
+            );
+            output::err_line("hint: run `keryx-hooks validate` for the details");
+        }
+        for r in &rows {
+            output::stdout(&row_text(r, profile));
+        }
+    }
+    Ok(if loaded.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Registrations of one id and scope that differ only in their event.
+pub struct Row<'a> {
+    pub first: &'a Registration,
+    pub events: Vec<&'static str>,
+}
+
+fn same_shape(a: &Registration, b: &Registration) -> bool {
+    a.id == b.id
+        && a.scope == b.scope
+        && a.class == b.class
+        && a.handler == b.handler
+        && a.matcher.source() == b.matcher.source()
+        && a.timeout_ms == b.timeout_ms
+        && a.runs_in == b.runs_in
+        && a.enabled == b.enabled
+        && a.applies_to_child_agents == b.applies_to_child_agents
+        && a.profiles == b.profiles
+        && a.network == b.network
+}
+
+pub fn rows(regs: &[Registration]) -> Vec<Row<'_>> {
+    let mut out: Vec<Row> = Vec::new();
+    for r in regs {
+        match out.iter_mut().find(|row| same_shape(row.first, r)) {
+            Some(row) => row.events.push(r.event.as_str()),
+            None => out.push(Row {
+                first: r,
+                events: vec![r.event.as_str()],
+            }),
+        }
+    }
+    out
+}
+
+fn handler_text(h: &Handler) -> String {
+    match h {
+        Handler::Command(c) => {
+            let mut s = format!(
+                "command: {}",
+                c.argv
+                    .iter()
+                    .map(|a| escape(a))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            );
+            if let Some(cwd) = &c.cwd {
+                s.push_str(&format!("\n  cwd: {}", escape(cwd)));
+            }
+            for (k, v) in &c.env {
+                s.push_str(&format!("\n  env: {}={}", escape(k), escape(v)));
+            }
+            s
+        }
+        Handler::Builtin(p) => format!("in-process: {p:?} port"),
+    }
+}
+
+fn row_text(row: &Row, profile: Profile) -> String {
+    let r = row.first;
+    let mut s = format!(
+        "{}\n  scope={} class={} enabled={} appliesToChildAgents={}\n  events={} matcher={} timeoutMs={}",
+        escape(&r.id),
+        r.scope,
+        r.class,
+        r.enabled,
+        r.applies_to_child_agents,
+        row.events.join(","),
+        escape(&r.matcher.source()),
+        r.timeout_ms,
+    );
+    if r.command().is_some() {
+        s.push_str(&format!(" runsIn={}", r.effective_runs_in(profile)));
+    }
+    if !r.profiles.is_empty() {
+        s.push_str(&format!(
+            " profiles={}",
+            r.profiles
+                .iter()
+                .map(|p| p.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        ));
+    }
+    s.push_str(&format!("\n  {}\n", handler_text(&r.handler)));
+    s
+}
+
+fn row_json(row: &Row, profile: Profile) -> Value {
+    let r = row.first;
+    let handler = match &r.handler {
+        Handler::Command(c) => {
+            json!({"kind": "command", "argv": c.argv, "cwd": c.cwd, "env": c.env})
+        }
+        Handler::Builtin(p) => json!({"kind": "builtin", "port": format!("{p:?}")}),
+    };
+    json!({
+        "id": r.id,
+        "scope": r.scope.as_str(),
+        "class": r.class.as_str(),
+        "enabled": r.enabled,
+        "appliesToChildAgents": r.applies_to_child_agents,
+        "events": row.events,
+        "matcher": r.matcher.source(),
+        "timeoutMs": r.timeout_ms,
+        "runsIn": r.runs_in.as_str(),
+        "effectiveRunsIn": r.effective_runs_in(profile).as_str(),
+        "network": r.network.as_str(),
+        "profiles": r.profiles.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+        "handler": handler,
+        "source": r.source,
+        "description": r.description,
+    })
+}

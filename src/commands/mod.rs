@@ -1,0 +1,21 @@
+//! One file per command; each reads like that command's manual.
+
+pub mod list;
+pub mod validate;
+
+use std::path::PathBuf;
+
+use crate::paths::Locations;
+
+/// Locations for a human command run from the current directory.
+pub fn here() -> Locations {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    Locations::resolve(&cwd)
+}
+
+/// Prints location warnings (e.g. a refused KERYX_HOME) to stderr.
+pub fn print_location_warnings(loc: &Locations) {
+    for w in &loc.warnings {
+        crate::output::err_line(&format!("warning: {}", crate::escape::escape(w)));
+    }
+}

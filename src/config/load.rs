@@ -1,0 +1,782 @@
+//! Layered loading: built-in → user → project, every load error, and the
+//! disable-only overrides. A load either succeeds whole or reports
+//! `ok: false` with diagnostics; nothing is partially applied.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::builtins;
+use crate::config::diagnostic::Diagnostic;
+use crate::config::locate::{line_col, locate};
+use crate::config::matcher::Matcher;
+use crate::config::model::{
+    CommandSpec, Handler, HookClass, Network, Profile, Registration, RunsIn, Scope,
+};
+use crate::config::schema;
+use crate::paths;
+use crate::runtime::events::Event;
+
+/// A hooks file larger than this is refused before it is read.
+pub const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
+/// The major `schemaVersion` this runtime reads.
+pub const SUPPORTED_MAJOR: u64 = 1;
+
+/// Where the layers come from.
+#[derive(Debug, Clone)]
+pub struct Sources {
+    pub user_file: PathBuf,
+    pub project_file: Option<PathBuf>,
+    pub project_root: Option<PathBuf>,
+    /// Where validated documents are remembered; `None` disables the cache.
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// One disable-only override as written.
+#[derive(Debug, Clone)]
+pub struct Override {
+    pub id: String,
+    pub acknowledged: bool,
+    pub scope: Scope,
+    pub event: Event,
+    pub pointer: String,
+}
+
+/// A file that was present and parsed.
+#[derive(Debug, Clone)]
+pub struct LoadedFile {
+    pub scope: Scope,
+    pub path: PathBuf,
+    pub doc: Value,
+}
+
+/// The merged result of a load.
+#[derive(Debug, Clone, Default)]
+pub struct Loaded {
+    /// Every registration in merge order, disabled ones included.
+    pub registrations: Vec<Registration>,
+    pub diagnostics: Vec<Diagnostic>,
+    /// Built-in gates the user turned off with the acknowledgement.
+    pub disabled_builtin_gates: Vec<String>,
+    pub files: Vec<LoadedFile>,
+}
+
+impl Loaded {
+    pub fn ok(&self) -> bool {
+        !self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+
+    pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.diagnostics.iter().filter(|d| d.is_error())
+    }
+
+    pub fn warnings(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.diagnostics.iter().filter(|d| !d.is_error())
+    }
+
+    pub fn file(&self, scope: Scope) -> Option<&LoadedFile> {
+        self.files.iter().find(|f| f.scope == scope)
+    }
+}
+
+/// Loads all three layers.
+pub fn load(sources: &Sources) -> Loaded {
+    let mut loaded = Loaded {
+        registrations: builtins::registrations(),
+        ..Loaded::default()
+    };
+    let mut overrides = Vec::new();
+
+    let mut layers = vec![(Scope::User, sources.user_file.clone())];
+    if let Some(p) = &sources.project_file {
+        // Run from $HOME with the project file being the user file: load it once.
+        if !same_file(p, &sources.user_file) {
+            layers.push((Scope::Project, p.clone()));
+        }
+    }
+    for (scope, path) in layers {
+        let root = if scope == Scope::Project {
+            sources.project_root.as_deref()
+        } else {
+            None
+        };
+        match load_file(&path, scope, root, sources.cache_dir.as_deref()) {
+            Ok(None) => {}
+            Ok(Some(file)) => {
+                loaded.registrations.extend(file.registrations);
+                overrides.extend(file.overrides);
+                loaded.files.push(LoadedFile {
+                    scope,
+                    path,
+                    doc: file.doc,
+                });
+            }
+            Err(diags) => loaded.diagnostics.extend(diags),
+        }
+    }
+    if !loaded.ok() {
+        return loaded;
+    }
+    apply_overrides(&mut loaded, &overrides);
+    loaded.registrations.sort_by(|a, b| {
+        (a.scope, a.index)
+            .cmp(&(b.scope, b.index))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    loaded
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+struct FileResult {
+    doc: Value,
+    registrations: Vec<Registration>,
+    overrides: Vec<Override>,
+}
+
+/// Reads the bytes of a hooks file, or says why it cannot be used.
+/// `Ok(None)` is an absent file.
+pub fn read_config_bytes(
+    path: &Path,
+    project_root: Option<&Path>,
+) -> Result<Option<Vec<u8>>, Diagnostic> {
+    let unreadable = |msg: String| Diagnostic::error("hook-config-unreadable", msg).at(path);
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // A dangling symlink in a parent is still absent; nothing to read.
+            return Ok(None);
+        }
+        Err(e) => return Err(unreadable(format!("cannot read: {e}"))),
+        Ok(_) => {}
+    }
+    if let Some(root) = project_root {
+        let real = paths::real_path(path);
+        if !paths::is_inside(&real, root) {
+            return Err(Diagnostic::error(
+                "hook-config-outside-project",
+                format!(
+                    "resolves to `{}`, outside the project `{}`; a project hooks file must live in the project",
+                    real.display(),
+                    root.display()
+                ),
+            )
+            .at(path));
+        }
+    }
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(unreadable(
+                "is a symlink to a file that does not exist".into(),
+            ));
+        }
+        Err(e) => return Err(unreadable(format!("cannot read: {e}"))),
+    };
+    if meta.is_dir() {
+        return Err(unreadable("is a directory, not a hooks file".into()));
+    }
+    if !meta.is_file() {
+        return Err(unreadable("is not a regular file".into()));
+    }
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(Diagnostic::error(
+            "hook-config-too-large",
+            format!(
+                "is {} bytes; a hooks file may be at most {} bytes",
+                meta.len(),
+                MAX_CONFIG_BYTES
+            ),
+        )
+        .at(path));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| unreadable(format!("cannot read: {e}")))?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(Diagnostic::error(
+            "hook-config-too-large",
+            format!("grew past {MAX_CONFIG_BYTES} bytes while being read"),
+        )
+        .at(path));
+    }
+    Ok(Some(bytes))
+}
+
+/// Parses hooks-file bytes into a JSON document, with line and column on
+/// every syntax error.
+pub fn parse_config_bytes(path: &Path, bytes: &[u8]) -> Result<(String, Value), Diagnostic> {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let valid = std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default();
+            return Err(Diagnostic::error(
+                "hook-config-invalid-json",
+                format!("is not valid UTF-8 (byte offset {})", e.valid_up_to()),
+            )
+            .at(path)
+            .line_col(Some(line_col(valid, valid.len()))));
+        }
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    match serde_json::from_str::<Value>(text) {
+        Ok(doc) => Ok((text.to_owned(), doc)),
+        Err(e) => Err(
+            Diagnostic::error("hook-config-invalid-json", format!("invalid JSON: {e}"))
+                .at(path)
+                .line_col(Some((e.line(), e.column()))),
+        ),
+    }
+}
+
+fn load_file(
+    path: &Path,
+    scope: Scope,
+    project_root: Option<&Path>,
+    cache_dir: Option<&Path>,
+) -> Result<Option<FileResult>, Vec<Diagnostic>> {
+    let Some(bytes) = read_config_bytes(path, project_root).map_err(|d| vec![d])? else {
+        return Ok(None);
+    };
+    let (text, doc) = parse_config_bytes(path, &bytes).map_err(|d| vec![d])?;
+    check_version(&doc, &text, path).map_err(|d| vec![d])?;
+
+    let mut diags = collisions(&doc, &text, path);
+    let key = schema::cache_key(&bytes);
+    let cached = cache_dir.is_some_and(|dir| schema::cache_hit(dir, &key));
+    if !cached {
+        let colliding: Vec<String> = diags.iter().filter_map(|d| d.pointer.clone()).collect();
+        diags.extend(schema::validate(&doc, &text, path).into_iter().filter(|d| {
+            let p = d.pointer.as_deref().unwrap_or("");
+            !colliding
+                .iter()
+                .any(|c| p == c || p.starts_with(&format!("{c}/")))
+        }));
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    let result = convert(&doc, &text, path, scope)?;
+    if !cached && let Some(dir) = cache_dir {
+        schema::cache_store(dir, &key);
+    }
+    Ok(Some(FileResult {
+        doc,
+        registrations: result.0,
+        overrides: result.1,
+    }))
+}
+
+fn check_version(doc: &Value, text: &str, path: &Path) -> Result<(), Diagnostic> {
+    let Some(version) = doc.get("schemaVersion").and_then(Value::as_str) else {
+        return Ok(()); // the schema reports a missing or mistyped version
+    };
+    let major = version
+        .split('.')
+        .next()
+        .and_then(|m| m.parse::<u64>().ok());
+    match major {
+        Some(SUPPORTED_MAJOR) | None => Ok(()),
+        Some(_) => Err(Diagnostic::error(
+            "hook-config-unsupported-version",
+            format!(
+                "schemaVersion `{version}` is not supported; this keryx-hooks reads {SUPPORTED_MAJOR}.x.y"
+            ),
+        )
+        .at(path)
+        .pointer("/schemaVersion")
+        .line_col(locate(text, "/schemaVersion"))),
+    }
+}
+
+/// Full registrations that use a built-in's `keryx.` id.
+fn collisions(doc: &Value, text: &str, path: &Path) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let Some(hooks) = doc.get("hooks").and_then(Value::as_object) else {
+        return out;
+    };
+    for (event, entries) in hooks {
+        let Some(entries) = entries.as_array() else {
+            continue;
+        };
+        for (i, entry) in entries.iter().enumerate() {
+            let Some(id) = entry.get("id").and_then(Value::as_str) else {
+                continue;
+            };
+            if id.starts_with("keryx.") && !schema::looks_like_override(entry) {
+                let pointer = format!("/hooks/{}/{i}", escape_pointer(event));
+                let what = if builtins::class_of(id).is_some() {
+                    format!("`{id}` is a built-in hook")
+                } else {
+                    format!("`{id}` is in the built-in `keryx.` namespace")
+                };
+                out.push(
+                    Diagnostic::error(
+                        "hook-id-collides-with-builtin",
+                        format!(
+                            "{what}; a registration cannot use that id. To turn a built-in off, write only {{\"id\": \"{id}\", \"enabled\": false}}"
+                        ),
+                    )
+                    .at(path)
+                    .line_col(locate(text, &pointer))
+                    .pointer(pointer),
+                );
+            }
+        }
+    }
+    out
+}
+
+fn escape_pointer(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+/// Strict typed conversion. Every constraint the schema states is checked
+/// again here, so this alone decides what loads.
+fn convert(
+    doc: &Value,
+    text: &str,
+    path: &Path,
+    scope: Scope,
+) -> Result<(Vec<Registration>, Vec<Override>), Vec<Diagnostic>> {
+    let mut regs = Vec::new();
+    let mut overrides = Vec::new();
+    let mut errors = Vec::new();
+    let err = |code: &'static str, msg: String, pointer: &str| {
+        Diagnostic::error(code, msg)
+            .at(path)
+            .pointer(pointer)
+            .line_col(locate(text, pointer))
+    };
+    let Some(top) = doc.as_object() else {
+        return Err(vec![err(
+            "hook-config-schema",
+            "the document must be an object".into(),
+            "",
+        )]);
+    };
+    for key in top.keys() {
+        if !matches!(
+            key.as_str(),
+            "$schema" | "schemaVersion" | "hooks" | "_keryxManaged"
+        ) {
+            errors.push(err(
+                "hook-config-schema",
+                format!("unknown top-level key `{key}`"),
+                "",
+            ));
+        }
+    }
+    let version_ok = top
+        .get("schemaVersion")
+        .and_then(Value::as_str)
+        .is_some_and(|v| {
+            v.split('.').count() == 3 && v.split('.').all(|p| p.parse::<u64>().is_ok())
+        });
+    if !version_ok {
+        errors.push(err(
+            "hook-config-schema",
+            "`schemaVersion` must be a version like \"1.0.0\"".into(),
+            "",
+        ));
+    }
+    let Some(hooks) = top.get("hooks").and_then(Value::as_object) else {
+        errors.push(err(
+            "hook-config-schema",
+            "`hooks` must be an object of events".into(),
+            "",
+        ));
+        return Err(errors);
+    };
+    let mut index = 0;
+    for (event_name, entries) in hooks {
+        let event_ptr = format!("/hooks/{}", escape_pointer(event_name));
+        let Ok(event) = event_name.parse::<Event>() else {
+            errors.push(err(
+                "hook-config-schema",
+                format!("unknown event `{event_name}`"),
+                &event_ptr,
+            ));
+            continue;
+        };
+        let Some(entries) = entries.as_array() else {
+            errors.push(err(
+                "hook-config-schema",
+                "must be an array".into(),
+                &event_ptr,
+            ));
+            continue;
+        };
+        let mut seen = HashSet::new();
+        for (i, entry) in entries.iter().enumerate() {
+            let ptr = format!("{event_ptr}/{i}");
+            if schema::looks_like_override(entry) {
+                match convert_override(entry, scope, event, &ptr) {
+                    Ok(o) => overrides.push(o),
+                    Err(m) => errors.push(err("hook-config-schema", m, &ptr)),
+                }
+                continue;
+            }
+            match convert_registration(entry, event, scope, path, index) {
+                Ok(reg) => {
+                    if !seen.insert(reg.id.clone()) {
+                        errors.push(err(
+                            "hook-id-duplicate",
+                            format!("`{}` is registered twice on {event}; ids must be unique within an event", reg.id),
+                            &format!("{ptr}/id"),
+                        ));
+                    }
+                    regs.push(reg);
+                }
+                Err((code, m, sub)) => errors.push(err(code, m, &format!("{ptr}{sub}"))),
+            }
+            index += 1;
+        }
+    }
+    if let Some(managed) = top.get("_keryxManaged") {
+        let ok = managed.as_object().is_some_and(|m| {
+            m.iter().all(|(k, v)| {
+                k == "managedHookIds"
+                    && v.as_array().is_some_and(|ids| {
+                        ids.iter()
+                            .all(|id| id.as_str().is_some_and(|s| s.starts_with("keryx.")))
+                    })
+            })
+        });
+        if !ok {
+            errors.push(err(
+                "hook-config-schema",
+                "`_keryxManaged` must be {\"managedHookIds\": [\"keryx.…\"]}".into(),
+                "/_keryxManaged",
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok((regs, overrides))
+    } else {
+        Err(errors)
+    }
+}
+
+fn convert_override(
+    entry: &Value,
+    scope: Scope,
+    event: Event,
+    ptr: &str,
+) -> Result<Override, String> {
+    let obj = entry.as_object().ok_or("must be an object")?;
+    let id = obj.get("id").and_then(Value::as_str).unwrap_or_default();
+    if !valid_id(id.strip_prefix("keryx.").unwrap_or_default()) {
+        return Err(format!("`{id}` is not a valid built-in id"));
+    }
+    if obj.get("enabled") != Some(&Value::Bool(false)) {
+        return Err("a disable-only override must say \"enabled\": false".into());
+    }
+    let acknowledged = match obj.get("acknowledge") {
+        None => false,
+        Some(Value::String(s)) if s == "disable-builtin-gate" => true,
+        Some(_) => return Err("`acknowledge` may only be \"disable-builtin-gate\"".into()),
+    };
+    Ok(Override {
+        id: id.to_owned(),
+        acknowledged,
+        scope,
+        event,
+        pointer: ptr.to_owned(),
+    })
+}
+
+/// `^[a-z0-9][a-z0-9-]{0,62}[a-z0-9]$`
+pub fn valid_id(id: &str) -> bool {
+    let b = id.as_bytes();
+    let ok = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    (2..=64).contains(&b.len())
+        && ok(&b[0])
+        && ok(&b[b.len() - 1])
+        && b.iter().all(|c| ok(c) || *c == b'-')
+}
+
+type ConvertError = (&'static str, String, String);
+
+fn convert_registration(
+    entry: &Value,
+    event: Event,
+    scope: Scope,
+    path: &Path,
+    index: usize,
+) -> Result<Registration, ConvertError> {
+    let schema_err = |m: String, sub: &str| ("hook-config-schema", m, sub.to_owned());
+    let obj: &Map<String, Value> = entry
+        .as_object()
+        .ok_or_else(|| schema_err("must be an object".into(), ""))?;
+    const KEYS: [&str; 11] = [
+        "id",
+        "matcher",
+        "command",
+        "class",
+        "timeoutMs",
+        "runsIn",
+        "network",
+        "appliesToChildAgents",
+        "profiles",
+        "enabled",
+        "description",
+    ];
+    if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        return Err(schema_err(format!("unknown key `{k}`"), ""));
+    }
+    let id = obj.get("id").and_then(Value::as_str).unwrap_or_default();
+    if !valid_id(id) {
+        return Err(schema_err(
+            format!(
+                "id `{id}` must be 2-64 characters of a-z, 0-9 and -, not starting or ending with -"
+            ),
+            "/id",
+        ));
+    }
+    let str_field = |k: &str| -> Result<Option<&str>, ConvertError> {
+        match obj.get(k) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(schema_err(
+                format!("`{k}` must be a string"),
+                &format!("/{k}"),
+            )),
+        }
+    };
+    let bool_field = |k: &str, default: bool| -> Result<bool, ConvertError> {
+        match obj.get(k) {
+            None => Ok(default),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(schema_err(
+                format!("`{k}` must be true or false"),
+                &format!("/{k}"),
+            )),
+        }
+    };
+    let matcher_src = str_field("matcher")?.unwrap_or("*");
+    if matcher_src.len() > 1024 {
+        return Err(schema_err(
+            "`matcher` is longer than 1024 characters".into(),
+            "/matcher",
+        ));
+    }
+    if !event.is_per_tool() && !matches!(matcher_src, "*" | "") {
+        return Err((
+            "hook-matcher-not-allowed",
+            format!(
+                "{event} is not a per-tool event; its matcher must be \"*\", not `{matcher_src}`"
+            ),
+            "/matcher".into(),
+        ));
+    }
+    let matcher = Matcher::compile(matcher_src).map_err(|e| {
+        (
+            "hook-matcher-invalid",
+            format!("matcher `{matcher_src}` is not a valid pattern: {e}"),
+            "/matcher".to_owned(),
+        )
+    })?;
+    let class = str_field("class")?
+        .and_then(HookClass::parse)
+        .ok_or_else(|| {
+            schema_err(
+                "`class` must be one of gate, gate-advisory, observe, context".into(),
+                "/class",
+            )
+        })?;
+    let command = convert_command(obj.get("command")).map_err(|(m, sub)| schema_err(m, &sub))?;
+    let timeout_ms = match obj.get("timeoutMs") {
+        None => Registration::DEFAULT_TIMEOUT_MS,
+        Some(v) => v
+            .as_u64()
+            .filter(|t| (1..=Registration::MAX_TIMEOUT_MS).contains(t))
+            .ok_or_else(|| {
+                schema_err(
+                    "`timeoutMs` must be an integer from 1 to 60000".into(),
+                    "/timeoutMs",
+                )
+            })?,
+    };
+    let runs_in = match str_field("runsIn")? {
+        None => RunsIn::Sandbox,
+        Some(s) => RunsIn::parse(s).ok_or_else(|| {
+            schema_err("`runsIn` must be sandbox or unsandboxed".into(), "/runsIn")
+        })?,
+    };
+    let network = match str_field("network")? {
+        None => Network::None,
+        Some(s) => Network::parse(s)
+            .ok_or_else(|| schema_err("`network` must be none or restricted".into(), "/network"))?,
+    };
+    let mut profiles = Vec::new();
+    if let Some(v) = obj.get("profiles") {
+        let arr = v
+            .as_array()
+            .ok_or_else(|| schema_err("`profiles` must be an array".into(), "/profiles"))?;
+        for (i, p) in arr.iter().enumerate() {
+            let p = p.as_str().and_then(Profile::parse).ok_or_else(|| {
+                schema_err(
+                    "profiles are read-only-review, monitored-trusted-local, unattended-untrusted"
+                        .into(),
+                    &format!("/profiles/{i}"),
+                )
+            })?;
+            if profiles.contains(&p) {
+                return Err(schema_err(
+                    format!("profile `{p}` is listed twice"),
+                    &format!("/profiles/{i}"),
+                ));
+            }
+            profiles.push(p);
+        }
+    }
+    Ok(Registration {
+        id: id.to_owned(),
+        event,
+        matcher,
+        class,
+        handler: Handler::Command(command),
+        timeout_ms,
+        runs_in,
+        network,
+        applies_to_child_agents: bool_field("appliesToChildAgents", true)?,
+        profiles,
+        enabled: bool_field("enabled", true)?,
+        description: str_field("description")?.map(str::to_owned),
+        scope,
+        source: Some(path.to_path_buf()),
+        index,
+    })
+}
+
+fn convert_command(v: Option<&Value>) -> Result<CommandSpec, (String, String)> {
+    let obj = v.and_then(Value::as_object).ok_or_else(|| {
+        (
+            "`command` must be an object with `argv`".to_owned(),
+            "/command".to_owned(),
+        )
+    })?;
+    if let Some(k) = obj
+        .keys()
+        .find(|k| !matches!(k.as_str(), "argv" | "cwd" | "env"))
+    {
+        return Err((format!("unknown key `{k}` in `command`"), "/command".into()));
+    }
+    let argv: Vec<String> = obj
+        .get("argv")
+        .and_then(Value::as_array)
+        .filter(|a| !a.is_empty() && a.len() <= 256)
+        .and_then(|a| {
+            a.iter()
+                .map(|s| s.as_str().filter(|s| s.len() <= 16384).map(str::to_owned))
+                .collect()
+        })
+        .ok_or_else(|| {
+            (
+                "`command.argv` must be a non-empty array of strings".to_owned(),
+                "/command/argv".to_owned(),
+            )
+        })?;
+    let cwd = match obj.get("cwd") {
+        None => None,
+        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+        Some(_) => {
+            return Err((
+                "`command.cwd` must be a non-empty string".into(),
+                "/command/cwd".into(),
+            ));
+        }
+    };
+    let mut env = BTreeMap::new();
+    if let Some(e) = obj.get("env") {
+        let e = e.as_object().ok_or((
+            "`command.env` must be an object of strings".to_owned(),
+            "/command/env".to_owned(),
+        ))?;
+        for (k, v) in e {
+            let name_ok = !k.is_empty()
+                && !k.starts_with(|c: char| c.is_ascii_digit())
+                && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+            let val = v.as_str().filter(|_| name_ok).ok_or_else(|| {
+                (
+                    format!("`command.env` entry `{k}` must be NAME: \"string\""),
+                    format!("/command/env/{}", escape_pointer(k)),
+                )
+            })?;
+            env.insert(k.clone(), val.to_owned());
+        }
+    }
+    Ok(CommandSpec { argv, cwd, env })
+}
+
+/// Applies disable-only overrides with the spec's rules on who may turn
+/// what off.
+fn apply_overrides(loaded: &mut Loaded, overrides: &[Override]) {
+    for o in overrides {
+        let path = loaded.file(o.scope).map(|f| f.path.clone());
+        let warn = |code, msg: String| {
+            let mut d = Diagnostic::warning(code, msg).pointer(o.pointer.clone());
+            if let Some(p) = &path {
+                d = d.at(p.clone());
+            }
+            d
+        };
+        let Some(class) = builtins::class_of(&o.id) else {
+            loaded.diagnostics.push(warn(
+                "hook-override-unknown",
+                format!(
+                    "there is no built-in hook `{}`; this override does nothing",
+                    o.id
+                ),
+            ));
+            continue;
+        };
+        let allowed = match (class.has_decision_power(), o.scope) {
+            (false, _) => true,
+            (true, Scope::Project) => {
+                loaded.diagnostics.push(warn(
+                    "hook-override-ignored",
+                    format!(
+                        "`{}` is a built-in {class} hook; a project file cannot turn it off, so this override is ignored",
+                        o.id
+                    ),
+                ));
+                false
+            }
+            (true, _) if !o.acknowledged => {
+                loaded.diagnostics.push(warn(
+                    "hook-override-ignored",
+                    format!(
+                        "`{}` is a built-in {class} hook; turning it off needs \"acknowledge\": \"disable-builtin-gate\" (or `keryx-hooks disable {} --user --acknowledge-gate-risk`), so this override is ignored",
+                        o.id, o.id
+                    ),
+                ));
+                false
+            }
+            (true, _) => {
+                if !loaded.disabled_builtin_gates.contains(&o.id) {
+                    loaded.disabled_builtin_gates.push(o.id.clone());
+                }
+                true
+            }
+        };
+        if allowed {
+            for r in loaded
+                .registrations
+                .iter_mut()
+                .filter(|r| r.scope == Scope::Builtin && r.id == o.id)
+            {
+                r.enabled = false;
+            }
+        }
+    }
+}

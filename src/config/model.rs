@@ -1,0 +1,145 @@
+//! The resolved, typed form of a hook registration, shared by every layer
+//! (built-in, user, project). Everything downstream works on these types,
+//! never on raw JSON.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::config::matcher::Matcher;
+use crate::runtime::events::Event;
+
+macro_rules! string_enum {
+    ($(#[$m:meta])* $name:ident { $($variant:ident = $s:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name { $($variant),+ }
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $s),+ }
+            }
+            pub fn parse(s: &str) -> Option<Self> {
+                match s { $($s => Some($name::$variant),)+ _ => None }
+            }
+        }
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.as_str()) }
+        }
+    };
+}
+
+string_enum!(
+    /// What a hook may do to the outcome, and how its failures are treated.
+    HookClass { Gate = "gate", GateAdvisory = "gate-advisory", Observe = "observe", Context = "context" }
+);
+string_enum!(
+    /// Which layer a registration came from; also its precedence rank.
+    Scope { Builtin = "builtin", User = "user", Project = "project" }
+);
+string_enum!(RunsIn { Sandbox = "sandbox", Unsandboxed = "unsandboxed" });
+string_enum!(Network { None = "none", Restricted = "restricted" });
+string_enum!(
+    /// The three security profiles a session can run under.
+    Profile {
+        ReadOnlyReview = "read-only-review",
+        MonitoredTrustedLocal = "monitored-trusted-local",
+        UnattendedUntrusted = "unattended-untrusted",
+    }
+);
+
+impl HookClass {
+    pub fn has_decision_power(self) -> bool {
+        matches!(self, HookClass::Gate | HookClass::GateAdvisory)
+    }
+}
+
+impl Profile {
+    pub const DEFAULT: Profile = Profile::MonitoredTrustedLocal;
+
+    /// Under a required-fail-closed isolation profile nothing runs unsandboxed.
+    pub fn isolation_required(self) -> bool {
+        self == Profile::UnattendedUntrusted
+    }
+}
+
+/// A spawned command: argv is executed directly, never through a shell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandSpec {
+    pub argv: Vec<String>,
+    pub cwd: Option<String>,
+    /// Applied last, over the allowlisted environment. Sorted by key.
+    pub env: BTreeMap<String, String>,
+}
+
+/// The two in-process built-ins run through injectable ports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuiltinPort {
+    LearningObserver,
+    ImpactEvidence,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Handler {
+    Command(CommandSpec),
+    /// Only the two fixed built-in declarations use this; the schema makes it
+    /// unreachable from a user or project file.
+    Builtin(BuiltinPort),
+}
+
+/// Marker in a built-in argv: replaced by the running binary's own path.
+pub const SELF_EXE: &str = "keryx-hooks";
+
+/// One hook on one event.
+#[derive(Debug, Clone)]
+pub struct Registration {
+    pub id: String,
+    pub event: Event,
+    pub matcher: Matcher,
+    pub class: HookClass,
+    pub handler: Handler,
+    pub timeout_ms: u64,
+    pub runs_in: RunsIn,
+    pub network: Network,
+    pub applies_to_child_agents: bool,
+    /// Empty means every profile.
+    pub profiles: Vec<Profile>,
+    pub enabled: bool,
+    pub description: Option<String>,
+    pub scope: Scope,
+    /// The file it came from (None for built-ins).
+    pub source: Option<PathBuf>,
+    /// Position within its layer, for the deterministic merge order.
+    pub index: usize,
+}
+
+impl Registration {
+    pub const DEFAULT_TIMEOUT_MS: u64 = 5000;
+    pub const MAX_TIMEOUT_MS: u64 = 60_000;
+
+    pub fn applies_to_profile(&self, profile: Profile) -> bool {
+        self.profiles.is_empty() || self.profiles.contains(&profile)
+    }
+
+    pub fn command(&self) -> Option<&CommandSpec> {
+        match &self.handler {
+            Handler::Command(c) => Some(c),
+            Handler::Builtin(_) => None,
+        }
+    }
+
+    /// The built-in command hooks spawn this binary, which is the same trust
+    /// domain as the caller: off required-fail-closed they run unsandboxed.
+    pub fn effective_runs_in(&self, profile: Profile) -> RunsIn {
+        if self.scope == Scope::Builtin && !profile.isolation_required() {
+            RunsIn::Unsandboxed
+        } else {
+            self.runs_in
+        }
+    }
+
+    /// The timeout actually enforced.
+    pub fn clamped_timeout_ms(&self) -> u64 {
+        self.timeout_ms.clamp(1, Self::MAX_TIMEOUT_MS)
+    }
+}

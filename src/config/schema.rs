@@ -1,0 +1,138 @@
+//! The one hook-config schema (embedded from `schema/`), its validators, and
+//! the validation cache that keeps schema compilation off the hot path.
+//!
+//! The cache only ever saves work: a hit skips the JSON Schema pass, but the
+//! typed conversion in `load` enforces every constraint again, so a planted
+//! or stale cache entry can never make an invalid file load.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::config::diagnostic::Diagnostic;
+use crate::config::locate::locate;
+
+pub const HOOK_CONFIG_SCHEMA: &str = include_str!("../../schema/hook-config.schema.json");
+
+fn schema_value() -> &'static Value {
+    static SCHEMA: OnceLock<Value> = OnceLock::new();
+    SCHEMA
+        .get_or_init(|| serde_json::from_str(HOOK_CONFIG_SCHEMA).expect("embedded schema is JSON"))
+}
+
+fn compile(value: &Value) -> jsonschema::Validator {
+    jsonschema::draft202012::new(value).expect("embedded schema compiles")
+}
+
+/// A validator for one `$defs` entry, for precise errors on `oneOf` entries.
+fn def_validator(name: &str) -> jsonschema::Validator {
+    let mut v = schema_value().clone();
+    let obj = v.as_object_mut().expect("schema is an object");
+    obj.retain(|k, _| k == "$schema" || k == "$defs");
+    obj.insert("$ref".into(), Value::String(format!("#/$defs/{name}")));
+    compile(&v)
+}
+
+/// Schema errors for `doc`, each located in `text`.
+pub fn validate(doc: &Value, text: &str, path: &Path) -> Vec<Diagnostic> {
+    let validator = compile(schema_value());
+    let mut out = Vec::new();
+    for err in validator.iter_errors(doc) {
+        let pointer = err.instance_path().as_str().to_owned();
+        let is_entry = matches!(
+            err.kind(),
+            jsonschema::error::ValidationErrorKind::OneOfNotValid { .. }
+                | jsonschema::error::ValidationErrorKind::OneOfMultipleValid { .. }
+        );
+        if is_entry {
+            // Judge the entry against the shape it is trying to be.
+            let entry = doc.pointer(&pointer).unwrap_or(&Value::Null);
+            let branch = if looks_like_override(entry) {
+                "disableOverride"
+            } else {
+                "registration"
+            };
+            let sub = def_validator(branch);
+            let mut any = false;
+            for sub_err in sub.iter_errors(entry) {
+                any = true;
+                let p = format!("{pointer}{}", sub_err.instance_path().as_str());
+                out.push(schema_diag(&sub_err.to_string(), &p, text, path, branch));
+            }
+            if any {
+                continue;
+            }
+        }
+        out.push(schema_diag(&err.to_string(), &pointer, text, path, ""));
+    }
+    out
+}
+
+/// An entry with an id in the `keryx.` namespace and nothing but the
+/// override keys is meant as a disable-only override.
+pub fn looks_like_override(entry: &Value) -> bool {
+    let Some(obj) = entry.as_object() else {
+        return false;
+    };
+    let keryx_id = obj
+        .get("id")
+        .and_then(Value::as_str)
+        .is_some_and(|id| id.starts_with("keryx."));
+    keryx_id
+        && obj
+            .keys()
+            .all(|k| matches!(k.as_str(), "id" | "enabled" | "acknowledge"))
+}
+
+fn schema_diag(msg: &str, pointer: &str, text: &str, path: &Path, branch: &str) -> Diagnostic {
+    let shape = match branch {
+        "registration" => " (as a hook registration)",
+        "disableOverride" => " (as a disable-only override)",
+        _ => "",
+    };
+    Diagnostic::error("hook-config-schema", format!("{msg}{shape}"))
+        .at(path)
+        .pointer(pointer)
+        .line_col(locate(text, pointer))
+}
+
+/// The key a validated document is cached under: its bytes and this binary.
+pub fn cache_key(bytes: &[u8]) -> String {
+    let mut h = Sha256::new();
+    h.update(env!("CARGO_PKG_VERSION").as_bytes());
+    h.update([0]);
+    h.update(HOOK_CONFIG_SCHEMA.as_bytes());
+    h.update([0]);
+    h.update(bytes);
+    hex(&h.finalize())
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+/// Whether `key` was recorded as schema-valid in `cache_dir`.
+pub fn cache_hit(cache_dir: &Path, key: &str) -> bool {
+    std::fs::read(cache_dir.join(key)).is_ok_and(|content| content == key.as_bytes())
+}
+
+/// Records `key` as schema-valid. Failure to write only costs speed.
+pub fn cache_store(cache_dir: &Path, key: &str) {
+    if std::fs::create_dir_all(cache_dir).is_err() {
+        return;
+    }
+    if let Ok(mut tmp) = tempfile::NamedTempFile::new_in(cache_dir) {
+        use std::io::Write;
+        if tmp.write_all(key.as_bytes()).is_ok() {
+            let _ = tmp.persist(cache_dir.join(key));
+        }
+    }
+}

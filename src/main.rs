@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    keryx_hooks::main(std::env::args_os().collect())
+}
