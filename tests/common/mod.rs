@@ -1,0 +1,146 @@
+//! The test builder: a hermetic home, files to seed, a command to run, and
+//! stdout, stderr and exit status checked together.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_keryx-hooks");
+
+/// A temp home with a project directory (a git toplevel) inside it.
+pub struct Env {
+    pub tmp: tempfile::TempDir,
+    pub home: PathBuf,
+    pub project: PathBuf,
+    pub extra_env: Vec<(String, String)>,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let home = root.join("home");
+        let project = root.join("work/proj");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(project.join(".git")).unwrap();
+        Env { tmp, home, project, extra_env: Vec::new() }
+    }
+
+    pub fn keryx_home(&self) -> PathBuf {
+        self.home.join(".keryx")
+    }
+
+    pub fn user_hooks(&self) -> PathBuf {
+        self.keryx_home().join("hooks.json")
+    }
+
+    pub fn project_hooks(&self) -> PathBuf {
+        self.project.join(".metaproject/hooks.json")
+    }
+
+    /// Writes `content` at `path`, creating parents.
+    pub fn write(&self, path: impl AsRef<Path>, content: impl AsRef<[u8]>) -> PathBuf {
+        let path = path.as_ref();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+        path.to_path_buf()
+    }
+
+    /// Writes an executable script.
+    pub fn script(&self, path: impl AsRef<Path>, body: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let p = self.write(path, body);
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    pub fn env(mut self, k: &str, v: impl Into<String>) -> Self {
+        self.extra_env.push((k.to_owned(), v.into()));
+        self
+    }
+
+    /// The binary with a cleared, hermetic environment, run in the project.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(BIN);
+        c.args(args)
+            .current_dir(&self.project)
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("XDG_DATA_HOME", self.home.join(".local/share"))
+            .env("XDG_STATE_HOME", self.home.join(".local/state"))
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("KERYX_SNAPSHOT_ROOT", self.home.join(".agentic/hooks-snapshot"))
+            .stdin(Stdio::null());
+        for (k, v) in &self.extra_env {
+            c.env(k, v);
+        }
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        Run::from(self.cmd(args).output().unwrap())
+    }
+
+    /// Runs with `stdin` piped in.
+    pub fn run_stdin(&self, args: &[&str], stdin: impl AsRef<[u8]>) -> Run {
+        use std::io::Write;
+        let mut child = self
+            .cmd(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut sin = child.stdin.take().unwrap();
+        let data = stdin.as_ref().to_vec();
+        let writer = std::thread::spawn(move || {
+            let _ = sin.write_all(&data);
+        });
+        let out = child.wait_with_output().unwrap();
+        let _ = writer.join();
+        Run::from(out)
+    }
+}
+
+/// What a run printed and how it exited.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(o: Output) -> Run {
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+impl Run {
+    #[track_caller]
+    pub fn code(&self, code: i32) -> &Self {
+        assert_eq!(self.code, code, "exit code\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        self
+    }
+
+    #[track_caller]
+    pub fn stdout_has(&self, needle: &str) -> &Self {
+        assert!(self.stdout.contains(needle), "stdout lacks {needle:?}:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        self
+    }
+
+    #[track_caller]
+    pub fn stderr_has(&self, needle: &str) -> &Self {
+        assert!(self.stderr.contains(needle), "stderr lacks {needle:?}:\n{}\nstdout:\n{}", self.stderr, self.stdout);
+        self
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+}

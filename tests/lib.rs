@@ -1,0 +1,6 @@
+//! The one integration-test binary: every test runs the real binary in a
+//! hermetic home (temp HOME, XDG_*, KERYX_HOME, KERYX_SNAPSHOT_ROOT) with a
+//! cleared environment.
+
+mod common;
+mod config;
