@@ -16,6 +16,7 @@ pub mod escape;
 pub mod output;
 pub mod paths;
 pub mod runtime;
+pub mod session;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

@@ -126,7 +126,7 @@ mod tests {
         let text = "{\n  \"a\": [1, {\"b\": \"x\"}],\n  \"c/d\": {\"e\": true}\n}";
         assert_eq!(locate(text, ""), Some((1, 1)));
         assert_eq!(locate(text, "/a"), Some((2, 8)));
-        assert_eq!(locate(text, "/a/1/b"), Some((2, 20)));
+        assert_eq!(locate(text, "/a/1/b"), Some((2, 18)));
         assert_eq!(locate(text, "/c~1d/e"), Some((3, 16)));
         assert_eq!(locate(text, "/missing"), None);
     }

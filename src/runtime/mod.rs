@@ -1,5 +1,9 @@
 //! The hook runtime: the event table, the payload codec, selection, firing,
 //! failure semantics and composition.
 
+pub mod codec;
+pub mod compose;
 pub mod events;
+pub mod reply;
+pub mod semantics;
 pub mod types;

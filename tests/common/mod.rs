@@ -23,7 +23,12 @@ impl Env {
         let project = root.join("work/proj");
         std::fs::create_dir_all(&home).unwrap();
         std::fs::create_dir_all(project.join(".git")).unwrap();
-        Env { tmp, home, project, extra_env: Vec::new() }
+        Env {
+            tmp,
+            home,
+            project,
+            extra_env: Vec::new(),
+        }
     }
 
     pub fn keryx_home(&self) -> PathBuf {
@@ -70,7 +75,10 @@ impl Env {
             .env("XDG_DATA_HOME", self.home.join(".local/share"))
             .env("XDG_STATE_HOME", self.home.join(".local/state"))
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
-            .env("KERYX_SNAPSHOT_ROOT", self.home.join(".agentic/hooks-snapshot"))
+            .env(
+                "KERYX_SNAPSHOT_ROOT",
+                self.home.join(".agentic/hooks-snapshot"),
+            )
             .stdin(Stdio::null());
         for (k, v) in &self.extra_env {
             c.env(k, v);
@@ -124,23 +132,38 @@ impl From<Output> for Run {
 impl Run {
     #[track_caller]
     pub fn code(&self, code: i32) -> &Self {
-        assert_eq!(self.code, code, "exit code\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        assert_eq!(
+            self.code, code,
+            "exit code\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
         self
     }
 
     #[track_caller]
     pub fn stdout_has(&self, needle: &str) -> &Self {
-        assert!(self.stdout.contains(needle), "stdout lacks {needle:?}:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        assert!(
+            self.stdout.contains(needle),
+            "stdout lacks {needle:?}:\n{}\nstderr:\n{}",
+            self.stdout,
+            self.stderr
+        );
         self
     }
 
     #[track_caller]
     pub fn stderr_has(&self, needle: &str) -> &Self {
-        assert!(self.stderr.contains(needle), "stderr lacks {needle:?}:\n{}\nstdout:\n{}", self.stderr, self.stdout);
+        assert!(
+            self.stderr.contains(needle),
+            "stderr lacks {needle:?}:\n{}\nstdout:\n{}",
+            self.stderr,
+            self.stdout
+        );
         self
     }
 
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
     }
 }

@@ -1,0 +1,206 @@
+//! buildHookStdin: the one payload shape every hook receives, whatever host
+//! fired the event — base fields, the event's camelCase fields from the
+//! spec's table, and their Claude Code snake_case aliases.
+
+use serde_json::{Map, Value, json};
+
+use crate::config::model::Profile;
+use crate::runtime::events::Event;
+use crate::runtime::types::EventInput;
+
+pub const PAYLOAD_SCHEMA_VERSION: &str = "1.0.0";
+
+/// The camelCase fields each event carries (beyond the base fields), and
+/// the snake_case alias each one also gets, if any.
+fn event_fields(event: Event) -> &'static [(&'static str, Option<&'static str>)] {
+    match event {
+        Event::SessionStart => &[
+            ("projectRoot", None),
+            ("policyProfile", None),
+            ("contextHash", None),
+            ("provider", None),
+            ("model", None),
+            ("source", Some("source")),
+        ],
+        Event::UserPromptSubmit => &[("prompt", Some("prompt"))],
+        Event::PreToolUse => &[
+            ("toolCallId", Some("tool_use_id")),
+            ("toolName", Some("tool_name")),
+            ("toolInput", Some("tool_input")),
+            ("risk", None),
+            ("policyProfile", None),
+        ],
+        Event::PostToolUse => &[
+            ("toolCallId", Some("tool_use_id")),
+            ("toolName", Some("tool_name")),
+            ("toolInput", Some("tool_input")),
+            ("toolOutput", Some("tool_response")),
+            ("policyDecision", None),
+        ],
+        Event::PostToolUseFailure => &[
+            ("toolCallId", Some("tool_use_id")),
+            ("toolName", Some("tool_name")),
+            ("toolInput", Some("tool_input")),
+            ("error", None),
+        ],
+        Event::PreCompact => &[("reason", None), ("tokenCount", None)],
+        Event::Stop => &[
+            ("stopReason", None),
+            ("stopHookActive", Some("stop_hook_active")),
+        ],
+        Event::SubagentStart => &[
+            ("subagentId", None),
+            ("parentSessionId", None),
+            ("spawnKind", None),
+            ("inheritedHookIds", None),
+        ],
+        Event::SubagentStop => &[
+            ("subagentId", None),
+            ("outcome", None),
+            ("escalationStop", None),
+        ],
+        Event::SessionEnd => &[("endReason", None)],
+    }
+}
+
+/// Everything a payload needs beyond the event itself.
+pub struct PayloadContext<'a> {
+    pub hook_id: &'a str,
+    pub run_id: &'a str,
+    pub timestamp: &'a str,
+    pub profile: Profile,
+    pub project_root: Option<&'a str>,
+}
+
+/// The JSON payload for one hook.
+pub fn build_hook_stdin(input: &EventInput, ctx: &PayloadContext) -> Value {
+    let mut p = Map::new();
+    p.insert("schemaVersion".into(), json!(PAYLOAD_SCHEMA_VERSION));
+    p.insert("timestamp".into(), json!(ctx.timestamp));
+    p.insert("hookId".into(), json!(ctx.hook_id));
+    p.insert("event".into(), json!(input.event.as_str()));
+    p.insert("sessionId".into(), json!(input.session_id));
+    p.insert("runId".into(), json!(ctx.run_id));
+    p.insert("hook_event_name".into(), json!(input.event.as_str()));
+    p.insert("session_id".into(), json!(input.session_id));
+    if let Some(root) = ctx.project_root {
+        p.insert("cwd".into(), json!(root));
+    }
+    for &(name, alias) in event_fields(input.event) {
+        let value = match name {
+            "policyProfile" => Some(json!(ctx.profile.as_str())),
+            "projectRoot" => ctx.project_root.map(|r| json!(r)),
+            "parentSessionId" => input
+                .parent_session_id
+                .as_ref()
+                .map(|s| json!(s))
+                .or_else(|| input.fields.get(name).cloned()),
+            _ => input.fields.get(name).cloned(),
+        };
+        if let Some(v) = value {
+            if let Some(a) = alias {
+                p.insert(a.into(), v.clone());
+            }
+            p.insert(name.into(), v);
+        }
+    }
+    Value::Object(p)
+}
+
+/// RFC 3339 UTC timestamp with milliseconds, without a date library.
+pub fn timestamp_now() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    format_timestamp(now.as_secs() as i64, now.subsec_millis())
+}
+
+pub fn format_timestamp(secs: i64, millis: u32) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil-from-days (proleptic Gregorian), after Howard Hinnant's algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> PayloadContext<'static> {
+        PayloadContext {
+            hook_id: "h",
+            run_id: "r1",
+            timestamp: "2026-01-01T00:00:00.000Z",
+            profile: Profile::MonitoredTrustedLocal,
+            project_root: Some("/p"),
+        }
+    }
+
+    #[test]
+    fn pre_tool_use_has_base_fields_and_aliases() {
+        let mut input = EventInput::new(Event::PreToolUse, "s1");
+        input.fields.insert("toolName".into(), json!("Bash"));
+        input
+            .fields
+            .insert("toolInput".into(), json!({"command": "ls"}));
+        input.fields.insert("toolCallId".into(), json!("t1"));
+        input
+            .fields
+            .insert("somethingElse".into(), json!("dropped"));
+        let p = build_hook_stdin(&input, &ctx());
+        for (k, v) in [
+            ("schemaVersion", json!("1.0.0")),
+            ("hookId", json!("h")),
+            ("event", json!("PreToolUse")),
+            ("hook_event_name", json!("PreToolUse")),
+            ("sessionId", json!("s1")),
+            ("session_id", json!("s1")),
+            ("runId", json!("r1")),
+            ("cwd", json!("/p")),
+            ("toolName", json!("Bash")),
+            ("tool_name", json!("Bash")),
+            ("tool_input", json!({"command": "ls"})),
+            ("policyProfile", json!("monitored-trusted-local")),
+        ] {
+            assert_eq!(p[k], v, "{k}");
+        }
+        assert!(
+            p.get("somethingElse").is_none(),
+            "only the event's own fields pass"
+        );
+    }
+
+    #[test]
+    fn post_tool_use_aliases_tool_response() {
+        let mut input = EventInput::new(Event::PostToolUse, "s");
+        input
+            .fields
+            .insert("toolOutput".into(), json!({"stdout": "x"}));
+        let p = build_hook_stdin(&input, &ctx());
+        assert_eq!(p["tool_response"], json!({"stdout": "x"}));
+    }
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(format_timestamp(0, 0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            format_timestamp(1_795_910_400, 5),
+            "2026-11-29T00:00:00.005Z"
+        );
+        assert_eq!(format_timestamp(951_782_400, 0), "2000-02-29T00:00:00.000Z");
+    }
+}

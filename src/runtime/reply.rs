@@ -1,0 +1,149 @@
+//! Parsing what a hook printed on a clean exit: empty (silent approve), the
+//! native `{decision, additionalContext, reason}` object, or the Claude Code
+//! shape. Anything else is malformed. No other field is ever read back.
+
+use serde_json::Value;
+
+use crate::runtime::types::Outcome;
+
+/// What a hook said on exit 0.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HookReply {
+    pub decision: Option<Outcome>,
+    pub additional_context: Option<String>,
+    pub reason: Option<String>,
+    /// `updatedInput` was present: parsed, dropped, recorded once.
+    pub attempted_rewrite: bool,
+}
+
+fn decision_word(s: &str) -> Option<Outcome> {
+    match s {
+        "allow" | "approve" => Some(Outcome::Allow),
+        "ask" => Some(Outcome::Ask),
+        "deny" | "block" => Some(Outcome::Deny),
+        _ => None,
+    }
+}
+
+/// Parses a hook's stdout. `Err` carries why it is malformed.
+pub fn parse(stdout: &[u8]) -> Result<HookReply, String> {
+    let text = std::str::from_utf8(stdout).map_err(|_| "stdout is not valid UTF-8".to_owned())?;
+    if text.trim().is_empty() {
+        return Ok(HookReply::default());
+    }
+    let value: Value = serde_json::from_str(text.trim())
+        .map_err(|e| format!("stdout is not a JSON object: {e}"))?;
+    let obj = value
+        .as_object()
+        .ok_or("stdout is JSON but not an object")?;
+    let specific = match obj.get("hookSpecificOutput") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(o)) => Some(o),
+        Some(_) => return Err("`hookSpecificOutput` is not an object".into()),
+    };
+    let string = |v: Option<&Value>, name: &str| -> Result<Option<String>, String> {
+        match v {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(format!("`{name}` is not a string")),
+        }
+    };
+    let word = |v: Option<&Value>, name: &str| -> Result<Option<Outcome>, String> {
+        match string(v, name)? {
+            None => Ok(None),
+            Some(s) => decision_word(&s)
+                .map(Some)
+                .ok_or_else(|| format!("`{name}` has an unrecognised value `{s}`")),
+        }
+    };
+    let top = word(obj.get("decision"), "decision")?;
+    let nested = word(
+        specific.and_then(|s| s.get("permissionDecision")),
+        "permissionDecision",
+    )?;
+    let decision = match (top, nested) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(format!(
+                "conflicting decisions: `decision` says {} and `permissionDecision` says {}",
+                a.as_str(),
+                b.as_str()
+            ));
+        }
+        (a, b) => a.or(b),
+    };
+    let context = match (
+        string(obj.get("additionalContext"), "additionalContext")?,
+        string(
+            specific.and_then(|s| s.get("additionalContext")),
+            "additionalContext",
+        )?,
+    ) {
+        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+        (a, b) => a.or(b),
+    };
+    let reason = string(obj.get("reason"), "reason")?.or(string(
+        specific.and_then(|s| s.get("permissionDecisionReason")),
+        "permissionDecisionReason",
+    )?);
+    let attempted_rewrite = obj.contains_key("updatedInput")
+        || specific.is_some_and(|s| s.contains_key("updatedInput"));
+    Ok(HookReply {
+        decision,
+        additional_context: context,
+        reason,
+        attempted_rewrite,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_and_whitespace_are_silent_approve() {
+        assert_eq!(parse(b"").unwrap(), HookReply::default());
+        assert_eq!(parse(b" \n\t").unwrap(), HookReply::default());
+    }
+
+    #[test]
+    fn native_shape() {
+        let r = parse(br#"{"decision":"deny","reason":"no","additionalContext":"ctx"}"#).unwrap();
+        assert_eq!(r.decision, Some(Outcome::Deny));
+        assert_eq!(r.reason.as_deref(), Some("no"));
+        assert_eq!(r.additional_context.as_deref(), Some("ctx"));
+    }
+
+    #[test]
+    fn claude_shape_with_legacy_aliases() {
+        let r = parse(br#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"block","permissionDecisionReason":"R"}}"#).unwrap();
+        assert_eq!(r.decision, Some(Outcome::Deny));
+        assert_eq!(r.reason.as_deref(), Some("R"));
+        let r = parse(br#"{"hookSpecificOutput":{"permissionDecision":"approve"}}"#).unwrap();
+        assert_eq!(r.decision, Some(Outcome::Allow));
+        let r = parse(br#"{"decision":"block","reason":"stop"}"#).unwrap();
+        assert_eq!(r.decision, Some(Outcome::Deny));
+    }
+
+    #[test]
+    fn malformed_outputs() {
+        for bad in [
+            &b"not json"[..],
+            b"[1,2]",
+            b"\"deny\"",
+            br#"{"decision":"maybe"}"#,
+            br#"{"decision":"allow","hookSpecificOutput":{"permissionDecision":"deny"}}"#,
+            br#"{"reason": 5}"#,
+            b"\xff\xfe",
+            b"rc noise\n{\"decision\":\"deny\"}",
+        ] {
+            assert!(parse(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn rewrite_is_only_flagged() {
+        let r = parse(br#"{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command":"x"}}}"#).unwrap();
+        assert!(r.attempted_rewrite);
+        assert_eq!(r.decision, Some(Outcome::Allow));
+    }
+}

@@ -1,0 +1,238 @@
+//! Per-session state on disk. A host runs one process per event, so nothing
+//! survives in memory: run ids, the first-edit set, the Stop-loop counter,
+//! answers already given (de-duplication) and the record stream live under
+//! `$XDG_STATE_HOME/keryx/sessions/<host>-<session>/`, guarded by a lock.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::runtime::types::HookInvocationRecord;
+
+/// Sessions untouched for this long are pruned.
+pub const MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
+/// Remembered answers for de-duplication.
+const MAX_DELIVERED: usize = 256;
+/// Remembered first edits.
+const MAX_FIRST_EDITS: usize = 10_000;
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct State {
+    /// Deterministic per-session sequence for correlation ids.
+    pub seq: u64,
+    /// The current run id (the host's turn id, or our own).
+    pub run_id: Option<String>,
+    pub first_edits: Vec<String>,
+    /// Consecutive Stop blocks in the current run.
+    pub stop_blocks: u32,
+    /// (dedup key, encoded answer) in delivery order.
+    pub delivered: Vec<(String, Delivered)>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Delivered {
+    /// The first delivery is still running.
+    pub pending: bool,
+    pub outcome: String,
+    pub reason: Option<String>,
+    pub additional_context: Option<String>,
+}
+
+impl State {
+    pub fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// True the first time `path` is seen in this session (and remembers it).
+    pub fn first_edit(&mut self, path: &str) -> bool {
+        if self.first_edits.iter().any(|p| p == path) {
+            return false;
+        }
+        if self.first_edits.len() >= MAX_FIRST_EDITS {
+            self.first_edits.remove(0);
+        }
+        self.first_edits.push(path.to_owned());
+        true
+    }
+
+    pub fn delivered(&self, key: &str) -> Option<&Delivered> {
+        self.delivered
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, d)| d)
+    }
+
+    pub fn remember(&mut self, key: String, answer: Delivered) {
+        if self.delivered.len() >= MAX_DELIVERED {
+            self.delivered.remove(0);
+        }
+        self.delivered.push((key, answer));
+    }
+}
+
+/// An open session directory.
+pub struct Session {
+    dir: PathBuf,
+}
+
+/// Holds the session lock; state is written back on [`Locked::save`].
+pub struct Locked {
+    _lock: File,
+    dir: PathBuf,
+    pub state: State,
+}
+
+impl Session {
+    pub fn open(dir: PathBuf) -> std::io::Result<Session> {
+        std::fs::create_dir_all(&dir)?;
+        Ok(Session { dir })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Takes the session lock and reads the state. A corrupt state file is
+    /// replaced by a fresh state rather than failing the event.
+    pub fn lock(&self) -> std::io::Result<Locked> {
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.dir.join("lock"))?;
+        lock.lock()?;
+        let state = std::fs::read(self.dir.join("state.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        Ok(Locked {
+            _lock: lock,
+            dir: self.dir.clone(),
+            state,
+        })
+    }
+}
+
+impl Locked {
+    /// Writes the state atomically (temp file + rename) while still locked.
+    pub fn save(&self) -> std::io::Result<()> {
+        let mut tmp = tempfile::NamedTempFile::new_in(&self.dir)?;
+        serde_json::to_writer(&mut tmp, &self.state)?;
+        tmp.as_file().sync_data()?;
+        tmp.persist(self.dir.join("state.json"))
+            .map_err(|e| e.error)?;
+        Ok(())
+    }
+
+    /// Appends `hook_invocation` entries to `records.jsonl`, one line each,
+    /// in one write, under the lock.
+    pub fn append_records(
+        &mut self,
+        records: &[HookInvocationRecord],
+        correlation: &str,
+        run_id: &str,
+    ) -> std::io::Result<()> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let mut buf = Vec::new();
+        for r in records {
+            let line = json!({
+                "type": "hook_invocation",
+                "correlationId": correlation,
+                "runId": run_id,
+                "artifactRef": Value::Null,
+                "record": r,
+            });
+            serde_json::to_writer(&mut buf, &line)?;
+            buf.push(b'\n');
+        }
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join("records.jsonl"))?;
+        f.write_all(&buf)
+    }
+}
+
+/// Removes session directories not modified for [`MAX_AGE`]. Best effort.
+pub fn prune(sessions_dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(sessions_dir) else {
+        return 0;
+    };
+    let now = SystemTime::now();
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let stale = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| now.duration_since(t).ok())
+            .is_some_and(|age| age > MAX_AGE);
+        if stale
+            && e.file_type().is_ok_and(|t| t.is_dir())
+            && std::fs::remove_dir_all(e.path()).is_ok()
+        {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn concurrent_appends_keep_every_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("s");
+        std::thread::scope(|s| {
+            for t in 0..16 {
+                let dir = dir.clone();
+                s.spawn(move || {
+                    let session = Session::open(dir).unwrap();
+                    let mut l = session.lock().unwrap();
+                    let seq = l.state.next_seq();
+                    let rec = HookInvocationRecord {
+                        hook_id: format!("h{t}"),
+                        event: "Stop",
+                        class: crate::config::model::HookClass::Observe,
+                        scope: crate::config::model::Scope::User,
+                        outcome: crate::runtime::types::Outcome::None,
+                        failure: None,
+                        reason: None,
+                        duration_ms: 1,
+                        changed_outcome: false,
+                        exit_code: Some(0),
+                    };
+                    l.append_records(&[rec], &seq.to_string(), "r").unwrap();
+                    l.save().unwrap();
+                });
+            }
+        });
+        let text = std::fs::read_to_string(dir.join("records.jsonl")).unwrap();
+        assert_eq!(text.lines().count(), 16);
+        for line in text.lines() {
+            serde_json::from_str::<Value>(line).unwrap();
+        }
+        let state: State =
+            serde_json::from_slice(&std::fs::read(dir.join("state.json")).unwrap()).unwrap();
+        assert_eq!(state.seq, 16);
+    }
+
+    #[test]
+    fn first_edit_only_once() {
+        let mut s = State::default();
+        assert!(s.first_edit("/a"));
+        assert!(!s.first_edit("/a"));
+        assert!(s.first_edit("/b"));
+    }
+}

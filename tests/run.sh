@@ -1,0 +1,28 @@
+#!/bin/sh
+# The test command: installs what the tests need, then runs every test.
+# Works on a fresh Debian/Ubuntu machine with Rust, Node.js/npm and python3,
+# with no stdin and CI=true.
+set -eu
+cd "$(dirname "$0")/.."
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# bubblewrap: the Linux sandbox launcher; sandbox tests run for real.
+if ! command -v bwrap >/dev/null 2>&1; then
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap
+fi
+
+# cargo-nextest runs the suite; install it when missing.
+if ! cargo nextest --version >/dev/null 2>&1; then
+    cargo install --locked cargo-nextest
+fi
+
+# The real host CLIs for the end-to-end tests (Claude Code, Gemini CLI, Codex).
+tests/e2e/install-hosts.sh
+
+cargo fmt --check
+cargo clippy --locked --all-targets -- -D warnings
+cargo nextest run --locked --no-fail-fast "$@"
