@@ -28,6 +28,16 @@ pub enum Command {
     List(ListArgs),
     /// Check the user and project hook files.
     Validate(ValidateArgs),
+    /// Run one hook once, against a synthetic payload or a file.
+    Test(TestArgs),
+    /// Review this project's command hooks and trust exactly this version.
+    Trust(TrustArgs),
+    /// Withdraw trust for this project's command hooks.
+    Untrust(UntrustArgs),
+    /// Turn a hook back on in the project file (or your own with --user).
+    Enable(EnableArgs),
+    /// Turn a hook off in the project file (or your own with --user).
+    Disable(DisableArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -65,6 +75,55 @@ pub struct ValidateArgs {
     /// Accepted for pipelines that want a stable invocation; changes nothing.
     #[arg(long)]
     pub ci: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct TrustArgs {
+    /// Trust without asking, for scripts; review the printed commands first.
+    #[arg(long)]
+    pub yes: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct UntrustArgs {}
+
+#[derive(Debug, clap::Args)]
+pub struct EnableArgs {
+    /// The hook id, e.g. `lint-on-edit` or `keryx.learning-observer`.
+    pub id: String,
+    /// Edit your own `$KERYX_HOME/hooks.json` instead of the project's.
+    #[arg(long)]
+    pub user: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DisableArgs {
+    /// The hook id, e.g. `lint-on-edit` or `keryx.learning-observer`.
+    pub id: String,
+    /// Edit your own `$KERYX_HOME/hooks.json` instead of the project's.
+    #[arg(long)]
+    pub user: bool,
+    /// Required to turn off a built-in gate (only possible with --user).
+    #[arg(long)]
+    pub acknowledge_gate_risk: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct TestArgs {
+    /// The hook id, e.g. `no-rm-rf-root` or `keryx.ctx-guard`.
+    pub id: String,
+    /// Which of the hook's events to test (default: its first).
+    #[arg(long, value_name = "NAME")]
+    pub event: Option<String>,
+    /// A JSON payload to send instead of the synthetic one.
+    #[arg(long, value_name = "PATH")]
+    pub payload_file: Option<std::path::PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Report what a failure would do under this profile.
+    #[arg(long, value_name = "ID", value_parser = parse_profile)]
+    pub profile: Option<Profile>,
 }
 
 pub fn parse_profile(s: &str) -> Result<Profile, String> {

@@ -13,10 +13,14 @@ pub mod config;
 pub mod env_vars;
 pub mod error;
 pub mod escape;
+pub mod hosts;
+pub mod log;
 pub mod output;
 pub mod paths;
+pub mod runner;
 pub mod runtime;
 pub mod session;
+pub mod trust;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -28,6 +32,10 @@ use crate::cli::{Cli, Command};
 pub fn main(args: Vec<OsString>) -> ExitCode {
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
+        Err(e) if args.get(1).is_some_and(|a| a == "run") && e.use_stderr() => {
+            // Under `run` the exit code belongs to the host protocol.
+            return commands::run::run_with_bad_args(&args, &e.to_string());
+        }
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
@@ -35,11 +43,19 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         }
     };
     let result = match &cli.command {
-        Command::Run(_) => Err(error::CommandError::internal(
-            "`run` is not available in this build",
-        )),
+        Command::Run(a) => {
+            log::init(
+                &paths::Locations::resolve(&std::env::current_dir().unwrap_or_default()).log_file(),
+            );
+            return commands::run::run(a);
+        }
+        Command::Test(a) => commands::test::run(a),
         Command::List(a) => commands::list::run(a),
         Command::Validate(a) => commands::validate::run(a),
+        Command::Trust(a) => commands::trust::run(a),
+        Command::Untrust(a) => commands::untrust::run(a),
+        Command::Enable(a) => commands::toggle::enable(a),
+        Command::Disable(a) => commands::toggle::disable(a),
     };
     match result {
         Ok(code) => code,

@@ -4,3 +4,5 @@
 
 mod common;
 mod config;
+mod e2e;
+mod trust;

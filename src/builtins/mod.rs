@@ -2,6 +2,12 @@
 //! (`ctx hook`, `security check-input`, `security check-output`); two run
 //! in-process through injectable ports.
 
+pub mod impact;
+pub mod learning;
+pub mod ports;
+pub mod scanner;
+pub mod security;
+
 use std::collections::BTreeMap;
 
 use crate::config::matcher::Matcher;
@@ -128,4 +134,88 @@ pub fn registrations() -> Vec<Registration> {
         r.index = i;
     }
     out
+}
+
+use crate::config::model::BuiltinPort as Port;
+use crate::paths::Locations;
+use crate::runtime::reply::HookReply;
+use crate::runtime::types::{EventInput, Outcome};
+
+/// Runs one of the two in-process built-ins through its port (the no-op
+/// defaults unless `runtime.toml` enables the shipped ones).
+/// `first_edit` says whether this is the session's first edit of the file.
+pub fn run_port(
+    port: Port,
+    input: &EventInput,
+    first_edit: bool,
+    loc: &Locations,
+) -> Result<HookReply, String> {
+    let (sink, impact) = ports::ports_from_runtime_toml(&loc.keryx_home, &loc.state_dir);
+    match port {
+        Port::LearningObserver => {
+            let Some(kind) = ports::ObservationKind::for_event(input.event) else {
+                return Ok(HookReply::default());
+            };
+            let obs = ports::LearningObservation {
+                kind,
+                session_id: input.session_id.clone(),
+                run_id: input.run_id.clone().unwrap_or_default(),
+                timestamp: crate::runtime::codec::timestamp_now(),
+                payload: serde_json::Value::Object(input.fields.clone()),
+            };
+            sink.record(&obs).map(|()| HookReply::default())
+        }
+        Port::ImpactEvidence => {
+            let path = input.tool_input().and_then(|ti| {
+                ["file_path", "filePath", "path"]
+                    .iter()
+                    .find_map(|k| ti.get(*k).and_then(serde_json::Value::as_str))
+            });
+            let (Some(path), true) = (path, first_edit) else {
+                return Ok(HookReply::default());
+            };
+            let result = impact.evidence_for(&ports::ImpactEvidenceInput {
+                session_id: input.session_id.clone(),
+                file_path: path.into(),
+                tool_name: input.tool_name().unwrap_or_default().to_owned(),
+                project_root: loc.project_root_or_cwd().to_path_buf(),
+                first_edit_in_session: true,
+            })?;
+            Ok(HookReply {
+                decision: result.decision_ask.then_some(Outcome::Ask),
+                additional_context: result.additional_context,
+                reason: result
+                    .decision_ask
+                    .then(|| "impact evidence asks for a review of this edit".to_owned()),
+                attempted_rewrite: false,
+            })
+        }
+    }
+}
+
+/// Runs a built-in command hook in this process instead of spawning this
+/// binary: same verdict, without a process spawn on every tool call. Only
+/// called when the hook runs unsandboxed; `None` means spawn it.
+pub fn run_in_process(
+    reg: &crate::config::model::Registration,
+    payload: &serde_json::Value,
+    loc: &Locations,
+) -> Option<Result<HookReply, String>> {
+    if reg.scope != crate::config::model::Scope::Builtin {
+        return None;
+    }
+    let rules = || scanner::Rules::load(Some(&loc.runtime_settings_file()));
+    let verdict = match reg.id.as_str() {
+        SECURITY_CHECK_INPUT => rules().map(|r| security::check_input(payload, &r)),
+        SECURITY_CHECK_OUTPUT => rules().map(|r| security::check_output(payload, &r)),
+        _ => return None,
+    };
+    Some(verdict.map(|v| match v {
+        ports::Verdict::Allow => HookReply::default(),
+        ports::Verdict::Deny(reason) => HookReply {
+            decision: Some(Outcome::Deny),
+            reason: Some(reason),
+            ..HookReply::default()
+        },
+    }))
 }

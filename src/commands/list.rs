@@ -12,13 +12,17 @@ use crate::config::{self, load};
 use crate::error::CmdResult;
 use crate::escape::escape;
 use crate::output;
+use crate::trust::display as trust_display;
 
 pub fn run(args: &ListArgs) -> CmdResult {
     let loc = super::here();
     super::print_location_warnings(&loc);
     let profile = args.profile.unwrap_or(Profile::DEFAULT);
-    let loaded = load::load(&config::sources(&loc, None));
-    let rows = rows(&loaded.registrations);
+    let mut loaded = load::load(&config::sources(&loc, None));
+    // Untrusted project hooks leave the loaded set but stay visible here, marked.
+    let trust = crate::trust::apply(&mut loaded, &loc);
+    let shown = trust_display::with_held_back(&loaded.registrations, &trust);
+    let rows = rows(&shown);
 
     if args.json {
         output::json(&json!({
@@ -27,7 +31,14 @@ pub fn run(args: &ListArgs) -> CmdResult {
             "ok": loaded.ok(),
             "diagnostics": loaded.diagnostics,
             "disabledBuiltinGates": loaded.disabled_builtin_gates,
-            "hooks": rows.iter().map(|r| row_json(r, profile)).collect::<Vec<_>>(),
+            "projectTrust": trust_display::to_json(&trust),
+            "hooks": rows.iter().map(|r| {
+                let mut v = row_json(r, profile);
+                if let Some(t) = trust_display::row_json(&trust, r.first) {
+                    v["trust"] = t;
+                }
+                v
+            }).collect::<Vec<_>>(),
         }));
     } else {
         for d in &loaded.diagnostics {
@@ -39,8 +50,18 @@ pub fn run(args: &ListArgs) -> CmdResult {
             );
             output::err_line("hint: run `keryx-hooks validate` for the details");
         }
+        for w in &trust.warnings {
+            output::err_line(&format!("warning: {}", escape(w)));
+        }
+        if let Some(header) = trust_display::list_header(&trust) {
+            output::line(&header);
+        }
         for r in &rows {
-            output::stdout(&row_text(r, profile));
+            let text = row_text(r, profile);
+            match trust_display::row_mark(&trust, r.first) {
+                Some(mark) => output::stdout(&trust_display::mark_row_text(&text, mark)),
+                None => output::stdout(&text),
+            }
         }
     }
     Ok(if loaded.ok() {

@@ -1,6 +1,11 @@
 //! One file per command; each reads like that command's manual.
 
 pub mod list;
+pub mod run;
+pub mod test;
+pub mod toggle;
+pub mod trust;
+pub mod untrust;
 pub mod validate;
 
 use std::path::PathBuf;

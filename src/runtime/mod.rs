@@ -4,6 +4,7 @@
 pub mod codec;
 pub mod compose;
 pub mod events;
+pub mod fire;
 pub mod reply;
 pub mod semantics;
 pub mod types;

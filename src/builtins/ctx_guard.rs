@@ -1,0 +1,1259 @@
+//! The body of `keryx.ctx-guard`: a context guard for Bash. It parses the
+//! command line (`shell.rs`) and denies two things only: pouring a secret
+//! file or keychain entry into the model's context, and flooding the context
+//! (an unbounded recursive search from `/` or `$HOME`, `cat` of a huge
+//! file). Every reason names a bounded alternative. It is deliberately
+//! conservative: a command it cannot read with confidence is allowed, and
+//! a corpus of ordinary commands in the tests must all pass.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+use toml_edit::{DocumentMut, Item};
+
+use super::ports::Verdict;
+use super::shell::{Command, Script};
+use crate::escape::escape;
+
+/// `cat` of a file larger than this floods the context (`[ctx_guard]
+/// max_cat_bytes` in runtime.toml).
+pub const DEFAULT_MAX_CAT_BYTES: u64 = 256 * 1024;
+
+/// `bash -c` inside `bash -c` … stops being ordinary long before this.
+const MAX_NESTING: usize = 4;
+
+/// What the guard needs from its surroundings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CtxGuardConfig {
+    pub max_cat_bytes: u64,
+    /// The user's home, so `/home/me/.ssh/id_rsa` and `~/.ssh/id_rsa` are
+    /// the same path, and `find ~` is recognised.
+    pub home: Option<PathBuf>,
+}
+
+impl Default for CtxGuardConfig {
+    fn default() -> Self {
+        CtxGuardConfig {
+            max_cat_bytes: DEFAULT_MAX_CAT_BYTES,
+            home: crate::env_vars::get(crate::env_vars::HOME).map(PathBuf::from),
+        }
+    }
+}
+
+impl CtxGuardConfig {
+    /// Defaults, with `[ctx_guard]` from `runtime_toml` applied when the
+    /// file exists and parses (a broken file cannot loosen the guard: the
+    /// only setting falls back to its default).
+    pub fn from_runtime_toml(runtime_toml: &Path) -> CtxGuardConfig {
+        let mut cfg = CtxGuardConfig::default();
+        let doc = std::fs::read_to_string(runtime_toml)
+            .ok()
+            .and_then(|t| t.parse::<DocumentMut>().ok());
+        let table = doc.as_ref().and_then(|d| d.get("ctx_guard")).and_then(Item::as_table_like);
+        cfg.max_cat_bytes = super::ports::int_setting(table, "max_cat_bytes", DEFAULT_MAX_CAT_BYTES);
+        cfg
+    }
+}
+
+/// The in-process entry point on a canonical payload, with default settings.
+pub fn check(payload: &Value) -> Verdict {
+    static DEFAULT: OnceLock<CtxGuardConfig> = OnceLock::new();
+    check_with(payload, DEFAULT.get_or_init(CtxGuardConfig::default))
+}
+
+/// [`check`] with explicit settings. Reads the command from the canonical
+/// payload or any host's own (`tool_input.command` for Claude Code, Codex,
+/// Gemini's `run_shell_command`; `command` for Cursor's
+/// beforeShellExecution; `toolArgs.command` for Copilot).
+pub fn check_with(payload: &Value, cfg: &CtxGuardConfig) -> Verdict {
+    let input = payload
+        .get("toolInput")
+        .or_else(|| payload.get("tool_input"))
+        .or_else(|| payload.get("toolArgs"));
+    let tool = payload
+        .get("toolName")
+        .or_else(|| payload.get("tool_name"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if tool == "apply_patch" {
+        return Verdict::Allow; // Codex puts patches in `command` too.
+    }
+    let command = input.and_then(|i| i.get("command")).or_else(|| payload.get("command"));
+    let cwd = input
+        .and_then(|i| i.get("cwd").or_else(|| i.get("workdir")))
+        .or_else(|| payload.get("cwd"))
+        .and_then(Value::as_str)
+        .map(PathBuf::from);
+    match command {
+        Some(Value::String(s)) => check_command(s, cwd.as_deref(), cfg),
+        Some(Value::Array(argv)) => {
+            // Codex sends an argv; `bash -lc SCRIPT` is the usual shape.
+            let argv: Vec<String> = argv.iter().filter_map(Value::as_str).map(str::to_owned).collect();
+            let script = Script {
+                commands: vec![Command { words: argv, ..Command::default() }],
+                ..Script::default()
+            };
+            verdict(Guard { cfg, depth: 0 }.script(&script, cwd))
+        }
+        _ => Verdict::Allow,
+    }
+}
+
+/// Checks one command line run in `cwd` (unknown: `None`).
+pub fn check_command(command: &str, cwd: Option<&Path>, cfg: &CtxGuardConfig) -> Verdict {
+    if command.trim_start().starts_with("*** Begin Patch") {
+        return Verdict::Allow; // an apply_patch envelope, not a shell line
+    }
+    let script = Script::parse(command);
+    verdict(Guard { cfg, depth: 0 }.script(&script, cwd.map(Path::to_path_buf)))
+}
+
+fn verdict(reason: Option<String>) -> Verdict {
+    match reason {
+        Some(r) => Verdict::Deny(r),
+        None => Verdict::Allow,
+    }
+}
+
+/// Whether output is a secret's or a flood's problem: what hides one
+/// (`| wc -l`) does not always bound the other (`| grep x`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Concern {
+    Secret,
+    Flood,
+}
+
+struct Guard<'a> {
+    cfg: &'a CtxGuardConfig,
+    depth: usize,
+}
+
+impl Guard<'_> {
+    fn script(&self, script: &Script, mut cwd: Option<PathBuf>) -> Option<String> {
+        for (i, cmd) in script.commands.iter().enumerate() {
+            let argv = unwrap_wrappers(&cmd.words);
+            let Some(first) = argv.first() else {
+                continue;
+            };
+            let name = basename(first);
+            if name == "cd" && cmd.group.is_none() && cmd.substitution_of.is_none() {
+                cwd = self.cd(cwd.as_deref(), argv.get(1).map(String::as_str));
+                continue;
+            }
+            if let Some(inner) = nested_script(name, argv)
+                && self.depth < MAX_NESTING
+                && reaches_context(script, i, Concern::Secret)
+            {
+                let inner = Script::parse(&inner);
+                let g = Guard { cfg: self.cfg, depth: self.depth + 1 };
+                if let Some(r) = g.script(&inner, cwd.clone()) {
+                    return Some(r);
+                }
+            }
+            if let Some(r) = self.secret(script, i, name, argv) {
+                return Some(r);
+            }
+            if let Some(r) = self.flood(script, i, name, argv, cwd.as_deref()) {
+                return Some(r);
+            }
+        }
+        None
+    }
+
+    fn cd(&self, cwd: Option<&Path>, arg: Option<&str>) -> Option<PathBuf> {
+        match arg {
+            None | Some("~") => self.cfg.home.clone(),
+            Some("-") => None,
+            Some(a) if a.starts_with("~/") => self.cfg.home.as_ref().map(|h| h.join(&a[2..])),
+            Some(a) if a.starts_with('/') => Some(PathBuf::from(a)),
+            Some(a) if a.contains('$') => None,
+            Some(a) => cwd.map(|c| crate::paths::absolute(&c.join(a))),
+        }
+    }
+
+    /// A reader pointed at a secret file, or a keychain query, whose output
+    /// reaches the model.
+    fn secret(&self, script: &Script, i: usize, name: &str, argv: &[String]) -> Option<String> {
+        let cmd = &script.commands[i];
+        if let Some(what) = keychain_query(name, argv)
+            && reaches_context(script, i, Concern::Secret)
+        {
+            return Some(format!(
+                "ctx-guard: `{}` would print {what} into the model's context; ask the user to \
+                 provide the value through an environment variable instead",
+                show(argv)
+            ));
+        }
+        let reader = Reader::of(name)?;
+        if reader.silent(argv) {
+            return None;
+        }
+        let mut files: Vec<&str> = reader.operands(argv);
+        files.extend(cmd.redirects.iter().filter(|r| r.reads_file()).map(|r| r.target.as_str()));
+        let (file, kind) = files
+            .into_iter()
+            .find_map(|f| secret_path(f, self.cfg.home.as_deref()).map(|k| (f, k)))?;
+        if !reaches_context(script, i, Concern::Secret) {
+            return None;
+        }
+        Some(format!(
+            "ctx-guard: `{}` would put the contents of `{}` ({}) into the model's context; {}",
+            show(argv),
+            escape(file),
+            kind.describe(),
+            kind.alternative(&escape(file))
+        ))
+    }
+
+    fn flood(&self, script: &Script, i: usize, name: &str, argv: &[String], cwd: Option<&Path>) -> Option<String> {
+        let (what, alternative) = match name {
+            "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" => {
+                let reader = Reader::of(name)?;
+                if reader.silent(argv) || !reader.recursive(argv) || reader.depth_bounded(argv) {
+                    return None;
+                }
+                let roots = reader.operands(argv);
+                let root = self.huge_root_of(&roots, cwd)?;
+                (
+                    format!("searches {root} recursively"),
+                    "search the project instead (`grep -rn PATTERN .`) or bound the output (`… | head -n 100`)",
+                )
+            }
+            "find" => {
+                let f = FindArgs::parse(argv);
+                if f.bounded || f.silent {
+                    return None;
+                }
+                let root = self.huge_root_of(&f.roots, cwd)?;
+                (
+                    format!("walks {root}"),
+                    "start from a narrower directory with a depth limit (`find /usr/lib -maxdepth 3 -name X`) or bound the output (`… | head -n 100`)",
+                )
+            }
+            "ls" | "tree" | "du" => {
+                let flags = short_flags(argv);
+                let recursive = match name {
+                    "ls" => flags.contains('R') || argv.iter().any(|a| a == "--recursive"),
+                    "tree" => !flags.contains('L') && !argv.iter().any(|a| a.starts_with("--max-depth") || a == "-d"),
+                    _ => {
+                        (flags.contains('a') || argv.iter().any(|a| a == "--all"))
+                            && !flags.contains('d')
+                            && !flags.contains('s')
+                            && !argv.iter().any(|a| a.starts_with("--max-depth") || a == "--summarize")
+                    }
+                };
+                if !recursive {
+                    return None;
+                }
+                let ops: Vec<&str> = argv[1..].iter().filter(|a| !a.starts_with('-')).map(String::as_str).collect();
+                let root = self.huge_root_of(&ops, cwd)?;
+                (
+                    format!("lists {root} recursively"),
+                    "list one level (`ls -la DIR`) or bound the depth (`tree -L 2 DIR`, `find DIR -maxdepth 2`)",
+                )
+            }
+            "cat" | "tac" | "nl" | "bat" | "batcat" | "less" | "more" => {
+                return self.big_file(script, i, argv, cwd);
+            }
+            _ => return None,
+        };
+        if !reaches_context(script, i, Concern::Flood) {
+            return None;
+        }
+        Some(format!(
+            "ctx-guard: `{}` {what}, which would flood the model's context; {alternative}",
+            show(argv)
+        ))
+    }
+
+    fn big_file(&self, script: &Script, i: usize, argv: &[String], cwd: Option<&Path>) -> Option<String> {
+        let limit = self.cfg.max_cat_bytes;
+        let (file, size) = operands_after_options(argv).into_iter().find_map(|f| {
+            let path = self.resolve(f, cwd)?;
+            let meta = std::fs::metadata(&path).ok()?;
+            (meta.is_file() && meta.len() > limit).then_some((f, meta.len()))
+        })?;
+        if !reaches_context(script, i, Concern::Flood) {
+            return None;
+        }
+        let f = escape(file);
+        Some(format!(
+            "ctx-guard: `{}` would pour {} into the model's context (`{f}`; the limit is {}); read part of it \
+             instead: `head -n 200 {f}`, `tail -n 200 {f}` or `grep -n PATTERN {f}`",
+            show(argv),
+            human_bytes(size),
+            human_bytes(limit)
+        ))
+    }
+
+    /// The absolute path `word` names, if it can be known without running
+    /// anything.
+    fn resolve(&self, word: &str, cwd: Option<&Path>) -> Option<PathBuf> {
+        if word.contains('$') || word.contains('*') || word.contains('?') || word.starts_with('-') {
+            return None;
+        }
+        if word == "~" {
+            return self.cfg.home.clone();
+        }
+        if let Some(rest) = word.strip_prefix("~/") {
+            return self.cfg.home.as_ref().map(|h| h.join(rest));
+        }
+        if word.starts_with('/') {
+            return Some(PathBuf::from(word));
+        }
+        cwd.map(|c| c.join(word))
+    }
+
+    /// `"/ (the whole filesystem)"` or `"~ (your home directory)"` when one
+    /// of `roots` (or the cwd, when there are none) is such a place.
+    fn huge_root_of(&self, roots: &[&str], cwd: Option<&Path>) -> Option<String> {
+        let mut candidates: Vec<PathBuf> = roots.iter().filter_map(|r| self.resolve(r, cwd)).collect();
+        if roots.is_empty()
+            && let Some(c) = cwd
+        {
+            candidates.push(c.to_path_buf());
+        }
+        candidates.iter().find_map(|p| {
+            let p = crate::paths::absolute(p);
+            if p == Path::new("/") {
+                Some("`/` (the whole filesystem)".to_owned())
+            } else if self.cfg.home.as_deref().is_some_and(|h| crate::paths::absolute(h) == p) {
+                Some("`~` (your whole home directory)".to_owned())
+            } else if ["/home", "/Users"].iter().any(|h| Path::new(h) == p) {
+                Some(format!("`{}` (every user's home)", p.display()))
+            } else {
+                None
+            }
+        })
+    }
+}
+
+/// Whether the output of command `i` can reach the model: not redirected
+/// to a file, not swallowed by a sink downstream, not captured into a
+/// variable. Unsure means yes.
+fn reaches_context(script: &Script, i: usize, concern: Concern) -> bool {
+    let cmd = &script.commands[i];
+    if cmd.redirects.iter().any(|r| r.hides_stdout()) {
+        return false;
+    }
+    let mut last = None;
+    for (j, d) in script.commands.iter().enumerate().skip(i + 1) {
+        if d.pipeline == cmd.pipeline && d.stage > cmd.stage {
+            if sink_hides(d, concern) {
+                return false;
+            }
+            last = Some(j);
+        }
+    }
+    pipeline_end_reaches(script, last.unwrap_or(i), concern)
+}
+
+/// Where the last stage of a pipeline writes: the terminal, its group's
+/// stdout, or a command substitution.
+fn pipeline_end_reaches(script: &Script, end: usize, concern: Concern) -> bool {
+    let cmd = &script.commands[end];
+    let (mut group, mut substitution) = (cmd.group, cmd.substitution_of);
+    while let Some(g) = group {
+        let grp = &script.groups[g];
+        if grp.redirects.iter().any(|r| r.hides_stdout()) {
+            return false;
+        }
+        let mut last = None;
+        for (j, d) in script.commands.iter().enumerate() {
+            if d.pipeline == grp.pipeline && d.stage > grp.stage {
+                if sink_hides(d, concern) {
+                    return false;
+                }
+                last = Some(j);
+            }
+        }
+        if let Some(j) = last {
+            return pipeline_end_reaches(script, j, concern);
+        }
+        group = grp.group;
+        substitution = grp.substitution_of.or(substitution);
+    }
+    match substitution {
+        None => true,
+        Some(owner) => match concern {
+            // `$(…)` becomes words of its owner: safe when the owner only
+            // stores them (`export $(grep -v '^#' .env | xargs)`).
+            Concern::Secret => {
+                let o = &script.commands[owner];
+                let stores = o.words.is_empty()
+                    || matches!(
+                        o.words.first().map(String::as_str),
+                        Some("export" | "local" | "declare" | "typeset" | "readonly" | "eval" | "source" | ".")
+                    );
+                !stores && owner < end && reaches_context(script, owner, concern)
+            }
+            // Words, not a stream: a list of paths, not a flood.
+            Concern::Flood => false,
+        },
+    }
+}
+
+/// A downstream command that swallows what it reads.
+fn sink_hides(cmd: &Command, concern: Concern) -> bool {
+    if cmd.redirects.iter().any(|r| r.hides_stdout()) {
+        return true;
+    }
+    let argv = unwrap_wrappers(&cmd.words);
+    let Some(first) = argv.first() else { return false };
+    let name = basename(first);
+    if matches!(
+        name,
+        "wc" | "md5sum" | "sha1sum" | "sha224sum" | "sha256sum" | "sha384sum" | "sha512sum" | "b2sum" | "shasum"
+            | "cksum" | "sum" | "true" | ":"
+    ) {
+        return true;
+    }
+    if argv.iter().any(|a| a == "--password-stdin" || a == "--with-token") {
+        return true;
+    }
+    if let Some(r) = Reader::of(name)
+        && r.silent(argv)
+    {
+        return true;
+    }
+    concern == Concern::Flood
+        && matches!(name, "head" | "tail" | "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" | "less" | "more")
+}
+
+/// Strips `sudo`, `env`, `nice`, `timeout 5` and friends off the front.
+fn unwrap_wrappers(words: &[String]) -> &[String] {
+    let mut w = words;
+    for _ in 0..8 {
+        let Some(first) = w.first() else { return w };
+        let (valued, skip_assignments): (&[&str], bool) = match basename(first) {
+            "sudo" | "doas" => (&["-u", "-g", "-C", "-p", "-h", "-U", "-r", "-t", "-D"], false),
+            "env" => (&["-u", "-C", "-S", "--unset", "--chdir"], true),
+            "nice" => (&["-n", "--adjustment"], false),
+            "ionice" => (&["-c", "-n", "-p", "-P", "-u"], false),
+            "stdbuf" => (&["-i", "-o", "-e"], false),
+            "nohup" | "time" | "builtin" | "unbuffer" | "chronic" => (&[], false),
+            "exec" => (&["-a"], false),
+            "command" => {
+                if w.get(1).is_some_and(|a| a == "-v" || a == "-V") {
+                    return &[]; // a lookup, not a run
+                }
+                (&[], false)
+            }
+            "timeout" => {
+                let rest = skip_options(&w[1..], &["-s", "-k", "--signal", "--kill-after"], false);
+                // The duration comes before the command.
+                w = rest.get(1..).unwrap_or(&[]);
+                continue;
+            }
+            _ => return w,
+        };
+        w = skip_options(&w[1..], valued, skip_assignments);
+    }
+    w
+}
+
+fn skip_options<'a>(mut w: &'a [String], valued: &[&str], skip_assignments: bool) -> &'a [String] {
+    while let Some(a) = w.first() {
+        if a == "--" {
+            return &w[1..];
+        }
+        if a.starts_with('-') && a.len() > 1 {
+            let takes_value = valued.contains(&a.as_str());
+            w = &w[if takes_value { 2.min(w.len()) } else { 1 }..];
+        } else if skip_assignments && a.contains('=') {
+            w = &w[1..];
+        } else {
+            break;
+        }
+    }
+    w
+}
+
+/// The script run by `bash -c SCRIPT`, `sh -lc SCRIPT`, `eval WORDS…`.
+fn nested_script(name: &str, argv: &[String]) -> Option<String> {
+    match name {
+        "bash" | "sh" | "zsh" | "dash" | "ksh" => {
+            let at = argv[1..]
+                .iter()
+                .position(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'))?;
+            argv.get(at + 2).cloned()
+        }
+        "eval" => Some(argv[1..].join(" ")),
+        _ => None,
+    }
+}
+
+/// A keychain or secret-store query that prints a secret.
+fn keychain_query(name: &str, argv: &[String]) -> Option<&'static str> {
+    let sub = argv.get(1).map(String::as_str);
+    match (name, sub) {
+        ("security", Some("find-generic-password" | "find-internet-password")) => {
+            let prints = argv[2..].iter().any(|a| {
+                a.starts_with('-') && !a.starts_with("--") && (a.contains('w') || a.contains('g'))
+            });
+            prints.then_some("a macOS keychain password")
+        }
+        ("security", Some("dump-keychain" | "export")) => Some("macOS keychain contents"),
+        ("secret-tool", Some("lookup" | "search")) => Some("a secret from the desktop keyring"),
+        ("kwallet-query", _) if argv.iter().any(|a| a == "-r" || a == "--read-password") => {
+            Some("a KWallet password")
+        }
+        _ => None,
+    }
+}
+
+/// The commands that print (part of) the files they are given, and how to
+/// tell their file operands from their options.
+#[derive(Debug, Clone, Copy)]
+struct Reader {
+    /// The first operand is a pattern or program, not a file (grep, sed…).
+    script_first: bool,
+    /// Options that make the script come from an option instead.
+    script_options: &'static [&'static str],
+    /// Options taking the next word as their value.
+    valued: &'static [&'static str],
+    /// Short option letters taking a value (`-A3`, `-m 1`).
+    valued_letters: &'static str,
+    /// Options after which nothing file content is printed (`grep -q`).
+    silent_long: &'static [&'static str],
+    silent_letters: &'static str,
+    kind: ReaderKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReaderKind {
+    Grep,
+    Rg,
+    Sed,
+    Plain,
+}
+
+const GREP: Reader = Reader {
+    script_first: true,
+    script_options: &["-e", "-f", "--regexp", "--file"],
+    valued: &[
+        "-e", "-f", "-m", "-A", "-B", "-C", "-d", "-D", "--regexp", "--file", "--max-count", "--include",
+        "--exclude", "--exclude-dir", "--exclude-from", "--label", "--after-context", "--before-context",
+        "--context", "--directories", "--devices", "--binary-files",
+    ],
+    valued_letters: "efmABCdD",
+    silent_long: &["--quiet", "--silent", "--count", "--files-with-matches", "--files-without-match"],
+    silent_letters: "qclL",
+    kind: ReaderKind::Grep,
+};
+
+const RG: Reader = Reader {
+    script_first: true,
+    script_options: &["-e", "-f", "--regexp", "--file"],
+    valued: &[
+        "-e", "-f", "-g", "-t", "-T", "-m", "-A", "-B", "-C", "-M", "-j", "-E", "-r", "-d", "--regexp", "--file",
+        "--glob", "--iglob", "--type", "--type-not", "--type-add", "--max-count", "--max-depth", "--depth",
+        "--max-columns", "--threads", "--encoding", "--replace", "--pre", "--pre-glob", "--sort", "--sortr",
+        "--colors", "--engine", "--ignore-file", "--max-filesize", "--context", "--after-context",
+        "--before-context", "--path-separator", "-G", "--file-search-regex",
+    ],
+    valued_letters: "efgtTmABCMjErdG",
+    silent_long: &["--quiet", "--count", "--count-matches", "--files-with-matches", "--files-without-match", "--files"],
+    // Not `L`: for rg that is --follow.
+    silent_letters: "qcl",
+    kind: ReaderKind::Rg,
+};
+
+const SED: Reader = Reader {
+    script_first: true,
+    script_options: &["-e", "-f", "--expression", "--file"],
+    valued: &["-e", "-f", "-l", "--expression", "--file", "--line-length"],
+    valued_letters: "efl",
+    // In-place editing prints nothing.
+    silent_long: &["--in-place"],
+    silent_letters: "i",
+    kind: ReaderKind::Sed,
+};
+
+const AWK: Reader = Reader {
+    script_first: true,
+    script_options: &["-f", "--file"],
+    valued: &["-f", "-v", "-F", "--file", "--assign", "--field-separator"],
+    valued_letters: "fvF",
+    silent_long: &[],
+    silent_letters: "",
+    kind: ReaderKind::Plain,
+};
+
+const JQ: Reader = Reader {
+    script_first: true,
+    script_options: &["-f", "--from-file"],
+    valued: &["-f", "--from-file", "--indent", "-L", "--arg", "--argjson", "--slurpfile", "--rawfile", "--args", "--jsonargs"],
+    valued_letters: "fL",
+    silent_long: &[],
+    silent_letters: "",
+    kind: ReaderKind::Plain,
+};
+
+/// Plain readers take every non-option word as a file. Option values
+/// (`head -n 5`) land among the operands too, which is harmless: a number
+/// never names a secret.
+const PLAIN: Reader = Reader {
+    script_first: false,
+    script_options: &[],
+    valued: &[],
+    valued_letters: "",
+    silent_long: &[],
+    silent_letters: "",
+    kind: ReaderKind::Plain,
+};
+
+impl Reader {
+    fn of(name: &str) -> Option<Reader> {
+        Some(match name {
+            "grep" | "egrep" | "fgrep" | "zgrep" | "ag" | "ack" => GREP,
+            "rg" => RG,
+            "sed" | "gsed" => SED,
+            "awk" | "gawk" | "mawk" | "nawk" => AWK,
+            "jq" | "yq" | "gojq" => JQ,
+            "cat" | "tac" | "nl" | "less" | "more" | "most" | "head" | "tail" | "bat" | "batcat" | "base64"
+            | "base32" | "basenc" | "xxd" | "hexdump" | "hd" | "od" | "strings" | "diff" | "sort" | "uniq"
+            | "cut" | "column" | "fold" | "fmt" | "paste" | "pr" | "expand" | "rev" | "view" | "zcat"
+            | "zless" | "iconv" | "tr" => PLAIN,
+            _ => return None,
+        })
+    }
+
+    /// Whether one option word switches content output off.
+    fn is_silent_word(&self, a: &str) -> bool {
+        if a.starts_with("--") {
+            return self.silent_long.iter().any(|l| a == *l || a.starts_with(&format!("{l}=")));
+        }
+        let Some(letters) = a.strip_prefix('-') else { return false };
+        // Letters after a valued one are its value (`-m1`, `-eq`).
+        letters
+            .chars()
+            .take_while(|c| !self.valued_letters.contains(*c))
+            .any(|c| self.silent_letters.contains(c))
+    }
+
+    /// Whether the options mean nothing of the files' content is printed.
+    fn silent(&self, argv: &[String]) -> bool {
+        self.options(argv).iter().any(|a| self.is_silent_word(a))
+    }
+
+    /// The option words (with values skipped), up to `--`.
+    fn options<'a>(&self, argv: &'a [String]) -> Vec<&'a str> {
+        self.split(argv).0
+    }
+
+    /// The file operands.
+    fn operands<'a>(&self, argv: &'a [String]) -> Vec<&'a str> {
+        self.split(argv).1
+    }
+
+    fn split<'a>(&self, argv: &'a [String]) -> (Vec<&'a str>, Vec<&'a str>) {
+        let mut options = Vec::new();
+        let mut operands = Vec::new();
+        let mut script_given = false;
+        let mut it = argv.iter().skip(1).map(String::as_str);
+        let mut only_operands = false;
+        while let Some(a) = it.next() {
+            if only_operands || a == "-" || !a.starts_with('-') {
+                operands.push(a);
+                continue;
+            }
+            if a == "--" {
+                only_operands = true;
+                continue;
+            }
+            options.push(a);
+            if self.script_options.iter().any(|o| a == *o || a.starts_with(&format!("{o}="))) {
+                script_given = true;
+            }
+            let takes_next = if a.starts_with("--") {
+                !a.contains('=') && self.valued.contains(&a)
+            } else {
+                // `-A3` carries its value; `-A 3` and `-iA 3` take the next.
+                let letters = &a[1..];
+                match letters.char_indices().find(|(_, c)| self.valued_letters.contains(*c)) {
+                    Some((k, c)) => {
+                        if "ef".contains(c) && self.script_first {
+                            script_given = true;
+                        }
+                        k + c.len_utf8() == letters.len()
+                    }
+                    None => self.valued.contains(&a),
+                }
+            };
+            if takes_next {
+                let two = matches!(a, "--arg" | "--argjson" | "--slurpfile" | "--rawfile");
+                it.next();
+                if two {
+                    it.next();
+                }
+            }
+        }
+        if self.script_first && !script_given && !operands.is_empty() {
+            operands.remove(0);
+        }
+        (options, operands)
+    }
+
+    /// Whether this search descends into directories.
+    fn recursive(&self, argv: &[String]) -> bool {
+        match self.kind {
+            ReaderKind::Rg => true,
+            ReaderKind::Grep if matches!(argv.first().map(|a| basename(a)), Some("ag" | "ack")) => true,
+            ReaderKind::Grep => self.options(argv).iter().any(|a| {
+                matches!(*a, "--recursive" | "--dereference-recursive" | "--directories=recurse")
+                    || (!a.starts_with("--") && a[1..].chars().take_while(|c| !self.valued_letters.contains(*c)).any(|c| c == 'r' || c == 'R'))
+            }),
+            _ => false,
+        }
+    }
+
+    /// `rg --max-depth 2`, `ag --depth 2`: a shallow search is bounded.
+    fn depth_bounded(&self, argv: &[String]) -> bool {
+        let shallow = |n: &str| n.parse::<u32>().is_ok_and(|n| n <= 3);
+        argv.windows(2).any(|w| match w[0].as_str() {
+            "--max-depth" | "--depth" => shallow(&w[1]),
+            "-d" => self.kind == ReaderKind::Rg && shallow(&w[1]),
+            _ => false,
+        }) || argv.iter().any(|a| {
+            a.strip_prefix("--max-depth=")
+                .or_else(|| a.strip_prefix("--depth="))
+                .and_then(|n| n.parse::<u32>().ok())
+                .is_some_and(|n| n <= 3)
+        })
+    }
+}
+
+/// `find [-H|-L|-P] [roots…] [expression]`, as much as ctx-guard needs.
+struct FindArgs<'a> {
+    roots: Vec<&'a str>,
+    /// `-maxdepth N` (N ≤ 3) or `-quit`.
+    bounded: bool,
+    /// Only actions that print nothing (`-delete`, `-exec …`).
+    silent: bool,
+}
+
+impl<'a> FindArgs<'a> {
+    fn parse(argv: &'a [String]) -> FindArgs<'a> {
+        let mut i = 1;
+        while argv
+            .get(i)
+            .is_some_and(|a| matches!(a.as_str(), "-H" | "-L" | "-P") || a.starts_with("-O"))
+        {
+            i += 1;
+        }
+        if argv.get(i).is_some_and(|a| a == "-D") {
+            i += 2;
+        }
+        let mut roots = Vec::new();
+        while let Some(a) = argv.get(i) {
+            if a.starts_with('-') || a == "(" || a == "!" || a == "," || a == "\\(" {
+                break;
+            }
+            roots.push(a.as_str());
+            i += 1;
+        }
+        let expr = argv.get(i..).unwrap_or(&[]);
+        let bounded = expr.windows(2).any(|w| {
+            matches!(w[0].as_str(), "-maxdepth" | "-depth") && w[1].parse::<u32>().is_ok_and(|n| n <= 3)
+        }) || expr.iter().any(|a| a == "-quit");
+        let has = |names: &[&str]| expr.iter().any(|a| names.contains(&a.as_str()));
+        let silent = has(&["-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"])
+            && !has(&["-print", "-print0", "-printf", "-ls"]);
+        if roots.is_empty() {
+            roots.push(".");
+        }
+        FindArgs { roots, bounded, silent }
+    }
+}
+
+/// What kind of secret a path holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SecretKind {
+    Dotenv,
+    SshPrivateKey,
+    SshDir,
+    KeyFile,
+    AwsCredentials,
+    Netrc,
+    DockerConfig,
+    Keychain,
+    CredentialStore,
+}
+
+impl SecretKind {
+    fn describe(self) -> &'static str {
+        match self {
+            SecretKind::Dotenv => "a dotenv file, which holds secrets",
+            SecretKind::SshPrivateKey => "an SSH private key",
+            SecretKind::SshDir => "your SSH directory",
+            SecretKind::KeyFile => "a key or certificate file",
+            SecretKind::AwsCredentials => "AWS credentials",
+            SecretKind::Netrc => "stored login passwords",
+            SecretKind::DockerConfig => "Docker registry credentials",
+            SecretKind::Keychain => "a keychain",
+            SecretKind::CredentialStore => "stored credentials",
+        }
+    }
+
+    /// A way to get what is usually wanted without printing the secret;
+    /// each suggestion passes this guard.
+    fn alternative(self, f: &str) -> String {
+        match self {
+            SecretKind::Dotenv => format!(
+                "check that a variable is set with `grep -q '^NAME=' {f}` or count entries with `grep -c = {f}`; \
+                 load it without printing with `set -a; . {f}; set +a`"
+            ),
+            SecretKind::SshPrivateKey | SecretKind::SshDir => {
+                format!("show a key's fingerprint with `ssh-keygen -lf {f}`, or read the public half (`*.pub`)")
+            }
+            SecretKind::KeyFile => format!(
+                "inspect a certificate with `openssl x509 -in {f} -noout -subject -dates`, or a key's public half \
+                 with `openssl pkey -in {f} -pubout`"
+            ),
+            SecretKind::AwsCredentials => "check the identity in use with `aws sts get-caller-identity` or `aws configure list`".to_owned(),
+            SecretKind::Netrc | SecretKind::CredentialStore => {
+                format!("check that an entry exists with `grep -c HOSTNAME {f}`")
+            }
+            SecretKind::DockerConfig => "check logins with `docker info` or your credential helper's `list`".to_owned(),
+            SecretKind::Keychain => "ask the user to provide the value through an environment variable".to_owned(),
+        }
+    }
+}
+
+/// Dotfile templates that hold placeholders, not secrets.
+const TEMPLATE_SUFFIXES: [&str; 9] =
+    [".example", ".sample", ".template", ".tmpl", ".tpl", ".dist", ".defaults", ".default", ".schema"];
+
+/// Paths (as trailing component sequences) that hold credentials. A `*`
+/// in the path given to a command may stand for any one component.
+const SECRET_TAILS: [(&[&str], SecretKind); 14] = [
+    (&[".aws", "credentials"], SecretKind::AwsCredentials),
+    (&[".aws", "sso", "cache"], SecretKind::AwsCredentials),
+    (&[".aws", "cli", "cache"], SecretKind::AwsCredentials),
+    (&[".docker", "config.json"], SecretKind::DockerConfig),
+    (&[".kube", "config"], SecretKind::CredentialStore),
+    (&[".config", "gh", "hosts.yml"], SecretKind::CredentialStore),
+    (&[".gnupg", "private-keys-v1.d"], SecretKind::KeyFile),
+    (&[".gnupg", "secring.gpg"], SecretKind::KeyFile),
+    (&["library", "keychains"], SecretKind::Keychain),
+    (&[".local", "share", "keyrings"], SecretKind::Keychain),
+    (&[".config", "gcloud", "application_default_credentials.json"], SecretKind::CredentialStore),
+    (&[".config", "gcloud", "credentials.db"], SecretKind::CredentialStore),
+    (&["etc", "shadow"], SecretKind::CredentialStore),
+    (&["etc", "gshadow"], SecretKind::CredentialStore),
+];
+
+/// Directories whose files are (mostly) credentials.
+const SECRET_DIRS: [(&str, SecretKind); 4] = [
+    (".aws", SecretKind::AwsCredentials),
+    (".gnupg", SecretKind::KeyFile),
+    ("keychains", SecretKind::Keychain),
+    ("keyrings", SecretKind::Keychain),
+];
+
+/// Basenames that are credential stores wherever they are.
+const SECRET_NAMES: [(&str, SecretKind); 6] = [
+    (".netrc", SecretKind::Netrc),
+    ("_netrc", SecretKind::Netrc),
+    (".git-credentials", SecretKind::Netrc),
+    (".pgpass", SecretKind::Netrc),
+    (".pypirc", SecretKind::CredentialStore),
+    (".my.cnf", SecretKind::CredentialStore),
+];
+
+/// Whether `word` (an argument, quotes removed) names a secret.
+fn secret_path(word: &str, home: Option<&Path>) -> Option<SecretKind> {
+    if word.is_empty() || word.starts_with('-') {
+        return None;
+    }
+    let mut path = word.to_owned();
+    if let Some(h) = home.and_then(Path::to_str).filter(|h| h.len() > 1)
+        && let Some(rest) = path.strip_prefix(h)
+        && (rest.is_empty() || rest.starts_with('/'))
+    {
+        path = format!("~{rest}");
+    }
+    // Case-insensitive: macOS filesystems are, and `.ENV` is still a .env.
+    let lower = path.to_ascii_lowercase();
+    let comps: Vec<&str> = lower.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
+    let (&base, dirs) = comps.split_last()?;
+    let in_home = dirs == ["~"];
+
+    if let Some(ssh) = comps.iter().position(|c| *c == ".ssh") {
+        if ssh == comps.len() - 1 {
+            return Some(SecretKind::SshDir);
+        }
+        let public = base.ends_with(".pub") || base.starts_with("known_hosts") || base == "authorized_keys";
+        if !public {
+            return Some(if is_ssh_key_name(base) { SecretKind::SshPrivateKey } else { SecretKind::SshDir });
+        }
+        return None;
+    }
+    if is_ssh_key_name(base) && !base.ends_with(".pub") {
+        return Some(SecretKind::SshPrivateKey);
+    }
+    let templated = |c: &str| TEMPLATE_SUFFIXES.iter().any(|s| c.ends_with(s));
+    if comps.iter().any(|c| c.starts_with(".env") && !templated(c)) {
+        return Some(SecretKind::Dotenv);
+    }
+    if base.ends_with(".env") && !templated(base) {
+        return Some(SecretKind::Dotenv);
+    }
+    if [".pem", ".key", ".p12", ".pfx"].iter().any(|s| base.ends_with(s)) {
+        return Some(SecretKind::KeyFile);
+    }
+    if base.ends_with(".keychain") || base.ends_with(".keychain-db") {
+        return Some(SecretKind::Keychain);
+    }
+    if let Some((_, k)) = SECRET_NAMES.iter().find(|(n, _)| glob_match(base, n)) {
+        return Some(*k);
+    }
+    if in_home && (glob_match(base, ".npmrc")) {
+        return Some(SecretKind::CredentialStore);
+    }
+    for (tail, kind) in SECRET_TAILS {
+        // The tail itself, or anything under it.
+        let matches = |w: &[&str]| w.iter().zip(tail.iter()).all(|(g, lit)| glob_match(g, lit));
+        if comps.windows(tail.len()).any(matches) {
+            return Some(kind);
+        }
+    }
+    // A directory of nothing but credentials, searched as a whole
+    // (`grep -r region ~/.aws`).
+    SECRET_DIRS.iter().find(|(d, _)| base == *d).map(|(_, k)| *k)
+}
+
+fn is_ssh_key_name(base: &str) -> bool {
+    ["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "identity"].iter().any(|p| base.starts_with(p))
+}
+
+/// Shell-glob match of `glob` (from the command) against the literal name
+/// `lit`: `*` and `?`, and a leading dot is never matched by a wildcard.
+fn glob_match(glob: &str, lit: &str) -> bool {
+    if !glob.contains(['*', '?']) {
+        return glob == lit;
+    }
+    if lit.starts_with('.') && !glob.starts_with('.') {
+        return false;
+    }
+    fn rec(g: &[u8], l: &[u8]) -> bool {
+        match (g.first(), l.first()) {
+            (None, None) => true,
+            (Some(b'*'), _) => rec(&g[1..], l) || (!l.is_empty() && rec(g, &l[1..])),
+            (Some(b'?'), Some(_)) => rec(&g[1..], &l[1..]),
+            (Some(a), Some(b)) if a == b => rec(&g[1..], &l[1..]),
+            _ => false,
+        }
+    }
+    rec(glob.as_bytes(), lit.as_bytes())
+}
+
+fn basename(w: &str) -> &str {
+    w.rsplit('/').next().unwrap_or(w)
+}
+
+/// Letters of every short-option cluster (`-laR` → `laR`).
+fn short_flags(argv: &[String]) -> String {
+    argv.iter()
+        .skip(1)
+        .filter(|a| a.starts_with('-') && !a.starts_with("--"))
+        .flat_map(|a| a.chars().skip(1))
+        .collect()
+}
+
+fn operands_after_options(argv: &[String]) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut only = false;
+    for a in argv.iter().skip(1) {
+        if !only && a == "--" {
+            only = true;
+        } else if only || !a.starts_with('-') {
+            out.push(a.as_str());
+        }
+    }
+    out
+}
+
+/// The command for a reason: escaped and short.
+fn show(argv: &[String]) -> String {
+    let joined = argv
+        .iter()
+        .map(|a| if a.is_empty() || a.contains([' ', '\t', '\n']) { format!("'{a}'") } else { a.clone() })
+        .collect::<Vec<_>>()
+        .join(" ");
+    const MAX: usize = 80;
+    if joined.len() <= MAX {
+        return escape(&joined);
+    }
+    let mut end = MAX;
+    while !joined.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", escape(&joined[..end]))
+}
+
+fn human_bytes(n: u64) -> String {
+    const KIB: f64 = 1024.0;
+    let f = n as f64;
+    if f >= KIB * KIB {
+        format!("{:.1} MiB", f / KIB / KIB)
+    } else if f >= KIB {
+        format!("{:.0} KiB", f / KIB)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn cfg() -> CtxGuardConfig {
+        CtxGuardConfig { max_cat_bytes: 1024, home: Some(PathBuf::from("/home/dev")) }
+    }
+
+    fn run(cmd: &str) -> Verdict {
+        check_command(cmd, Some(Path::new("/home/dev/proj")), &cfg())
+    }
+
+    #[track_caller]
+    fn denied(cmd: &str, needle: &str) {
+        match run(cmd) {
+            Verdict::Deny(r) => assert!(r.contains(needle), "{cmd:?}: {r}"),
+            Verdict::Allow => panic!("{cmd:?} should be denied"),
+        }
+    }
+
+    #[track_caller]
+    fn allowed(cmd: &str) {
+        if let Verdict::Deny(r) = run(cmd) {
+            panic!("{cmd:?} should be allowed: {r}");
+        }
+    }
+
+    #[test]
+    fn dotenv_through_every_reader() {
+        for cmd in [
+            "cat .env",
+            "cat ./.env.local",
+            "less config/.env.production",
+            "head -n 5 .env",
+            "tail -f .env",
+            "grep KEY .env",
+            "grep -i 'api' .env.development",
+            "rg SECRET .env",
+            "sed -n '1,5p' .env",
+            "awk -F= '{print $2}' .env",
+            "base64 .env",
+            "base64 < .env",
+            "cat < .env",
+            "xxd .envrc",
+            "strings prod.env",
+            "cat .env*",
+            "cat .env | grep KEY",
+            "cd app && cat .env",
+            "sudo cat /srv/app/.env",
+            "env FOO=1 cat .env",
+            "bash -c 'cat .env'",
+            "sh -lc \"head .env\"",
+            "eval cat .env",
+            "echo $(cat .env)",
+            "diff .env .env.example",
+            "(cat .env)",
+            "cat .ENV",
+            "cat .envs/.production/.postgres",
+            "jq . .env.json",
+        ] {
+            denied(cmd, "dotenv");
+        }
+    }
+
+    #[test]
+    fn dotenv_uses_that_print_nothing_are_allowed() {
+        for cmd in [
+            "cat .env.example",
+            "cp .env.example .env",
+            "grep -q '^API_KEY=' .env",
+            "grep -c = .env",
+            "grep -l KEY .env .env.local",
+            "cat .env | wc -l",
+            "sha256sum .env",
+            "cat .env > /tmp/backup",
+            "cat .env >/dev/null",
+            "export $(grep -v '^#' .env | xargs)",
+            "set -a; . .env; set +a",
+            "source .env && npm start",
+            "docker run --env-file .env app",
+            "ls -la .env",
+            "test -f .env && echo present",
+            "sed -i 's/DEBUG=1/DEBUG=0/' .env",
+            "grep .env .gitignore",
+            "echo '.env' >> .gitignore",
+            "git check-ignore .env",
+            "TOKEN=$(cat .env | grep TOKEN | cut -d= -f2) && curl -H \"x: $TOKEN\" localhost",
+            "cat .env.sample .env.template",
+            "vim .env",
+        ] {
+            allowed(cmd);
+        }
+    }
+
+    #[test]
+    fn ssh_keys_and_directory() {
+        denied("cat ~/.ssh/id_rsa", "SSH private key");
+        denied("cat $HOME/.ssh/id_ed25519", "SSH private key");
+        denied("cat /home/dev/.ssh/id_ecdsa", "SSH private key");
+        denied("cat id_rsa", "SSH private key");
+        denied("base64 -w0 ~/.ssh/id_ed25519_sk", "SSH private key");
+        denied("cat ~/.ssh/config", "SSH directory");
+        denied("cat ~/.ssh/*", "SSH");
+        denied("grep -r Host ~/.ssh", "SSH");
+        allowed("cat ~/.ssh/id_ed25519.pub");
+        allowed("cat ~/.ssh/*.pub");
+        allowed("cat ~/.ssh/known_hosts");
+        allowed("ssh-keygen -lf ~/.ssh/id_rsa");
+        allowed("ls -la ~/.ssh");
+        allowed("ssh-add ~/.ssh/id_ed25519");
+        allowed("chmod 600 ~/.ssh/id_rsa");
+    }
+
+    #[test]
+    fn key_files_and_credential_stores() {
+        denied("cat server.pem", "key or certificate");
+        denied("cat certs/tls.key", "key or certificate");
+        denied("head -c 100 bundle.p12", "key or certificate");
+        denied("cat ~/.aws/credentials", "AWS credentials");
+        denied("cat ${HOME}/.aws/credentials", "AWS credentials");
+        denied("grep aws_secret ~/.aws/credentials", "AWS credentials");
+        denied("cat ~/.aws/*", "AWS credentials");
+        denied("cat ~/.netrc", "stored login passwords");
+        denied("cat ~/.git-credentials", "stored login passwords");
+        denied("cat ~/.docker/config.json", "Docker");
+        denied("jq '.auths' ~/.docker/config.json", "Docker");
+        denied("cat ~/.kube/config", "stored credentials");
+        denied("cat ~/Library/Keychains/login.keychain-db", "keychain");
+        allowed("cat ~/.aws/config");
+        allowed("aws configure list");
+        allowed("openssl x509 -in server.pem -noout -subject");
+        allowed("ls certs/*.pem");
+        allowed("cp server.key /etc/nginx/");
+        allowed("cat .npmrc");
+    }
+
+    #[test]
+    fn keychain_queries() {
+        denied("security find-generic-password -s github -w", "keychain");
+        denied("security find-internet-password -gs example.com", "keychain");
+        denied("security dump-keychain", "keychain");
+        denied("secret-tool lookup service github", "keyring");
+        allowed("security find-generic-password -s github");
+        allowed("security list-keychains");
+        allowed("keryx-hooks security check-input --runtime keryx");
+    }
+
+    #[test]
+    fn floods() {
+        denied("grep -r password /", "whole filesystem");
+        denied("grep -rn TODO ~", "home directory");
+        denied("grep -R foo $HOME", "home directory");
+        denied("rg foo /", "whole filesystem");
+        denied("rg foo ~", "home directory");
+        denied("find / -name '*.conf'", "whole filesystem");
+        denied("find ~ -type f", "home directory");
+        denied("find $HOME -name node_modules", "home directory");
+        denied("cd / && find . -name x", "whole filesystem");
+        denied("cd && grep -r x .", "home directory");
+        denied("ls -R /", "whole filesystem");
+        denied("ls -laR ~", "home directory");
+        denied("tree ~", "home directory");
+        denied("sudo find / -name libssl.so 2>/dev/null", "whole filesystem");
+        denied("find /home -name '*.log'", "every user");
+    }
+
+    #[test]
+    fn bounded_searches_are_allowed() {
+        for cmd in [
+            "grep -r foo .",
+            "grep -rn TODO src/",
+            "rg foo",
+            "find . -name '*.rs'",
+            "find / -maxdepth 2 -name foo",
+            "find / -name libssl.so -quit",
+            "find / -name x 2>/dev/null | head -n 20",
+            "find ~ -name '*.pyc' -delete",
+            "find ~/code -name Cargo.toml",
+            "grep -r foo / | head",
+            "grep -rq foo ~",
+            "grep -rl foo / | wc -l",
+            "rg --max-depth 2 foo ~",
+            "find / -name '*.conf' > /tmp/confs.txt",
+            "ls -la /",
+            "ls ~",
+            "tree -L 2 ~",
+            "du -sh ~",
+            "for f in $(find / -name '*.so'); do :; done",
+            "(find / -name x) | head -5",
+        ] {
+            allowed(cmd);
+        }
+    }
+
+    #[test]
+    fn big_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("big.log"), vec![b'x'; 4096]).unwrap();
+        std::fs::write(dir.path().join("small.txt"), b"hi").unwrap();
+        let check = |c: &str| check_command(c, Some(dir.path()), &cfg());
+        match check("cat big.log") {
+            Verdict::Deny(r) => assert!(r.contains("4 KiB") && r.contains("head -n 200 big.log"), "{r}"),
+            Verdict::Allow => panic!("cat big.log should be denied"),
+        }
+        assert!(matches!(check(&format!("cat {}/big.log", dir.path().display())), Verdict::Deny(_)));
+        for ok in ["cat small.txt", "cat big.log | head", "cat big.log | grep x", "tail -n 50 big.log", "cat big.log > copy", "cat missing.txt", "wc -l big.log"] {
+            assert_eq!(check(ok), Verdict::Allow, "{ok}");
+        }
+    }
+
+    #[test]
+    fn payload_shapes() {
+        let deny = |p: Value| matches!(check_with(&p, &cfg()), Verdict::Deny(_));
+        assert!(deny(json!({"toolName": "Bash", "toolInput": {"command": "cat .env"}})));
+        assert!(deny(json!({"tool_name": "Bash", "tool_input": {"command": "cat .env"}})));
+        assert!(deny(json!({"tool_name": "run_shell_command", "tool_input": {"command": "cat .env"}})));
+        assert!(deny(json!({"hook_event_name": "beforeShellExecution", "command": "cat .env", "cwd": "/p"})));
+        assert!(deny(json!({"toolName": "bash", "toolArgs": {"command": "cat .env"}})));
+        assert!(deny(json!({"tool_name": "shell", "tool_input": {"command": ["bash", "-lc", "cat .env"]}})));
+        assert!(deny(json!({"tool_name": "shell", "tool_input": {"command": ["cat", ".env"]}})));
+        assert!(!deny(json!({"tool_name": "apply_patch", "tool_input": {"command": "*** Begin Patch\n cat .env\n*** End Patch"}})));
+        assert!(!deny(json!({"toolName": "Bash", "toolInput": {"command": "cargo test"}})));
+        assert!(!deny(json!({"toolName": "Bash"})));
+    }
+
+    #[test]
+    fn reasons_are_escaped() {
+        let Verdict::Deny(r) = run("cat '.env\u{1b}[2J'") else { panic!() };
+        assert!(r.contains("\\x1B[2J") && !r.contains('\u{1b}'), "{r}");
+    }
+
+    #[test]
+    fn runtime_toml_sets_the_cat_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("runtime.toml");
+        assert_eq!(CtxGuardConfig::from_runtime_toml(&p).max_cat_bytes, DEFAULT_MAX_CAT_BYTES);
+        std::fs::write(&p, "[ctx_guard]\nmax_cat_bytes = 10\n").unwrap();
+        assert_eq!(CtxGuardConfig::from_runtime_toml(&p).max_cat_bytes, 10);
+    }
+
+    #[test]
+    fn glob_matching() {
+        assert!(glob_match("*", "credentials"));
+        assert!(glob_match("cred*", "credentials"));
+        assert!(!glob_match("*", ".netrc"));
+        assert!(glob_match(".n*", ".netrc"));
+        assert!(!glob_match("config", "credentials"));
+    }
+}

@@ -1,0 +1,484 @@
+//! The shipped learning sink: one JSONL line per observation under the
+//! state directory, redacted with the secret scanner and bounded three ways
+//! (bytes per record, bytes per session, bytes per file with rotation), so
+//! an observer that is on by default can never leak or grow without limit.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Map, Value, json};
+use toml_edit::TableLike;
+
+use super::ports::{LearningObservation, LearningObservationSink, ObservationKind, int_setting};
+use super::scanner::Rules;
+use crate::paths::sanitize_component;
+use crate::runtime::events::Event;
+
+/// The file every record is appended to; rotated to `observations.N.jsonl`.
+pub const FILE: &str = "observations.jsonl";
+const LOCK: &str = ".lock";
+const SESSIONS: &str = "sessions";
+/// Per-session counters untouched this long are from finished sessions.
+const COUNTER_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// The bounds, from `[learning]` in runtime.toml.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// One line, newline included (`max_record_bytes`, default 8 KiB).
+    pub max_record_bytes: usize,
+    /// Everything one session may write (`max_session_bytes`, default 1 MiB).
+    pub max_session_bytes: u64,
+    /// The live file rotates past this (`max_file_bytes`, default 8 MiB).
+    pub max_file_bytes: u64,
+    /// Rotated files kept (`keep_files`, default 3).
+    pub keep_files: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_record_bytes: 8 * 1024,
+            max_session_bytes: 1024 * 1024,
+            max_file_bytes: 8 * 1024 * 1024,
+            keep_files: 3,
+        }
+    }
+}
+
+impl Limits {
+    pub fn from_table(t: Option<&dyn TableLike>) -> Limits {
+        let d = Limits::default();
+        Limits {
+            // Below 512 bytes not even the envelope of a record fits.
+            max_record_bytes: (int_setting(t, "max_record_bytes", d.max_record_bytes as u64)
+                as usize)
+                .max(512),
+            max_session_bytes: int_setting(t, "max_session_bytes", d.max_session_bytes),
+            max_file_bytes: int_setting(t, "max_file_bytes", d.max_file_bytes).max(4096),
+            keep_files: int_setting(t, "keep_files", d.keep_files as u64) as usize,
+        }
+    }
+}
+
+/// The observation for `event`, if the learning observer records it.
+pub fn observation_for(
+    event: Event,
+    session_id: &str,
+    run_id: &str,
+    timestamp: &str,
+    payload: Value,
+) -> Option<LearningObservation> {
+    Some(LearningObservation {
+        kind: ObservationKind::for_event(event)?,
+        session_id: session_id.to_owned(),
+        run_id: run_id.to_owned(),
+        timestamp: timestamp.to_owned(),
+        payload,
+    })
+}
+
+/// Appends redacted, bounded observations to `<dir>/observations.jsonl`.
+/// Every host event is its own process, so all state (the per-session byte
+/// counts) is on disk, and every write happens under `<dir>/.lock`.
+#[derive(Debug, Clone)]
+pub struct JsonlSink {
+    dir: PathBuf,
+    rules: Rules,
+    limits: Limits,
+}
+
+impl JsonlSink {
+    pub fn new(dir: impl Into<PathBuf>, rules: Rules, limits: Limits) -> JsonlSink {
+        JsonlSink {
+            dir: dir.into(),
+            rules,
+            limits,
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn write(&self, obs: &LearningObservation) -> std::io::Result<()> {
+        create_private_dir(&self.dir)?;
+        create_private_dir(&self.dir.join(SESSIONS))?;
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.dir.join(LOCK))?;
+        lock.lock()?;
+
+        let counter_path = self
+            .dir
+            .join(SESSIONS)
+            .join(format!("{}.bytes", sanitize_component(&obs.session_id)));
+        let mut counter = Counter::read(&counter_path);
+        if counter.capped {
+            return Ok(());
+        }
+        let mut line = bounded_record(obs, &self.rules, self.limits.max_record_bytes);
+        if counter.bytes + line.len() as u64 > self.limits.max_session_bytes {
+            // Say once that the rest of this session was dropped, so a
+            // reader does not take silence for inactivity.
+            line = capped_marker(obs);
+            counter.capped = true;
+        }
+        self.rotate_if_needed(line.len() as u64)?;
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join(FILE))?;
+        f.write_all(line.as_bytes())?;
+        counter.bytes += line.len() as u64;
+        counter.write(&counter_path)
+    }
+
+    fn rotate_if_needed(&self, incoming: u64) -> std::io::Result<()> {
+        let live = self.dir.join(FILE);
+        let size = std::fs::metadata(&live).map(|m| m.len()).unwrap_or(0);
+        if size == 0 || size + incoming <= self.limits.max_file_bytes {
+            return Ok(());
+        }
+        let rotated = |n: usize| self.dir.join(format!("observations.{n}.jsonl"));
+        let _ = std::fs::remove_file(rotated(self.limits.keep_files.max(1)));
+        for n in (1..self.limits.keep_files.max(1)).rev() {
+            let _ = std::fs::rename(rotated(n), rotated(n + 1));
+        }
+        if self.limits.keep_files == 0 {
+            std::fs::remove_file(&live)?;
+        } else {
+            std::fs::rename(&live, rotated(1))?;
+        }
+        self.prune_counters();
+        Ok(())
+    }
+
+    /// Rotation is rare, so it is when finished sessions' counters go.
+    fn prune_counters(&self) {
+        let Ok(entries) = std::fs::read_dir(self.dir.join(SESSIONS)) else {
+            return;
+        };
+        let now = SystemTime::now();
+        for e in entries.flatten() {
+            let old = e
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| now.duration_since(t).ok())
+                .is_some_and(|age| age > COUNTER_TTL);
+            if old {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+impl LearningObservationSink for JsonlSink {
+    fn record(&self, obs: &LearningObservation) -> Result<(), String> {
+        self.write(obs)
+            .map_err(|e| format!("learning sink `{}`: {e}", self.dir.display()))
+    }
+}
+
+/// Bytes a session has written, and whether it hit its cap.
+#[derive(Debug, Default)]
+struct Counter {
+    bytes: u64,
+    capped: bool,
+}
+
+impl Counter {
+    fn read(path: &Path) -> Counter {
+        let mut s = String::new();
+        if File::open(path)
+            .and_then(|mut f| f.read_to_string(&mut s))
+            .is_err()
+        {
+            return Counter::default();
+        }
+        let mut parts = s.split_whitespace();
+        Counter {
+            bytes: parts.next().and_then(|n| n.parse().ok()).unwrap_or(0),
+            capped: parts.next() == Some("capped"),
+        }
+    }
+
+    fn write(&self, path: &Path) -> std::io::Result<()> {
+        let mut f = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(false)
+            .open(path)?;
+        f.set_len(0)?;
+        f.seek(SeekFrom::Start(0))?;
+        let flag = if self.capped { " capped" } else { "" };
+        write!(f, "{}{flag}", self.bytes)
+    }
+}
+
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    // Observations are the user's prompts and tool calls: owner-only.
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+fn capped_marker(obs: &LearningObservation) -> String {
+    let mut s = json!({
+        "kind": "session-capped",
+        "sessionId": obs.session_id,
+        "runId": obs.run_id,
+        "timestamp": obs.timestamp,
+        "payload": {"note": "this session reached max_session_bytes; later observations were dropped"},
+    })
+    .to_string();
+    s.push('\n');
+    s
+}
+
+/// The observation as one JSON line of at most `max` bytes: every string
+/// redacted first (so truncation can never cut a secret into a fragment the
+/// scanner no longer recognises), then long strings shortened until it
+/// fits, then the payload dropped if even that is not enough.
+pub fn bounded_record(obs: &LearningObservation, rules: &Rules, max: usize) -> String {
+    let payload = redact_value(&obs.payload, rules);
+    let envelope = |payload: Value, truncated: bool| {
+        let mut m = Map::new();
+        m.insert("kind".into(), json!(obs.kind.as_str()));
+        m.insert("sessionId".into(), json!(rules.redact(&obs.session_id)));
+        m.insert("runId".into(), json!(rules.redact(&obs.run_id)));
+        m.insert("timestamp".into(), json!(rules.redact(&obs.timestamp)));
+        if truncated {
+            m.insert("truncated".into(), json!(true));
+        }
+        m.insert("payload".into(), payload);
+        let mut s = Value::Object(m).to_string();
+        s.push('\n');
+        s
+    };
+    let line = envelope(payload.clone(), false);
+    if line.len() <= max {
+        return line;
+    }
+    let original = line.len();
+    let mut cap = longest_string(&payload).min(max);
+    while cap >= 16 {
+        cap /= 2;
+        let line = envelope(shorten_strings(&payload, cap), true);
+        if line.len() <= max {
+            return line;
+        }
+    }
+    let line = envelope(
+        json!({"omitted": "payload larger than max_record_bytes", "bytes": original}),
+        true,
+    );
+    if line.len() <= max {
+        line
+    } else {
+        // Only a pathological session or run id gets here.
+        let mut s = json!({"kind": obs.kind.as_str(), "truncated": true}).to_string();
+        s.push('\n');
+        s
+    }
+}
+
+fn redact_value(v: &Value, rules: &Rules) -> Value {
+    match v {
+        Value::String(s) => Value::String(rules.redact(s)),
+        Value::Array(a) => Value::Array(a.iter().map(|v| redact_value(v, rules)).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| (rules.redact(k), redact_value(v, rules)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn longest_string(v: &Value) -> usize {
+    match v {
+        Value::String(s) => s.len(),
+        Value::Array(a) => a.iter().map(longest_string).max().unwrap_or(0),
+        Value::Object(m) => m.values().map(longest_string).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+fn shorten_strings(v: &Value, cap: usize) -> Value {
+    match v {
+        Value::String(s) if s.len() > cap => {
+            let mut end = cap;
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            Value::String(format!("{}…[{} bytes cut]", &s[..end], s.len() - end))
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|v| shorten_strings(v, cap)).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| (k.clone(), shorten_strings(v, cap)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obs(session: &str, payload: Value) -> LearningObservation {
+        observation_for(
+            Event::PreToolUse,
+            session,
+            "run-1",
+            "2026-11-29T00:00:00.000Z",
+            payload,
+        )
+        .unwrap()
+    }
+
+    fn lines(dir: &Path, file: &str) -> Vec<Value> {
+        std::fs::read_to_string(dir.join(file))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn observation_kinds_follow_the_event_table() {
+        assert!(observation_for(Event::PreCompact, "s", "r", "t", Value::Null).is_none());
+        assert_eq!(
+            observation_for(Event::Stop, "s", "r", "t", Value::Null)
+                .unwrap()
+                .kind,
+            ObservationKind::TurnStop
+        );
+    }
+
+    #[test]
+    fn records_are_redacted_json_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let sink = JsonlSink::new(dir.path().join("l"), Rules::builtin(), Limits::default());
+        let key = ["AKIA", "Z7Q4M2XJ5PRT3LKB"].concat();
+        sink.record(&obs(
+            "s1",
+            json!({"toolName": "Bash", "toolInput": {"command": format!("echo {key}")}}),
+        ))
+        .unwrap();
+        let raw = std::fs::read_to_string(dir.path().join("l").join(FILE)).unwrap();
+        assert!(!raw.contains(&key), "{raw}");
+        let recs = lines(&dir.path().join("l"), FILE);
+        assert_eq!(recs[0]["kind"], "tool-start");
+        assert_eq!(
+            recs[0]["payload"]["toolInput"]["command"],
+            "echo [REDACTED:aws-access-key-id]"
+        );
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.path().join("l"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+    }
+
+    #[test]
+    fn a_record_never_exceeds_its_byte_limit() {
+        let rules = Rules::builtin();
+        for payload in [
+            json!({"toolOutput": "x".repeat(100_000)}),
+            json!({"a": "é".repeat(20_000), "b": ["y".repeat(9000), 1, null]}),
+            json!((0..3000).map(|i| format!("k{i}")).collect::<Vec<_>>()),
+        ] {
+            let line = bounded_record(&obs("s", payload), &rules, 8192);
+            assert!(line.len() <= 8192, "{}", line.len());
+            let v: Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(v["truncated"], true);
+        }
+        let small = bounded_record(&obs("s", json!({"prompt": "hi"})), &rules, 8192);
+        assert!(!small.contains("truncated"));
+    }
+
+    #[test]
+    fn a_session_stops_at_its_cap_with_one_marker() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            max_session_bytes: 1000,
+            ..Limits::default()
+        };
+        let sink = JsonlSink::new(dir.path(), Rules::builtin(), limits);
+        for _ in 0..20 {
+            sink.record(&obs("busy", json!({"prompt": "p".repeat(100)})))
+                .unwrap();
+        }
+        sink.record(&obs("other", json!({"prompt": "q"}))).unwrap();
+        let recs = lines(dir.path(), FILE);
+        let busy: Vec<&Value> = recs.iter().filter(|r| r["sessionId"] == "busy").collect();
+        assert!(busy.len() < 10, "{}", busy.len());
+        assert_eq!(busy.last().unwrap()["kind"], "session-capped");
+        assert_eq!(
+            busy.iter()
+                .filter(|r| r["kind"] == "session-capped")
+                .count(),
+            1
+        );
+        assert!(recs.iter().any(|r| r["sessionId"] == "other"));
+    }
+
+    #[test]
+    fn the_file_rotates_and_keeps_a_bounded_number() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            max_file_bytes: 4096,
+            keep_files: 2,
+            ..Limits::default()
+        };
+        let sink = JsonlSink::new(dir.path(), Rules::builtin(), limits);
+        for i in 0..200 {
+            sink.record(&obs(&format!("s{i}"), json!({"prompt": "z".repeat(200)})))
+                .unwrap();
+        }
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".jsonl"))
+            .collect();
+        assert_eq!(names.len(), 3, "{names:?}");
+        for n in names {
+            assert!(
+                std::fs::metadata(dir.path().join(&n)).unwrap().len() <= 4096,
+                "{n}"
+            );
+        }
+    }
+
+    #[test]
+    fn hostile_session_ids_stay_inside_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let sink = JsonlSink::new(dir.path().join("l"), Rules::builtin(), Limits::default());
+        sink.record(&obs("../../escape", json!({}))).unwrap();
+        assert!(!dir.path().join("escape.bytes").exists());
+        assert!(dir.path().join("l/sessions/.._.._escape.bytes").exists());
+    }
+
+    #[test]
+    fn limits_come_from_the_learning_table() {
+        let doc: toml_edit::DocumentMut =
+            "[learning]\nenabled = true\nmax_record_bytes = 4096\nkeep_files = 5\n"
+                .parse()
+                .unwrap();
+        let l = Limits::from_table(doc.get("learning").and_then(toml_edit::Item::as_table_like));
+        assert_eq!(
+            (l.max_record_bytes, l.keep_files, l.max_session_bytes),
+            (4096, 5, 1024 * 1024)
+        );
+    }
+}

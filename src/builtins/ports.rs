@@ -1,0 +1,279 @@
+//! The in-process interfaces of the built-ins: the [`Verdict`] of the three
+//! gate bodies, and the two ports of the spec's "Extension points for W3 and
+//! W8" (`LearningObservationSink`, `ImpactEvidenceProvider`) with their
+//! no-op defaults and the runtime.toml switch that picks the shipped ones.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+use toml_edit::{DocumentMut, Item, TableLike};
+
+use crate::runtime::events::Event;
+
+/// What a gate body decided. A deny carries its reason, already escaped
+/// and free of any secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Allow,
+    Deny(String),
+}
+
+impl Verdict {
+    /// The hook stdout contract: nothing for allow, one JSON object for deny.
+    pub fn to_stdout(&self) -> String {
+        match self {
+            Verdict::Allow => String::new(),
+            Verdict::Deny(reason) => {
+                let mut s = serde_json::json!({"decision": "deny", "reason": reason}).to_string();
+                s.push('\n');
+                s
+            }
+        }
+    }
+}
+
+/// The seven observation kinds of the learning observer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ObservationKind {
+    ToolStart,
+    ToolComplete,
+    ToolFailed,
+    UserPrompt,
+    SessionStart,
+    TurnStop,
+    SessionEnd,
+}
+
+impl ObservationKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ObservationKind::ToolStart => "tool-start",
+            ObservationKind::ToolComplete => "tool-complete",
+            ObservationKind::ToolFailed => "tool-failed",
+            ObservationKind::UserPrompt => "user-prompt",
+            ObservationKind::SessionStart => "session-start",
+            ObservationKind::TurnStop => "turn-stop",
+            ObservationKind::SessionEnd => "session-end",
+        }
+    }
+
+    /// The kind for `event`, or `None` for the three events the observer is
+    /// not registered on. Kept in step with `LEARNING_OBSERVER_EVENT_KIND`
+    /// by a test.
+    pub fn for_event(event: Event) -> Option<ObservationKind> {
+        Some(match event {
+            Event::PreToolUse => ObservationKind::ToolStart,
+            Event::PostToolUse => ObservationKind::ToolComplete,
+            Event::PostToolUseFailure => ObservationKind::ToolFailed,
+            Event::UserPromptSubmit => ObservationKind::UserPrompt,
+            Event::SessionStart => ObservationKind::SessionStart,
+            Event::Stop => ObservationKind::TurnStop,
+            Event::SessionEnd => ObservationKind::SessionEnd,
+            Event::PreCompact | Event::SubagentStart | Event::SubagentStop => return None,
+        })
+    }
+}
+
+/// One observation, the spec's `LearningObservation`: the raw event
+/// payload passed straight through; redaction is the sink's job.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LearningObservation {
+    pub kind: ObservationKind,
+    pub session_id: String,
+    pub run_id: String,
+    pub timestamp: String,
+    pub payload: Value,
+}
+
+/// W3's port. An error is reported as `hook-observer-failed` and never
+/// blocks anything (the observer's class is observe).
+pub trait LearningObservationSink: Send + Sync {
+    fn record(&self, obs: &LearningObservation) -> Result<(), String>;
+}
+
+/// The spec's `ImpactEvidenceInput`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImpactEvidenceInput {
+    pub session_id: String,
+    pub file_path: PathBuf,
+    pub tool_name: String,
+    pub project_root: PathBuf,
+    /// Always true when the runtime calls a provider: it consults providers
+    /// only on a session's first edit of a file.
+    pub first_edit_in_session: bool,
+}
+
+/// The spec's `ImpactEvidenceResult`: context to add, and whether to ask.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImpactEvidenceResult {
+    pub additional_context: Option<String>,
+    pub decision_ask: bool,
+}
+
+/// W8's port. The hook is gate-advisory: an error is a failure classified
+/// per profile by the runtime, like any other gate-advisory hook's.
+pub trait ImpactEvidenceProvider: Send + Sync {
+    fn evidence_for(&self, input: &ImpactEvidenceInput) -> Result<ImpactEvidenceResult, String>;
+}
+
+/// The default sink: records nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoopSink;
+
+impl LearningObservationSink for NoopSink {
+    fn record(&self, _: &LearningObservation) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// The default provider: no context, no escalation.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoopImpact;
+
+impl ImpactEvidenceProvider for NoopImpact {
+    fn evidence_for(&self, _: &ImpactEvidenceInput) -> Result<ImpactEvidenceResult, String> {
+        Ok(ImpactEvidenceResult::default())
+    }
+}
+
+/// The ports runtime.toml asks for: the shipped JSONL sink when
+/// `[learning] enabled = true`, the shipped repository provider when
+/// `[impact] enabled = true`, and the no-ops otherwise. A file that is
+/// missing, unreadable or invalid also gives the no-ops: both hooks are
+/// advisory, and `keryx-hooks doctor` is where a broken file is reported.
+pub fn ports_from_runtime_toml(
+    keryx_home: &Path,
+    state_dir: &Path,
+) -> (
+    Box<dyn LearningObservationSink>,
+    Box<dyn ImpactEvidenceProvider>,
+) {
+    let doc = std::fs::read_to_string(keryx_home.join("runtime.toml"))
+        .ok()
+        .and_then(|t| t.parse::<DocumentMut>().ok());
+    let table = |name: &str| {
+        doc.as_ref()
+            .and_then(|d| d.get(name))
+            .and_then(Item::as_table_like)
+    };
+    let enabled = |t: Option<&dyn TableLike>| {
+        t.and_then(|t| t.get("enabled"))
+            .and_then(Item::as_bool)
+            .unwrap_or(false)
+    };
+
+    let learning = table("learning");
+    let sink: Box<dyn LearningObservationSink> = if enabled(learning) {
+        let scanner = super::scanner::Rules::load(Some(&keryx_home.join("runtime.toml")))
+            .unwrap_or_else(|_| super::scanner::Rules::builtin());
+        let limits = super::learning::Limits::from_table(learning);
+        Box::new(super::learning::JsonlSink::new(
+            state_dir.join("learning"),
+            scanner,
+            limits,
+        ))
+    } else {
+        Box::new(NoopSink)
+    };
+
+    let impact = table("impact");
+    let provider: Box<dyn ImpactEvidenceProvider> = if enabled(impact) {
+        Box::new(super::impact::RepoImpactProvider::new(
+            super::impact::ImpactLimits::from_table(impact),
+            Some(state_dir.join("impact-cache")),
+        ))
+    } else {
+        Box::new(NoopImpact)
+    };
+    (sink, provider)
+}
+
+/// An integer setting from a runtime.toml table, or `default`.
+pub(crate) fn int_setting(t: Option<&dyn TableLike>, key: &str, default: u64) -> u64 {
+    t.and_then(|t| t.get(key))
+        .and_then(Item::as_integer)
+        .and_then(|i| u64::try_from(i).ok())
+        .unwrap_or(default)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_match_the_registration_table() {
+        for (event, kind) in super::super::LEARNING_OBSERVER_EVENT_KIND {
+            assert_eq!(
+                ObservationKind::for_event(event).map(ObservationKind::as_str),
+                Some(kind)
+            );
+        }
+        let mapped = Event::ALL
+            .iter()
+            .filter(|e| ObservationKind::for_event(**e).is_some())
+            .count();
+        assert_eq!(mapped, 7);
+    }
+
+    #[test]
+    fn verdict_stdout_is_silence_or_one_deny_object() {
+        assert_eq!(Verdict::Allow.to_stdout(), "");
+        let v: Value = serde_json::from_str(&Verdict::Deny("no \"x\"".into()).to_stdout()).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"decision": "deny", "reason": "no \"x\""})
+        );
+    }
+
+    #[test]
+    fn noop_ports_do_nothing() {
+        let obs = LearningObservation {
+            kind: ObservationKind::ToolStart,
+            session_id: "s".into(),
+            run_id: "r".into(),
+            timestamp: "t".into(),
+            payload: Value::Null,
+        };
+        assert_eq!(NoopSink.record(&obs), Ok(()));
+        let input = ImpactEvidenceInput {
+            session_id: "s".into(),
+            file_path: "a.rs".into(),
+            tool_name: "Edit".into(),
+            project_root: "/p".into(),
+            first_edit_in_session: true,
+        };
+        assert_eq!(
+            NoopImpact.evidence_for(&input),
+            Ok(ImpactEvidenceResult::default())
+        );
+    }
+
+    #[test]
+    fn runtime_toml_switches_the_shipped_ports_on() {
+        let home = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let obs = LearningObservation {
+            kind: ObservationKind::UserPrompt,
+            session_id: "s1".into(),
+            run_id: "r".into(),
+            timestamp: "t".into(),
+            payload: serde_json::json!({"prompt": "hi"}),
+        };
+        // No file: no-ops, nothing written.
+        let (sink, _) = ports_from_runtime_toml(home.path(), state.path());
+        sink.record(&obs).unwrap();
+        assert!(!state.path().join("learning").exists());
+
+        std::fs::write(
+            home.path().join("runtime.toml"),
+            "[learning]\nenabled = true\n[impact]\nenabled = true\n",
+        )
+        .unwrap();
+        let (sink, _) = ports_from_runtime_toml(home.path(), state.path());
+        sink.record(&obs).unwrap();
+        assert!(state.path().join("learning").is_dir());
+    }
+}

@@ -1,0 +1,1159 @@
+//! The secret and hidden-instruction scanner behind `keryx.security-check-*`
+//! and the learning sink's redaction. Rules are data (`secret-rules.toml`,
+//! plus the user's `[[security.rules]]`), compiled once per process; a
+//! finding carries a kind and a position, never the secret itself.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use regex::bytes::{Regex, RegexBuilder};
+use toml_edit::{DocumentMut, Item, TableLike};
+
+const BUILTIN_RULES: &str = include_str!("secret-rules.toml");
+
+/// Rule ids of the hidden-instruction carriers, which are code, not regexes.
+pub const TAG_CHARACTERS: &str = "unicode-tag-characters";
+pub const BIDI_OVERRIDE: &str = "bidi-override";
+pub const ZERO_WIDTH_RUN: &str = "zero-width-run";
+
+/// This many zero-width characters in a row carry data; one or two occur in
+/// ordinary Persian, Indic and emoji text.
+const ZERO_WIDTH_RUN_MIN: usize = 3;
+
+/// Stop collecting after this many findings: the gate needs the first, the
+/// redactor needs them all, and nothing needs an unbounded list.
+const MAX_FINDINGS: usize = 1000;
+
+/// Where the scanned text is headed; a rule may apply to one side only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// A prompt about to reach the model.
+    Input,
+    /// Content about to be written to disk.
+    Output,
+}
+
+/// One thing the scanner found. `start..end` is the byte span of the secret
+/// (for redaction); `line` and `column` (1-based, column in characters) are
+/// for the reason. There is deliberately no field holding the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub rule_id: String,
+    pub kind: String,
+    pub start: usize,
+    pub end: usize,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl Finding {
+    /// `AWS access key id (rule `aws-access-key-id`) at line 3, column 14`,
+    /// escaped: kinds and ids of user rules come from a file.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} (rule `{}`) at line {}, column {}",
+            crate::escape::escape(&self.kind),
+            crate::escape::escape(&self.rule_id),
+            self.line,
+            self.column
+        )
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Rule {
+    id: String,
+    kind: String,
+    regex: Regex,
+    /// The capture group holding the secret; 0 is the whole match.
+    group: usize,
+    /// A group named `user`: a secret equal to it is a development default.
+    user_group: Option<usize>,
+    keywords: Vec<String>,
+    /// Runs over the ASCII-lowercased text (same byte offsets).
+    lowercase: bool,
+    min_entropy: Option<f64>,
+    random_shape: bool,
+    allow: Option<Regex>,
+    input: bool,
+    output: bool,
+}
+
+/// A compiled rule set. Cloning is cheap (compiled regexes are shared).
+#[derive(Debug, Clone)]
+pub struct Rules {
+    rules: Vec<Rule>,
+    tag_characters: bool,
+    bidi_override: bool,
+    zero_width_run: bool,
+}
+
+static BUILTIN: OnceLock<Rules> = OnceLock::new();
+
+impl Rules {
+    /// The built-in rules, compiled on first use and shared for the life of
+    /// the process (the runtime calls the scanner on every tool call).
+    pub fn builtin() -> Rules {
+        builtin_rules().clone()
+    }
+
+    /// The built-in rules plus the user's `[[security.rules]]` and minus
+    /// their `[security] disable` list, from `$KERYX_HOME/runtime.toml`. A
+    /// missing file is the built-ins; an unreadable or invalid one is an
+    /// error, because silently dropping a user's rule would let secrets
+    /// through that they asked to stop.
+    pub fn load(user_runtime_toml: Option<&Path>) -> Result<Rules, String> {
+        let mut rules = Rules::builtin();
+        let Some(path) = user_runtime_toml else {
+            return Ok(rules);
+        };
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(rules),
+            Err(e) => return Err(format!("cannot read `{}`: {e}", path.display())),
+        };
+        let where_ = format!("`{}`", path.display());
+        rules.apply_user(&text, &where_)?;
+        Ok(rules)
+    }
+
+    /// Applies a runtime.toml's `[security]` table to this rule set.
+    fn apply_user(&mut self, text: &str, where_: &str) -> Result<(), String> {
+        let doc: DocumentMut = text
+            .parse()
+            .map_err(|e| format!("{where_} is not valid TOML: {e}"))?;
+        let Some(security) = doc.get("security").and_then(Item::as_table_like) else {
+            return Ok(());
+        };
+        if let Some(disable) = security.get("disable") {
+            let ids = string_list(disable).ok_or_else(|| {
+                format!("{where_}: `security.disable` must be a list of rule ids")
+            })?;
+            for id in ids {
+                self.disable(&id)
+                    .map_err(|e| format!("{where_}: `security.disable`: {e}"))?;
+            }
+        }
+        if let Some(item) = security.get("rules") {
+            let tables = tables_of(item)
+                .ok_or_else(|| format!("{where_}: `security.rules` must be an array of tables"))?;
+            for (i, t) in tables.into_iter().enumerate() {
+                let rule =
+                    compile_rule(t).map_err(|e| format!("{where_}: `security.rules[{i}]`: {e}"))?;
+                if self.has_id(&rule.id) {
+                    return Err(format!(
+                        "{where_}: `security.rules[{i}]`: rule id `{}` already exists; \
+                         choose another id (a built-in can be switched off with \
+                         `[security] disable = [\"{}\"]`)",
+                        rule.id, rule.id
+                    ));
+                }
+                self.rules.push(rule);
+            }
+        }
+        Ok(())
+    }
+
+    fn has_id(&self, id: &str) -> bool {
+        [TAG_CHARACTERS, BIDI_OVERRIDE, ZERO_WIDTH_RUN].contains(&id)
+            || self.rules.iter().any(|r| r.id == id)
+    }
+
+    fn disable(&mut self, id: &str) -> Result<(), String> {
+        match id {
+            TAG_CHARACTERS => self.tag_characters = false,
+            BIDI_OVERRIDE => self.bidi_override = false,
+            ZERO_WIDTH_RUN => self.zero_width_run = false,
+            _ => {
+                let before = self.rules.len();
+                self.rules.retain(|r| r.id != id);
+                if self.rules.len() == before {
+                    return Err(format!("no rule with id `{id}`"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The ids of every active rule, carriers included, in scan order.
+    pub fn ids(&self) -> Vec<&str> {
+        let mut ids: Vec<&str> = self.rules.iter().map(|r| r.id.as_str()).collect();
+        for (on, id) in [
+            (self.tag_characters, TAG_CHARACTERS),
+            (self.bidi_override, BIDI_OVERRIDE),
+            (self.zero_width_run, ZERO_WIDTH_RUN),
+        ] {
+            if on {
+                ids.push(id);
+            }
+        }
+        ids
+    }
+
+    /// Every finding in `text` for `target`, ordered by position.
+    pub fn scan(&self, text: &str, target: Target) -> Vec<Finding> {
+        let mut spans = self.secret_spans(text, Some(target), MAX_FINDINGS);
+        spans.extend(self.carrier_spans(text));
+        spans.sort_by_key(|s| (s.1, s.2));
+        spans.truncate(MAX_FINDINGS);
+        let mut lines = LineIndex::new(text);
+        spans
+            .into_iter()
+            .map(|(rule, start, end)| {
+                let (line, column) = lines.position(start);
+                Finding {
+                    rule_id: rule.0.to_owned(),
+                    kind: rule.1.to_owned(),
+                    start,
+                    end,
+                    line,
+                    column,
+                }
+            })
+            .collect()
+    }
+
+    /// `text` with every secret replaced by `[REDACTED:<rule id>]` and every
+    /// hidden-instruction character escaped, for anything we store.
+    pub fn redact(&self, text: &str) -> String {
+        // No cap here: a secret left unredacted because many came before it
+        // would be a leak.
+        let mut spans = self.secret_spans(text, None, usize::MAX);
+        spans.sort_by_key(|s| (s.1, std::cmp::Reverse(s.2)));
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for ((id, _), start, end) in spans {
+            if start < at {
+                // Overlaps a span already replaced (two rules, one secret).
+                at = at.max(end);
+                continue;
+            }
+            push_escaping_carriers(&mut out, &text[at..start]);
+            out.push_str("[REDACTED:");
+            out.push_str(id);
+            out.push(']');
+            at = end;
+        }
+        push_escaping_carriers(&mut out, &text[at.min(text.len())..]);
+        out
+    }
+
+    /// (rule (id, kind), start, end) of each accepted regex match, for the
+    /// rules that apply to `target` (every rule when `None`).
+    fn secret_spans<'r>(
+        &'r self,
+        text: &str,
+        target: Option<Target>,
+        limit: usize,
+    ) -> Vec<((&'r str, &'r str), usize, usize)> {
+        let bytes = text.as_bytes();
+        let mut lower: Option<String> = None;
+        let mut out = Vec::new();
+        for rule in &self.rules {
+            let applies = match target {
+                Some(Target::Input) => rule.input,
+                Some(Target::Output) => rule.output,
+                None => rule.input || rule.output,
+            };
+            if !applies {
+                continue;
+            }
+            if !rule.keywords.is_empty() || rule.lowercase {
+                let lower = lower.get_or_insert_with(|| text.to_ascii_lowercase());
+                if !rule.keywords.is_empty()
+                    && !rule.keywords.iter().any(|k| lower.contains(k.as_str()))
+                {
+                    continue;
+                }
+            }
+            // ASCII lowercasing keeps every byte offset, so spans found in
+            // the lowercased text index the original.
+            let haystack = match (&lower, rule.lowercase) {
+                (Some(l), true) => l.as_bytes(),
+                _ => bytes,
+            };
+            for caps in rule.regex.captures_iter(haystack) {
+                let Some(m) = caps.get(rule.group) else {
+                    continue;
+                };
+                let secret = &bytes[m.range()];
+                if let Some(min) = rule.min_entropy
+                    && entropy(secret) < min
+                {
+                    continue;
+                }
+                if rule.random_shape && !random_shape(secret) {
+                    continue;
+                }
+                if rule.allow.as_ref().is_some_and(|a| a.is_match(secret)) {
+                    continue;
+                }
+                if let Some(u) = rule.user_group
+                    && caps.get(u).is_some_and(|u| &bytes[u.range()] == secret)
+                {
+                    continue;
+                }
+                // A span must not split a UTF-8 character: regexes run over
+                // bytes, and `redact` slices the str.
+                let (start, end) = (floor_char(text, m.start()), ceil_char(text, m.end()));
+                out.push(((rule.id.as_str(), rule.kind.as_str()), start, end));
+                if out.len() >= limit {
+                    return out;
+                }
+            }
+        }
+        out
+    }
+
+    fn carrier_spans(&self, text: &str) -> Vec<((&'static str, &'static str), usize, usize)> {
+        let mut out = Vec::new();
+        if !(self.tag_characters || self.bidi_override || self.zero_width_run) {
+            return out;
+        }
+        let bytes = text.as_bytes();
+        // Consecutive carriers of one class form a run; a regex over their
+        // UTF-8 bytes finds them without decoding the whole text.
+        let mut found = carrier_regex()
+            .find_iter(bytes)
+            .map(|m| (m.start(), m.end(), classify(&bytes[m.range()])));
+        let mut pending = found.next();
+        while let Some((start, mut end, class)) = pending {
+            let mut count = 1;
+            pending = found.next();
+            while let Some((s, e, c)) = pending {
+                if s != end || c != class {
+                    break;
+                }
+                end = e;
+                count += 1;
+                pending = found.next();
+            }
+            match class {
+                Carrier::Tag if self.tag_characters => {
+                    let after_flag = bytes[..start].ends_with("\u{1F3F4}".as_bytes());
+                    if !(after_flag && is_flag_tag_sequence(&text[start..end])) {
+                        out.push((
+                            (TAG_CHARACTERS, "Unicode tag characters (hidden text)"),
+                            start,
+                            end,
+                        ));
+                    }
+                }
+                Carrier::Bidi if self.bidi_override => {
+                    // Each override is its own finding: each reorders text.
+                    let mut at = start;
+                    for c in text[start..end].chars() {
+                        out.push((
+                            (BIDI_OVERRIDE, "bidirectional override character"),
+                            at,
+                            at + c.len_utf8(),
+                        ));
+                        at += c.len_utf8();
+                    }
+                }
+                Carrier::ZeroWidth if self.zero_width_run && count >= ZERO_WIDTH_RUN_MIN => {
+                    out.push(((ZERO_WIDTH_RUN, "run of zero-width characters"), start, end));
+                }
+                _ => {}
+            }
+            if out.len() >= MAX_FINDINGS {
+                break;
+            }
+        }
+        out
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Carrier {
+    Tag,
+    Bidi,
+    ZeroWidth,
+}
+
+/// The UTF-8 encodings of every carrier character: tags U+E0000–E007F,
+/// bidi U+202A–202E and U+2066–2069, zero-width U+200B–200D,
+/// U+2060–2064, U+FEFF, U+180E.
+fn carrier_regex() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        build_regex(
+            r"\xF3\xA0[\x80\x81][\x80-\xBF]|\xE2\x80[\x8B-\x8D\xAA-\xAE]|\xE2\x81[\xA0-\xA4\xA6-\xA9]|\xEF\xBB\xBF|\xE1\xA0\x8E",
+        )
+        .expect("carrier regex compiles")
+    })
+}
+
+fn classify(utf8: &[u8]) -> Carrier {
+    match utf8 {
+        [0xF3, ..] => Carrier::Tag,
+        [0xE2, 0x80, 0xAA..=0xAE] | [0xE2, 0x81, 0xA6..=0xA9] => Carrier::Bidi,
+        _ => Carrier::ZeroWidth,
+    }
+}
+
+/// The process-wide compiled built-in set.
+pub fn builtin_rules() -> &'static Rules {
+    BUILTIN.get_or_init(|| {
+        let mut rules = Rules {
+            rules: Vec::new(),
+            tag_characters: true,
+            bidi_override: true,
+            zero_width_run: true,
+        };
+        let doc: DocumentMut = BUILTIN_RULES
+            .parse()
+            .expect("secret-rules.toml is valid TOML");
+        let tables = doc
+            .get("rule")
+            .and_then(tables_of)
+            .expect("secret-rules.toml has [[rule]] tables");
+        for t in tables {
+            let rule = compile_rule(t).unwrap_or_else(|e| panic!("secret-rules.toml: {e}"));
+            assert!(!rules.has_id(&rule.id), "duplicate rule id {}", rule.id);
+            rules.rules.push(rule);
+        }
+        rules
+    })
+}
+
+fn compile_rule(t: &dyn TableLike) -> Result<Rule, String> {
+    let str_field = |k: &str| t.get(k).and_then(Item::as_str).map(str::to_owned);
+    let id = str_field("id").ok_or("missing string field `id`")?;
+    if id.is_empty()
+        || !id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(format!(
+            "rule id `{}` must be non-empty letters, digits, `-` or `_`",
+            crate::escape::escape(&id)
+        ));
+    }
+    let kind = str_field("kind").unwrap_or_else(|| id.clone());
+    let pattern =
+        str_field("regex").ok_or_else(|| format!("rule `{id}`: missing string field `regex`"))?;
+    let regex = build_regex(&pattern).map_err(|e| format!("rule `{id}`: invalid `regex`: {e}"))?;
+    let group = match t.get("group") {
+        Some(g) => {
+            let n = g
+                .as_integer()
+                .filter(|n| *n >= 0)
+                .ok_or_else(|| format!("rule `{id}`: `group` must be a non-negative integer"))?;
+            let n = usize::try_from(n).map_err(|_| format!("rule `{id}`: `group` is too large"))?;
+            if n >= regex.captures_len() {
+                return Err(format!("rule `{id}`: the regex has no capture group {n}"));
+            }
+            n
+        }
+        None => secret_group_index(&regex).unwrap_or(0),
+    };
+    let user_group = regex.capture_names().position(|n| n == Some("user"));
+    let keywords = match t.get("keywords") {
+        Some(k) => string_list(k)
+            .ok_or_else(|| format!("rule `{id}`: `keywords` must be a list of strings"))?
+            .into_iter()
+            .map(|k| k.to_ascii_lowercase())
+            .collect(),
+        None => Vec::new(),
+    };
+    let min_entropy = match t.get("min_entropy") {
+        Some(v) => Some(
+            v.as_float()
+                .or_else(|| v.as_integer().map(|i| i as f64))
+                .ok_or_else(|| format!("rule `{id}`: `min_entropy` must be a number"))?,
+        ),
+        None => None,
+    };
+    let lowercase = match t.get("lowercase") {
+        Some(v) => v
+            .as_bool()
+            .ok_or_else(|| format!("rule `{id}`: `lowercase` must be true or false"))?,
+        None => false,
+    };
+    let random_shape = match t.get("random_shape") {
+        Some(v) => v
+            .as_bool()
+            .ok_or_else(|| format!("rule `{id}`: `random_shape` must be true or false"))?,
+        None => false,
+    };
+    let allow = match t.get("allow") {
+        Some(a) => {
+            let list = string_list(a)
+                .ok_or_else(|| format!("rule `{id}`: `allow` must be a list of regexes"))?;
+            let joined = list
+                .iter()
+                .map(|p| format!("(?:{p})"))
+                .collect::<Vec<_>>()
+                .join("|");
+            Some(
+                build_regex(&format!("^(?:{joined})$"))
+                    .map_err(|e| format!("rule `{id}`: invalid `allow`: {e}"))?,
+            )
+        }
+        None => None,
+    };
+    let (input, output) = match t.get("applies") {
+        Some(a) => {
+            let list =
+                string_list(a).ok_or_else(|| format!("rule `{id}`: `applies` must be a list"))?;
+            let mut io = (false, false);
+            for s in &list {
+                match s.as_str() {
+                    "input" => io.0 = true,
+                    "output" => io.1 = true,
+                    other => {
+                        return Err(format!(
+                            "rule `{id}`: `applies` has `{}`; expected \"input\" or \"output\"",
+                            crate::escape::escape(other)
+                        ));
+                    }
+                }
+            }
+            io
+        }
+        None => (true, true),
+    };
+    Ok(Rule {
+        id,
+        kind,
+        regex,
+        group,
+        user_group,
+        keywords,
+        lowercase,
+        min_entropy,
+        random_shape,
+        allow,
+        input,
+        output,
+    })
+}
+
+/// Byte regexes with ASCII semantics: Unicode-aware `\b` would push the
+/// engine off its fast path on any non-ASCII text, and secrets are ASCII.
+fn build_regex(pattern: &str) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(pattern)
+        .unicode(false)
+        .size_limit(4 << 20)
+        .build()
+}
+
+fn secret_group_index(regex: &Regex) -> Option<usize> {
+    regex.capture_names().position(|n| n == Some("secret"))
+}
+
+fn string_list(item: &Item) -> Option<Vec<String>> {
+    item.as_array()?
+        .iter()
+        .map(|v| v.as_str().map(str::to_owned))
+        .collect()
+}
+
+fn tables_of(item: &Item) -> Option<Vec<&dyn TableLike>> {
+    if let Some(aot) = item.as_array_of_tables() {
+        return Some(aot.iter().map(|t| t as &dyn TableLike).collect());
+    }
+    item.as_array()?
+        .iter()
+        .map(|v| v.as_inline_table().map(|t| t as &dyn TableLike))
+        .collect()
+}
+
+/// Shannon entropy in bits per byte.
+pub fn entropy(s: &[u8]) -> f64 {
+    if s.is_empty() {
+        return 0.0;
+    }
+    let mut counts = [0u32; 256];
+    for &b in s {
+        counts[b as usize] += 1;
+    }
+    let n = s.len() as f64;
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// Whether `s` looks machine-generated rather than written: it has a digit
+/// and a letter, and some `-`/`_`/`.`-separated segment mixes the two
+/// (`prod-db-credentials-2024` is words and a year; `a8Kd93jQ…` is not).
+pub fn random_shape(s: &[u8]) -> bool {
+    s.iter().any(u8::is_ascii_digit)
+        && s.iter().any(u8::is_ascii_alphabetic)
+        && s.split(|b| matches!(b, b'-' | b'_' | b'.')).any(|seg| {
+            seg.iter().any(u8::is_ascii_digit) && seg.iter().any(u8::is_ascii_alphabetic)
+        })
+}
+
+fn is_tag(c: char) -> bool {
+    ('\u{E0000}'..='\u{E007F}').contains(&c)
+}
+
+/// England, Scotland and Wales flags: U+1F3F4, two to six tag letters or
+/// digits, then CANCEL TAG. The only ordinary use of tag characters.
+fn is_flag_tag_sequence(run: &str) -> bool {
+    let tags: Vec<char> = run.chars().collect();
+    let Some((&last, body)) = tags.split_last() else {
+        return false;
+    };
+    last == '\u{E007F}'
+        && (2..=6).contains(&body.len())
+        && body.iter().all(|&c| {
+            ('\u{E0030}'..='\u{E0039}').contains(&c) || ('\u{E0061}'..='\u{E007A}').contains(&c)
+        })
+}
+
+fn is_bidi_override(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+fn is_zero_width(c: char) -> bool {
+    matches!(c, '\u{200B}'..='\u{200D}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}' | '\u{180E}')
+}
+
+fn push_escaping_carriers(out: &mut String, s: &str) {
+    if s.is_ascii() {
+        out.push_str(s);
+        return;
+    }
+    for c in s.chars() {
+        if is_tag(c) || is_bidi_override(c) || is_zero_width(c) {
+            out.push_str(&format!("\\u{{{:X}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+}
+
+fn floor_char(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_char(s: &str, mut i: usize) -> usize {
+    while i < s.len() && !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+/// Byte offset → (line, column), for offsets asked in increasing order.
+struct LineIndex<'a> {
+    text: &'a str,
+    at: usize,
+    line: usize,
+    line_start: usize,
+}
+
+impl<'a> LineIndex<'a> {
+    fn new(text: &'a str) -> Self {
+        LineIndex {
+            text,
+            at: 0,
+            line: 1,
+            line_start: 0,
+        }
+    }
+
+    fn position(&mut self, offset: usize) -> (usize, usize) {
+        if offset < self.at {
+            *self = LineIndex::new(self.text);
+        }
+        let bytes = self.text.as_bytes();
+        for (i, &b) in bytes[self.at..offset].iter().enumerate() {
+            if b == b'\n' {
+                self.line += 1;
+                self.line_start = self.at + i + 1;
+            }
+        }
+        self.at = offset;
+        let column = self.text[self.line_start..offset].chars().count() + 1;
+        (self.line, column)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Every rule has a positive and a negative case. Secrets are built by
+    //! concatenation so this file itself never looks like it holds one (the
+    //! project's own source must scan clean, and push protection agrees).
+
+    use super::*;
+
+    fn j(parts: &[&str]) -> String {
+        parts.concat()
+    }
+
+    fn ids(text: &str, target: Target) -> Vec<String> {
+        Rules::builtin()
+            .scan(text, target)
+            .into_iter()
+            .map(|f| f.rule_id)
+            .collect()
+    }
+
+    #[track_caller]
+    fn hit(rule: &str, text: &str) {
+        for target in [Target::Input, Target::Output] {
+            let found = ids(text, target);
+            assert!(
+                found.iter().any(|f| f == rule),
+                "{rule} should match {text:?} ({target:?}); found {found:?}"
+            );
+        }
+    }
+
+    #[track_caller]
+    fn miss(text: &str) {
+        for target in [Target::Input, Target::Output] {
+            let found = ids(text, target);
+            assert!(
+                found.is_empty(),
+                "{text:?} should be clean ({target:?}); found {found:?}"
+            );
+        }
+    }
+
+    /// A fixed pseudo-random alphanumeric string; the same on every run.
+    fn noise(n: usize, seed: u64) -> String {
+        const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        let mut x = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                A[(x % A.len() as u64) as usize] as char
+            })
+            .collect()
+    }
+
+    #[test]
+    fn builtin_rules_compile_and_every_one_is_tested_below() {
+        let ids = Rules::builtin()
+            .ids()
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>();
+        let tested = [
+            "aws-access-key-id",
+            "aws-secret-access-key",
+            "github-token",
+            "gitlab-token",
+            "slack-token",
+            "slack-webhook",
+            "stripe-secret-key",
+            "openai-api-key",
+            "anthropic-api-key",
+            "private-key-block",
+            "jwt",
+            "url-password",
+            "bearer-token",
+            "secret-assignment",
+            "secret-assignment-env",
+            TAG_CHARACTERS,
+            BIDI_OVERRIDE,
+            ZERO_WIDTH_RUN,
+        ];
+        assert_eq!(
+            ids, tested,
+            "a new rule needs a positive and a negative test here"
+        );
+    }
+
+    #[test]
+    fn aws_access_key_id() {
+        hit(
+            "aws-access-key-id",
+            &j(&["key ", "AKIA", "Z7Q4M2XJ5PRT3LKB", " done"]),
+        );
+        hit("aws-access-key-id", &j(&["ASIA", "Y3N6B2V7C4X5Z2QW"]));
+        miss(&j(&["AKIA", "IOSFODNN7", "EXAMPLE"])); // AWS's published example
+        miss(&j(&["AKIA", "XXXXXXXXXXXXXXXX"]));
+        miss("AKIAsmall and BAKIAZ7Q4M2XJ5PRT3LKB glued");
+    }
+
+    #[test]
+    fn aws_secret_access_key() {
+        let s = j(&["wJalrXUtnFEMI/K7MDENG/", "bPxRfiCYzq7Jd93kLm"]);
+        hit(
+            "aws-secret-access-key",
+            &format!("aws_secret_access_key = {s}\n"),
+        );
+        hit(
+            "aws-secret-access-key",
+            &format!("secretAccessKey: \"{s}\""),
+        );
+        miss(&j(&[
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/",
+            "bPxRfiCYEXAMPLEKEY",
+        ]));
+        miss("aws_secret_access_key = ${AWS_SECRET_ACCESS_KEY}");
+    }
+
+    #[test]
+    fn github_token() {
+        hit("github-token", &j(&["ghp", "_", &noise(36, 1)]));
+        hit(
+            "github-token",
+            &j(&["github_pat", "_", &noise(22, 2), "_", &noise(59, 3)]),
+        );
+        miss(&j(&["ghp", "_", &"x".repeat(36)]));
+        miss("ghp_short and gh_pages");
+    }
+
+    #[test]
+    fn gitlab_token() {
+        hit("gitlab-token", &j(&["glpat", "-", &noise(20, 4)]));
+        miss(&j(&["glpat", "-", "xxxxxxxxxxxxxxxxxxxx"]));
+        miss("glpat-short");
+    }
+
+    #[test]
+    fn slack_token_and_webhook() {
+        hit(
+            "slack-token",
+            &j(&[
+                "xoxb",
+                "-",
+                "2400189537",
+                "-",
+                "5371045896",
+                "-",
+                &noise(24, 5),
+            ]),
+        );
+        miss("xoxb-not-a-token");
+        hit(
+            "slack-webhook",
+            &j(&[
+                "https://hooks.slack",
+                ".com/services/",
+                "T0A1B2C3D/",
+                "B9Z8Y7X6W/",
+                &noise(24, 6),
+            ]),
+        );
+        miss("https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX");
+    }
+
+    #[test]
+    fn stripe_secret_key() {
+        hit("stripe-secret-key", &j(&["sk", "_live_", &noise(24, 7)]));
+        hit("stripe-secret-key", &j(&["rk", "_test_", &noise(24, 8)]));
+        miss(&j(&["pk", "_live_", &noise(24, 9)])); // publishable keys are public
+        miss(&j(&["sk", "_live_", "xxxxxxxxxxxxxxxxxxxxxxxx"]));
+    }
+
+    #[test]
+    fn openai_api_key() {
+        hit(
+            "openai-api-key",
+            &j(&["sk-", &noise(20, 10), "T3Blbk", "FJ", &noise(20, 11)]),
+        );
+        hit("openai-api-key", &j(&["sk-proj-", &noise(64, 12)]));
+        miss("sk-learn is a library; sk-proj-short");
+    }
+
+    #[test]
+    fn anthropic_api_key() {
+        hit(
+            "anthropic-api-key",
+            &j(&["sk-ant-", "api03-", &noise(93, 13), "AA"]),
+        );
+        miss("sk-ant-api03-short");
+        let found = ids(&j(&["sk-ant-", "api03-", &noise(93, 14)]), Target::Input);
+        assert!(!found.contains(&"openai-api-key".to_owned()), "{found:?}");
+    }
+
+    #[test]
+    fn private_key_block() {
+        let key = j(&[
+            "-----BEGIN OPENSSH ",
+            "PRIVATE KEY-----\n",
+            &noise(70, 15),
+            "\n",
+            &noise(70, 16),
+            "\n",
+            "-----END OPENSSH ",
+            "PRIVATE KEY-----\n",
+        ]);
+        hit("private-key-block", &key);
+        // JSON-escaped newlines, as a key pasted inside a JSON string.
+        hit(
+            "private-key-block",
+            &j(&[
+                "\"-----BEGIN RSA ",
+                "PRIVATE KEY-----\\n",
+                &noise(64, 17),
+                "\\n\"",
+            ]),
+        );
+        // A PEM parser's marker constant is not a key.
+        miss("if line == \"-----BEGIN RSA PRIVATE KEY-----\" { start = true; }");
+        miss("-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n");
+    }
+
+    #[test]
+    fn private_key_redaction_covers_every_line() {
+        let body2 = noise(70, 19);
+        let key = j(&[
+            "before\n-----BEGIN EC ",
+            "PRIVATE KEY-----\n",
+            &noise(64, 18),
+            "\n",
+            &body2,
+            "\n",
+            "-----END EC ",
+            "PRIVATE KEY-----\nafter",
+        ]);
+        let red = Rules::builtin().redact(&key);
+        assert!(!red.contains(&body2), "{red}");
+        assert_eq!(red, "before\n[REDACTED:private-key-block]\nafter");
+    }
+
+    #[test]
+    fn jwt() {
+        let t = j(&[
+            "eyJhbGciOiJSUzI1NiJ9",
+            ".",
+            "eyJzdWIiOiJhbGljZSIsImV4cCI6MTcwMH0",
+            ".",
+            &noise(43, 20),
+        ]);
+        hit("jwt", &format!("token {t} end"));
+        miss(&j(&[
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9",
+            ".",
+            "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ",
+            ".",
+            "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+        ]));
+        miss("eyJhbGciOiJIUzI1NiJ9 alone is only a header");
+    }
+
+    #[test]
+    fn url_password() {
+        hit(
+            "url-password",
+            &j(&["postgres://app:", "s3cr3t-Pa55", "@db.internal:5432/app"]),
+        );
+        hit(
+            "url-password",
+            &j(&["https://bot:", "ghx", "Tok3n", "@github.com/org/repo.git"]),
+        );
+        miss("postgres://postgres:postgres@localhost:5432/test");
+        miss("postgres://user:password@localhost/db and mysql://root:${DB_PASSWORD}@db/x");
+        miss("redis://:{password}@host and http://[::1]:8080/path and ssh://git@github.com/x");
+        miss("https://example.com:8080/a@b");
+    }
+
+    #[test]
+    fn bearer_token() {
+        hit(
+            "bearer-token",
+            &j(&["Authorization: Bearer ", &noise(40, 21)]),
+        );
+        miss("Authorization: Bearer $TOKEN");
+        miss("the bearer of this letter is expected-to-arrive-tomorrow");
+    }
+
+    #[test]
+    fn secret_assignment_quoted() {
+        hit(
+            "secret-assignment",
+            &j(&["api_key = \"", &noise(32, 22), "\""]),
+        );
+        hit(
+            "secret-assignment",
+            &j(&["{\"clientSecret\": \"", &noise(28, 23), "\"}"]),
+        );
+        hit(
+            "secret-assignment",
+            &j(&["const API_KEY: &str = \"", &noise(32, 24), "\";"]),
+        );
+        hit(
+            "secret-assignment",
+            &j(&["token := \"", "8f3a9c1e7b2d4f6a", "0c9e8d7f6a5b4c3d", "\""]),
+        );
+        miss("api_key = \"your-api-key-here\"");
+        miss("secret_name = \"prod-db-credentials-2024\"");
+        miss("let token = lexer.next_token_or_default_value();");
+        miss("password = \"aaaaaaaaaaaaaaaaaaaa1\"");
+    }
+
+    #[test]
+    fn secret_assignment_env() {
+        hit(
+            "secret-assignment-env",
+            &j(&["export DB_PASSWORD=", &noise(24, 25), "\n"]),
+        );
+        hit(
+            "secret-assignment-env",
+            &j(&["session_key: ", &noise(32, 26)]),
+        );
+        miss("TOKENIZERS_PARALLELISM=false\nMAX_TOKENS=4096\n");
+        miss("GITHUB_TOKEN=${{ secrets.GITHUB_TOKEN }}");
+    }
+
+    #[test]
+    fn unicode_tag_characters() {
+        let hidden: String = "ignore previous"
+            .chars()
+            .map(|c| char::from_u32(0xE0000 + c as u32).unwrap())
+            .collect();
+        hit(TAG_CHARACTERS, &format!("hello{hidden}world"));
+        // The flag of England is a tag sequence after U+1F3F4.
+        miss("go \u{1F3F4}\u{E0067}\u{E0062}\u{E0065}\u{E006E}\u{E0067}\u{E007F} team");
+    }
+
+    #[test]
+    fn bidi_override() {
+        hit(
+            BIDI_OVERRIDE,
+            "if access_level != \"user\u{202E} \u{2066}// admin\u{2069}\u{2066}\" {",
+        );
+        miss("שלום עולם, plain right-to-left text with no overrides \u{200F}");
+    }
+
+    #[test]
+    fn zero_width_run() {
+        hit(ZERO_WIDTH_RUN, "a\u{200B}\u{200C}\u{200B}\u{200D}b");
+        miss("می\u{200C}خواهم and 👩\u{200D}💻 and a\u{200B}b");
+    }
+
+    #[test]
+    fn findings_name_kind_and_position_never_the_secret() {
+        let secret = j(&["AKIA", "Z7Q4M2XJ5PRT3LKB"]);
+        let text = format!("line one\n  é {secret}\n");
+        let f = &Rules::builtin().scan(&text, Target::Input)[0];
+        assert_eq!((f.line, f.column), (2, 5));
+        let d = f.describe();
+        assert_eq!(
+            d,
+            "AWS access key id (rule `aws-access-key-id`) at line 2, column 5"
+        );
+        assert!(!d.contains(&secret));
+    }
+
+    #[test]
+    fn redact_replaces_secrets_and_escapes_carriers() {
+        let secret = j(&["ghp", "_", &noise(36, 27)]);
+        let out = Rules::builtin().redact(&format!("use {secret} now\u{202E}"));
+        assert_eq!(out, "use [REDACTED:github-token] now\\u{202E}");
+    }
+
+    #[test]
+    fn user_rules_add_disable_and_fail_loudly() {
+        let mut r = Rules::builtin();
+        r.apply_user(
+            r#"
+[security]
+disable = ["jwt", "zero-width-run"]
+[[security.rules]]
+id = "acme-token"
+kind = "Acme API token"
+regex = 'acme_[a-z0-9]{12}'
+applies = ["output"]
+"#,
+            "test",
+        )
+        .unwrap();
+        assert!(!r.ids().contains(&"jwt") && !r.ids().contains(&ZERO_WIDTH_RUN));
+        let text = "k = acme_0123456789ab";
+        assert_eq!(r.scan(text, Target::Output)[0].rule_id, "acme-token");
+        assert!(r.scan(text, Target::Input).is_empty());
+
+        let bad = |toml: &str| Rules::builtin().apply_user(toml, "f").unwrap_err();
+        assert!(bad("[[security.rules]]\nid = \"x\"\nregex = '('\n").contains("invalid `regex`"));
+        assert!(bad("[[security.rules]]\nid = \"jwt\"\nregex = 'a'\n").contains("already exists"));
+        assert!(bad("[security]\ndisable = [\"nope\"]\n").contains("no rule with id `nope`"));
+        assert!(bad("[security\n").contains("not valid TOML"));
+    }
+
+    #[test]
+    fn load_reads_runtime_toml_and_tolerates_its_absence() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("runtime.toml");
+        assert_eq!(Rules::load(Some(&p)).unwrap().ids(), Rules::builtin().ids());
+        std::fs::write(
+            &p,
+            "[profile]\ndefault = \"x\"\n[[security.rules]]\nid = \"mine\"\nregex = 'zz[0-9]{4}'\n",
+        )
+        .unwrap();
+        let r = Rules::load(Some(&p)).unwrap();
+        assert_eq!(r.scan("a zz1234", Target::Input)[0].rule_id, "mine");
+    }
+
+    #[test]
+    fn clean_prose_and_code_are_clean() {
+        miss("Please refactor src/lib.rs so that `parse` returns a Result; run cargo test after.");
+        miss(
+            "fn token(&self) -> Token { self.tokens[self.pos].clone() }\nlet password_hash = hash(password);",
+        );
+        miss("https://docs.rs/regex/latest/regex/ and git@github.com:org/repo.git");
+    }
+}
+#[cfg(test)]
+mod perf_tmp {
+    #[test]
+    #[allow(clippy::print_stderr)]
+    fn perf_tmp() {
+        let r = super::Rules::builtin();
+        let src = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src/builtins/scanner.rs"
+        ))
+        .unwrap();
+        let mut text = String::new();
+        while text.len() < 1 << 20 {
+            text.push_str(&src);
+        }
+        let mut prose = String::new();
+        while prose.len() < 1 << 20 {
+            prose.push_str(
+                "The quick brown fox jumps over the lazy dog; token = next(); password: hidden. \n",
+            );
+        }
+        for (name, t) in [("code", &text), ("prose", &prose)] {
+            for rule in &r.rules {
+                let one = super::Rules {
+                    rules: vec![rule.clone()],
+                    tag_characters: false,
+                    bidi_override: false,
+                    zero_width_run: false,
+                };
+                let s = std::time::Instant::now();
+                for _ in 0..5 {
+                    let _ = one.scan(t, super::Target::Output);
+                }
+                eprintln!("{name} {}: {:?}", rule.id, s.elapsed() / 5);
+            }
+            let s = std::time::Instant::now();
+            for _ in 0..5 {
+                let _ = r.scan(t, super::Target::Output);
+            }
+            eprintln!("{name}: {:?} per MB scan", s.elapsed() / 5);
+            let s = std::time::Instant::now();
+            for _ in 0..5 {
+                let _ = r.carrier_spans(t);
+            }
+            eprintln!("{name}: {:?} carriers", s.elapsed() / 5);
+            let s = std::time::Instant::now();
+            for _ in 0..5 {
+                let _ = t.to_ascii_lowercase();
+            }
+            eprintln!("{name}: {:?} lowercase", s.elapsed() / 5);
+        }
+    }
+}

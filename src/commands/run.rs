@@ -1,0 +1,439 @@
+//! `keryx-hooks run <host> <event>`: what hosts execute for every event.
+//! Read the payload (bounded), decode it with the host's adapter, load the
+//! layered config, fire, record, and answer in the host's own shape.
+//!
+//! Nothing but protocol output reaches stdout, and no failure here turns a
+//! gate into an allow: on gate-capable events a broken shim denies.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::cli::RunArgs;
+use crate::config::load::{self, Loaded};
+use crate::config::model::{Profile, Registration};
+use crate::config::{self};
+use crate::env_vars;
+use crate::hosts::{self, Adapter, stdin_guard};
+use crate::paths::Locations;
+use crate::runtime::events::Event;
+use crate::runtime::fire::{self, FireContext};
+use crate::runtime::reply::HookReply;
+use crate::runtime::types::{EventInput, FireResult, Outcome};
+use crate::session::{Delivered, Session};
+
+/// Consecutive Stop blocks after which a Stop gate stops blocking the turn.
+pub const STOP_BLOCK_LIMIT: u32 = 8;
+
+/// Settings for one event, resolved from the arguments.
+pub struct RunSettings {
+    pub host: String,
+    pub host_event: String,
+    pub snapshot: Option<String>,
+    pub profile: Option<Profile>,
+    pub headless: bool,
+}
+
+impl From<&RunArgs> for RunSettings {
+    fn from(a: &RunArgs) -> Self {
+        RunSettings {
+            host: a.host.clone(),
+            host_event: a.event.clone(),
+            snapshot: a.snapshot.clone(),
+            profile: a.profile,
+            headless: a.headless,
+        }
+    }
+}
+
+/// Deliberate block for a host we cannot speak to: exit 2 with a reason on
+/// stderr is the one blocking signal hook hosts share.
+fn unspeakable(msg: &str) -> ExitCode {
+    crate::output::err_line(&format!("keryx-hooks: {msg}"));
+    tracing::error!("{msg}");
+    ExitCode::from(2)
+}
+
+/// `run` with arguments clap could not parse: answer the host instead of
+/// exiting with clap's usage code.
+pub fn run_with_bad_args(args: &[std::ffi::OsString], error: &str) -> ExitCode {
+    let pos: Vec<String> = args
+        .iter()
+        .skip(2)
+        .map(|a| a.to_string_lossy().into_owned())
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let Some(adapter) = pos.first().and_then(|h| hosts::adapter(h)) else {
+        return unspeakable(&format!("bad arguments to `run`: {error}"));
+    };
+    let host_event = pos.get(1).cloned().unwrap_or_default();
+    let event = adapter.canonical_event(&host_event);
+    let result = FireResult::broken(
+        event,
+        format!("keryx-hooks: bad arguments to `run`: {}", first_line(error)),
+    );
+    emit(
+        adapter,
+        &host_event,
+        event.unwrap_or(Event::PreToolUse),
+        &result,
+    )
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or(s).trim_start_matches("error: ")
+}
+
+pub fn run(args: &RunArgs) -> ExitCode {
+    let settings = RunSettings::from(args);
+    let Some(adapter) = hosts::adapter(&settings.host) else {
+        return unspeakable(&format!(
+            "unknown host `{}`; known hosts: {}",
+            crate::escape::escape(&settings.host),
+            hosts::host_names().join(", ")
+        ));
+    };
+    let Some(event) = adapter.canonical_event(&settings.host_event) else {
+        return unspeakable(&format!(
+            "host `{}` has no event `{}` that keryx-hooks handles",
+            adapter.name(),
+            crate::escape::escape(&settings.host_event)
+        ));
+    };
+    if env_vars::get(env_vars::KERYX_HOOKS).as_deref() == Some("off") {
+        return emit(adapter, &settings.host_event, event, &FireResult::none());
+    }
+    let result = handle(adapter, event, &settings);
+    emit(adapter, &settings.host_event, event, &result)
+}
+
+fn emit(adapter: &Adapter, host_event: &str, event: Event, result: &FireResult) -> ExitCode {
+    let enc = adapter.encode(host_event, event, result);
+    if !enc.stdout.is_empty() {
+        crate::output::stdout(&enc.stdout);
+    }
+    if !enc.stderr.is_empty() {
+        let _ = std::io::stderr().write_all(enc.stderr.as_bytes());
+    }
+    ExitCode::from(enc.exit_code)
+}
+
+/// Reads, decodes and fires. Every failure becomes a result, never a panic
+/// or an exit code of its own.
+fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
+    let payload =
+        match stdin_guard::read_json(std::io::stdin().lock(), &stdin_guard::Limits::default()) {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::warn!(host = adapter.name(), event = %event, "unreadable payload: {e}");
+                return FireResult::broken(
+                    Some(event),
+                    format!("keryx-hooks could not read the {event} payload: {e}"),
+                );
+            }
+        };
+    let mut input = match adapter.decode(&s.host_event, &payload) {
+        Ok(i) => i,
+        Err(e) => {
+            tracing::warn!(host = adapter.name(), event = %event, "undecodable payload: {e}");
+            return FireResult::broken(
+                Some(event),
+                format!("keryx-hooks could not decode the {event} payload: {e}"),
+            );
+        }
+    };
+    if s.headless {
+        input.interactive = false;
+    }
+    let cwd = input
+        .cwd
+        .clone()
+        .filter(|c| c.is_absolute())
+        .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")));
+    let loc = Locations::resolve(&cwd);
+    let user_file = s
+        .snapshot
+        .as_ref()
+        .map(|k| loc.snapshot_dir(k).join("hooks.json"));
+    let mut loaded = load::load(&config::sources(&loc, user_file.clone()));
+    if let (Some(key), Some(file)) = (&s.snapshot, &user_file)
+        && !loc.snapshot_dir(key).is_dir()
+    {
+        loaded
+            .diagnostics
+            .push(crate::config::diagnostic::Diagnostic::error(
+                "hook-snapshot-missing",
+                format!(
+                    "snapshot `{key}` is not installed (no `{}`); run `keryx-hooks doctor --fix`",
+                    file.display()
+                ),
+            ));
+    }
+    let profile = s
+        .profile
+        .or_else(|| runtime_profile(&loc))
+        .unwrap_or(Profile::DEFAULT);
+    input.profile = Some(profile);
+
+    let mut notices: Vec<String> = loc.warnings.clone();
+    if !loaded.ok() {
+        return config_invalid(event, &loaded, notices);
+    }
+    crate::trust::apply_for_run(&mut loaded, &loc, &mut notices, event, !input.interactive);
+
+    let session = match Session::open(loc.session_dir(adapter.name(), &input.session_id)) {
+        Ok(sess) => Some(sess),
+        Err(e) => {
+            tracing::warn!("session state unavailable: {e}");
+            None
+        }
+    };
+    fire_with_state(
+        adapter,
+        &input,
+        &loaded.registrations,
+        &loc,
+        profile,
+        session.as_ref(),
+        notices,
+    )
+}
+
+fn config_invalid(event: Event, loaded: &Loaded, mut notices: Vec<String>) -> FireResult {
+    let first = loaded
+        .errors()
+        .next()
+        .map(|d| d.to_string())
+        .unwrap_or_default();
+    tracing::error!("hook config invalid: {first}");
+    let mut r = FireResult::none();
+    if event.is_gate_capable() {
+        r.outcome = Outcome::Deny;
+        r.reason = Some(format!(
+            "hook-config-invalid: {first} (run `keryx-hooks validate`)"
+        ));
+        r.matched_rules.push("hook-config-invalid".into());
+    }
+    notices.push(format!(
+        "keryx-hooks: the hook config is invalid, so every gate-capable event is denied until it is fixed: {first}"
+    ));
+    r.notices = notices;
+    r
+}
+
+fn runtime_profile(loc: &Locations) -> Option<Profile> {
+    let text = std::fs::read_to_string(loc.runtime_settings_file()).ok()?;
+    let doc: toml_edit::DocumentMut = text.parse().ok()?;
+    doc.get("profile")
+        .and_then(|v| v.as_str())
+        .and_then(Profile::parse)
+}
+
+/// The file a Write/Edit touches, for the first-edit set.
+fn edited_path(input: &EventInput) -> Option<String> {
+    let ti = input.tool_input()?;
+    ["file_path", "filePath", "path"]
+        .iter()
+        .find_map(|k| ti.get(*k).and_then(Value::as_str))
+        .map(str::to_owned)
+}
+
+fn fire_with_state(
+    adapter: &Adapter,
+    input: &EventInput,
+    regs: &[Registration],
+    loc: &Locations,
+    profile: Profile,
+    session: Option<&Session>,
+    mut notices: Vec<String>,
+) -> FireResult {
+    let event = input.event;
+    let dedup_key = input
+        .tool_call_id()
+        .map(|id| format!("{}:{id}", event.as_str()));
+
+    // De-duplication is keyed by session and tool call only, not by host:
+    // Cursor and Copilot also run the Claude Code wiring for one call.
+    let calls = dedup_key.as_ref().and_then(|_| {
+        Session::open(loc.sessions_dir().join(format!(
+            "calls-{}",
+            crate::paths::sanitize_component(&input.session_id)
+        )))
+        .ok()
+    });
+    if let (Some(calls), Some(key)) = (&calls, &dedup_key) {
+        let deadline = Instant::now() + Duration::from_secs(70);
+        loop {
+            let Ok(mut l) = calls.lock() else { break };
+            match l.state.delivered(key) {
+                Some(d) if d.pending && Instant::now() < deadline => {
+                    drop(l);
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Some(d) if !d.pending => return replay(d),
+                _ => {
+                    l.state.remember(
+                        key.clone(),
+                        Delivered {
+                            pending: true,
+                            ..Delivered::default()
+                        },
+                    );
+                    let _ = l.save();
+                    break;
+                }
+            }
+        }
+    }
+
+    // Phase 1, under the session lock: ids and the first-edit decision.
+    let mut run_id = input.run_id.clone().unwrap_or_default();
+    let mut seq = 0;
+    let mut first_edit = false;
+    let mut stop_blocks = 0;
+    if let Some(sess) = session
+        && let Ok(mut l) = sess.lock()
+    {
+        seq = l.state.next_seq();
+        if event == Event::UserPromptSubmit || l.state.run_id.is_none() || input.run_id.is_some() {
+            let fresh = input.run_id.clone().unwrap_or_else(|| format!("run-{seq}"));
+            if l.state.run_id.as_deref() != Some(&fresh) {
+                l.state.stop_blocks = 0;
+            }
+            l.state.run_id = Some(fresh);
+        }
+        run_id = l.state.run_id.clone().unwrap_or_default();
+        if event == Event::PreToolUse
+            && matches!(input.tool_name(), Some("Write" | "Edit"))
+            && let Some(p) = edited_path(input)
+        {
+            first_edit = l.state.first_edit(&p);
+        }
+        stop_blocks = l.state.stop_blocks;
+        let _ = l.save();
+    }
+    if run_id.is_empty() {
+        run_id = "run-0".into();
+    }
+
+    let builtin = |port, inp: &EventInput| -> Result<HookReply, String> {
+        crate::builtins::run_port(port, inp, first_edit, loc)
+    };
+    let in_process =
+        |reg: &Registration, payload: &Value| crate::builtins::run_in_process(reg, payload, loc);
+    let ambient = |k: &str| std::env::var(k).ok();
+    let self_exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("keryx-hooks"));
+    let ctx = FireContext {
+        profile,
+        project_root: loc.project_root.as_deref(),
+        cwd: &loc.cwd,
+        run_id: &run_id,
+        self_exe,
+        builtin: &builtin,
+        in_process: &in_process,
+        ambient: &ambient,
+    };
+    let mut result = fire::fire(regs, input, &ctx);
+
+    // A SubagentStart gate the host cannot run is enforced where the
+    // subagent is spawned: at the PreToolUse of its subagent tool.
+    if let Some(bridge) = adapter.bridge_for(Event::SubagentStart)
+        && event == bridge.via
+        && input.tool_name() == Some(bridge.tool)
+    {
+        let mut sub = EventInput::new(Event::SubagentStart, input.session_id.clone());
+        sub.interactive = input.interactive;
+        sub.parent_session_id = Some(input.session_id.clone());
+        sub.fields.insert(
+            "subagentId".into(),
+            json!(input.tool_call_id().unwrap_or("")),
+        );
+        sub.fields
+            .insert("parentSessionId".into(), json!(input.session_id));
+        sub.fields.insert("spawnKind".into(), json!("internal"));
+        sub.fields.insert(
+            "inheritedHookIds".into(),
+            json!(fire::inherited_hook_ids(regs)),
+        );
+        let s = fire::fire(regs, &sub, &ctx);
+        if s.outcome == Outcome::Deny && result.outcome != Outcome::Deny {
+            result.outcome = Outcome::Deny;
+            result.reason = s.reason.clone();
+        }
+        result.matched_rules.extend(s.matched_rules);
+        result.anomalies.extend(s.anomalies);
+        result.records.extend(s.records);
+    }
+    if event == Event::SubagentStart {
+        result.inherited_hook_ids = Some(fire::inherited_hook_ids(regs));
+    }
+
+    // The Stop-loop guard.
+    let mut new_stop_blocks = stop_blocks;
+    if event == Event::Stop {
+        if result.outcome == Outcome::Deny {
+            if stop_blocks >= STOP_BLOCK_LIMIT {
+                result.outcome = Outcome::Allow;
+                result.reason = None;
+                result.matched_rules.push("stop-loop-guard".into());
+                notices.push(format!(
+                    "keryx-hooks: a Stop hook blocked {STOP_BLOCK_LIMIT} times in a row; letting this turn end"
+                ));
+                new_stop_blocks = 0;
+            } else {
+                new_stop_blocks = stop_blocks + 1;
+            }
+        } else {
+            new_stop_blocks = 0;
+        }
+    }
+    if event == Event::SessionStart {
+        crate::session::prune(&loc.sessions_dir());
+    }
+    result.notices.extend(notices);
+
+    // Phase 3, under the lock: records, counters, the answer for replays.
+    if let Some(sess) = session
+        && let Ok(mut l) = sess.lock()
+    {
+        let correlation = input
+            .tool_call_id()
+            .map_or_else(|| format!("{}-{seq}", input.session_id), str::to_owned);
+        if let Err(e) = l.append_records(&result.records, &correlation, &run_id) {
+            tracing::warn!("could not append records: {e}");
+        }
+        l.state.stop_blocks = new_stop_blocks;
+        let _ = l.save();
+    }
+    if let (Some(calls), Some(key)) = (&calls, dedup_key)
+        && let Ok(mut l) = calls.lock()
+    {
+        {
+            l.state.delivered.retain(|(k, _)| *k != key);
+            l.state.remember(
+                key,
+                Delivered {
+                    pending: false,
+                    outcome: result.outcome.as_str().to_owned(),
+                    reason: result.reason.clone(),
+                    additional_context: result.additional_context.clone(),
+                },
+            );
+        }
+        let _ = l.save();
+    }
+    result
+}
+
+/// The second delivery of one tool call: repeat the first answer.
+fn replay(d: &Delivered) -> FireResult {
+    let mut r = FireResult::none();
+    r.outcome = Outcome::parse(&d.outcome).unwrap_or(Outcome::Deny);
+    r.reason = d.reason.clone();
+    r.additional_context = d.additional_context.clone();
+    r.matched_rules.push("duplicate-delivery".into());
+    r
+}

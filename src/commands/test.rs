@@ -1,0 +1,291 @@
+//! `keryx-hooks test <id>`: runs one hook once through the real runner (the
+//! in-process built-ins through their ports) against a synthetic payload or
+//! a file, and reports what it did and what a failure would mean.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use serde_json::{Map, Value, json};
+
+use crate::cli::TestArgs;
+use crate::config::matcher::Matcher;
+use crate::config::model::{Profile, Registration, Scope};
+use crate::config::{self, load};
+use crate::error::{CmdResult, CommandError};
+use crate::escape::escape;
+use crate::output;
+use crate::runtime::events::Event;
+use crate::runtime::fire::{self, FireContext, Invocation};
+use crate::runtime::reply::HookReply;
+use crate::runtime::semantics::{self, Effect};
+use crate::runtime::types::{EventInput, Outcome};
+
+/// Captured output shown per stream.
+const SHOW_BYTES: usize = 4096;
+
+pub fn run(args: &TestArgs) -> CmdResult {
+    let loc = super::here();
+    super::print_location_warnings(&loc);
+    let profile = args.profile.unwrap_or(Profile::DEFAULT);
+    let mut loaded = load::load(&config::sources(&loc, None));
+    if !loaded.ok() {
+        for d in loaded.errors() {
+            output::err_line(&d.to_string());
+        }
+        return Err(
+            CommandError::config("the hook config does not load").hint("keryx-hooks validate")
+        );
+    }
+    let before: Vec<(String, Scope)> = loaded
+        .registrations
+        .iter()
+        .map(|r| (r.id.clone(), r.scope))
+        .collect();
+    let mut notices = Vec::new();
+    crate::trust::apply_for_run(&mut loaded, &loc, &mut notices, Event::SessionStart, true);
+    let event = match &args.event {
+        Some(e) => Some(e.parse::<Event>().map_err(CommandError::user)?),
+        None => None,
+    };
+    let candidates: Vec<&Registration> = loaded
+        .registrations
+        .iter()
+        .filter(|r| r.id == args.id && event.is_none_or(|e| r.event == e))
+        .collect();
+    let Some(reg) = candidates.first().copied() else {
+        let was_project = before
+            .iter()
+            .any(|(id, s)| *id == args.id && *s == Scope::Project);
+        if was_project {
+            return Err(CommandError::user(format!(
+                "`{}` is a project command hook that is not trusted; refusing to run it",
+                escape(&args.id)
+            ))
+            .hint("review it with `keryx-hooks trust`"));
+        }
+        return Err(CommandError::user(format!(
+            "no hook `{}`{}",
+            escape(&args.id),
+            event.map(|e| format!(" on {e}")).unwrap_or_default()
+        ))
+        .hint("keryx-hooks list"));
+    };
+    let input = match &args.payload_file {
+        Some(p) => input_from_file(p, reg.event)?,
+        None => synthetic(reg),
+    };
+    let builtin = |port, inp: &EventInput| -> Result<HookReply, String> {
+        crate::builtins::run_port(port, inp, true, &loc)
+    };
+    let in_process =
+        |r: &Registration, payload: &Value| crate::builtins::run_in_process(r, payload, &loc);
+    let ambient = |k: &str| std::env::var(k).ok();
+    let ctx = FireContext {
+        profile,
+        project_root: loc.project_root.as_deref(),
+        cwd: &loc.cwd,
+        run_id: "test-run",
+        self_exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("keryx-hooks")),
+        builtin: &builtin,
+        in_process: &in_process,
+        ambient: &ambient,
+    };
+    let inv = fire::invoke(reg, &input, &ctx);
+    report(args.json, reg, &inv, profile, input.decide_outcome);
+    Ok(if inv.result.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// A payload that makes `reg` match: a tool its matcher accepts.
+fn synthetic(reg: &Registration) -> EventInput {
+    let mut input = EventInput::new(reg.event, "keryx-hooks-test");
+    let tool = match &reg.matcher {
+        Matcher::Exact(names) => names.first().cloned().unwrap_or_else(|| "Bash".into()),
+        _ => "Bash".into(),
+    };
+    let f = &mut input.fields;
+    match reg.event {
+        Event::PreToolUse | Event::PostToolUse | Event::PostToolUseFailure => {
+            let tool_input = match tool.as_str() {
+                "Write" => json!({"file_path": "/tmp/keryx-hooks-test.txt", "content": "hello\n"}),
+                "Edit" => {
+                    json!({"file_path": "/tmp/keryx-hooks-test.txt", "old_string": "a", "new_string": "b"})
+                }
+                _ => json!({"command": "echo keryx-hooks test"}),
+            };
+            f.insert("toolCallId".into(), json!("test-call-1"));
+            f.insert("toolName".into(), json!(tool));
+            f.insert("toolInput".into(), tool_input);
+            if reg.event == Event::PostToolUse {
+                f.insert("toolOutput".into(), json!({"stdout": "keryx-hooks test\n"}));
+            }
+            if reg.event == Event::PostToolUseFailure {
+                f.insert("error".into(), json!({"message": "Exit code 1"}));
+            }
+        }
+        Event::UserPromptSubmit => {
+            f.insert("prompt".into(), json!("keryx-hooks test prompt"));
+        }
+        Event::PreCompact => {
+            f.insert("reason".into(), json!("manual"));
+        }
+        Event::SubagentStart => {
+            f.insert("subagentId".into(), json!("test-subagent"));
+            f.insert("spawnKind".into(), json!("internal"));
+            f.insert("inheritedHookIds".into(), json!([]));
+        }
+        Event::SubagentStop => {
+            f.insert("subagentId".into(), json!("test-subagent"));
+            f.insert("outcome".into(), json!("completed"));
+        }
+        Event::SessionEnd => {
+            f.insert("endReason".into(), json!("other"));
+        }
+        Event::SessionStart | Event::Stop => {}
+    }
+    input
+}
+
+/// A payload document: canonical camelCase fields, or their snake_case aliases.
+fn input_from_file(path: &Path, event: Event) -> Result<EventInput, CommandError> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| CommandError::user(format!("cannot read `{}`", path.display())).cause(e))?;
+    let v: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| CommandError::user(format!("`{}` is not JSON", path.display())).cause(e))?;
+    let obj = v.as_object().ok_or_else(|| {
+        CommandError::user(format!("`{}` must hold a JSON object", path.display()))
+    })?;
+    let mut input = EventInput::new(
+        event,
+        obj.get("sessionId")
+            .or(obj.get("session_id"))
+            .and_then(Value::as_str)
+            .unwrap_or("keryx-hooks-test"),
+    );
+    let aliases = [
+        ("tool_name", "toolName"),
+        ("tool_input", "toolInput"),
+        ("tool_response", "toolOutput"),
+        ("tool_use_id", "toolCallId"),
+        ("stop_hook_active", "stopHookActive"),
+    ];
+    let mut fields = Map::new();
+    for (k, val) in obj {
+        let name = aliases
+            .iter()
+            .find(|(a, _)| a == k)
+            .map_or(k.as_str(), |(_, c)| c);
+        fields.insert(name.to_owned(), val.clone());
+    }
+    if let Some(o) = obj
+        .get("decideOutcome")
+        .and_then(Value::as_str)
+        .and_then(Outcome::parse)
+    {
+        input.decide_outcome = o;
+    }
+    input.fields = fields;
+    Ok(input)
+}
+
+fn show(bytes: &[u8], truncated: bool) -> (String, bool) {
+    let cut = bytes.len() > SHOW_BYTES;
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(SHOW_BYTES)]).into_owned();
+    (text, truncated || cut)
+}
+
+fn report(as_json: bool, reg: &Registration, inv: &Invocation, profile: Profile, decide: Outcome) {
+    let (stdout, so_cut) = show(&inv.stdout, inv.stdout_truncated);
+    let (stderr, se_cut) = show(&inv.stderr, inv.stderr_truncated);
+    let (decision, reason, context, failure, effect) = match &inv.result {
+        Ok(reply) => (
+            reply.decision.map(Outcome::as_str),
+            reply.reason.clone(),
+            reply.additional_context.clone(),
+            None,
+            None,
+        ),
+        Err((kind, msg)) => {
+            let effect = match semantics::on_failure(reg.class, reg.event, profile, *kind, decide) {
+                Effect::Deny(code) => format!("fails closed: the {} is denied ({code})", reg.event),
+                Effect::Proceed(code) => format!(
+                    "fails open: the {} proceeds with a warning ({code})",
+                    reg.event
+                ),
+            };
+            (None, Some(msg.clone()), None, Some(*kind), Some(effect))
+        }
+    };
+    if as_json {
+        output::json(&json!({
+            "hookId": reg.id,
+            "event": reg.event.as_str(),
+            "scope": reg.scope.as_str(),
+            "class": reg.class.as_str(),
+            "profile": profile.as_str(),
+            "runsIn": reg.effective_runs_in(profile).as_str(),
+            "decision": decision,
+            "reason": reason,
+            "additionalContext": context,
+            "failure": failure,
+            "failureEffect": effect,
+            "exitCode": inv.exit_code,
+            "durationMs": inv.duration.as_millis() as u64,
+            "stdout": stdout,
+            "stdoutTruncated": so_cut,
+            "stderr": stderr,
+            "stderrTruncated": se_cut,
+        }));
+        return;
+    }
+    output::line(&format!(
+        "hook {} on {} ({} {}, runsIn={}, profile {})",
+        escape(&reg.id),
+        reg.event,
+        reg.scope,
+        reg.class,
+        reg.effective_runs_in(profile),
+        profile
+    ));
+    match &failure {
+        None => output::line(&format!(
+            "decision: {}",
+            decision.unwrap_or("none (silent approve)")
+        )),
+        Some(kind) => output::line(&format!(
+            "failure: {} ({})",
+            serde_json::to_value(kind)
+                .unwrap_or_default()
+                .as_str()
+                .unwrap_or(""),
+            escape(reason.as_deref().unwrap_or(""))
+        )),
+    }
+    if failure.is_none()
+        && let Some(r) = &reason
+    {
+        output::line(&format!("reason: {}", escape(r)));
+    }
+    if let Some(c) = &context {
+        output::line(&format!("additionalContext: {}", escape(c)));
+    }
+    if let Some(e) = &effect {
+        output::line(&format!("under {profile} this {e}"));
+    }
+    output::line(&format!(
+        "exit code: {}  duration: {} ms",
+        inv.exit_code.map_or("none".into(), |c| c.to_string()),
+        inv.duration.as_millis()
+    ));
+    for (name, text, cut) in [("stdout", &stdout, so_cut), ("stderr", &stderr, se_cut)] {
+        if !text.is_empty() {
+            output::line(&format!("{name}{}:", if cut { " (truncated)" } else { "" }));
+            for l in text.lines() {
+                output::line(&format!("  {}", escape(l)));
+            }
+        }
+    }
+}

@@ -1,0 +1,534 @@
+//! Minimal text edits to a JSON document: set a value, add a member or an
+//! element, remove one, touching only those bytes. A user's hooks file keeps
+//! its formatting, key order, indentation and line endings through
+//! `enable`/`disable`; each edit is mirrored on a `serde_json::Value` so the
+//! caller can check the text says exactly what was meant.
+
+use serde_json::Value;
+
+/// One step of a path into the document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+pub fn key(k: &str) -> Seg {
+    Seg::Key(k.to_owned())
+}
+
+/// An edit, applied the same way to the text and to the value.
+#[derive(Debug, Clone)]
+pub enum Op {
+    /// Replace the value at the path.
+    Set(Vec<Seg>, Value),
+    /// Append a member to the object at the path (the key must be absent).
+    Insert(Vec<Seg>, String, Value),
+    /// Append an element to the array at the path.
+    Push(Vec<Seg>, Value),
+    /// Remove the member or element at the path.
+    Remove(Vec<Seg>),
+}
+
+/// Byte spans of one parsed value.
+#[derive(Debug)]
+struct Node {
+    start: usize,
+    end: usize,
+    kind: Kind,
+}
+
+#[derive(Debug)]
+enum Kind {
+    /// Members with the byte offset of each key's opening quote.
+    Object(Vec<(String, usize, Node)>),
+    Array(Vec<Node>),
+    Scalar,
+}
+
+/// serde_json stops at 128 levels; anything it accepted fits well inside this.
+const MAX_DEPTH: usize = 256;
+
+struct Parser<'a> {
+    b: &'a [u8],
+    text: &'a str,
+}
+
+impl Parser<'_> {
+    fn ws(&self, mut i: usize) -> usize {
+        while i < self.b.len() && matches!(self.b[i], b' ' | b'\t' | b'\n' | b'\r') {
+            i += 1;
+        }
+        i
+    }
+
+    fn string_end(&self, mut i: usize) -> Result<usize, String> {
+        i += 1;
+        while i < self.b.len() {
+            match self.b[i] {
+                b'\\' => i += 2,
+                b'"' => return Ok(i + 1),
+                _ => i += 1,
+            }
+        }
+        Err("unterminated string".into())
+    }
+
+    fn value(&self, i: usize, depth: usize) -> Result<Node, String> {
+        if depth > MAX_DEPTH {
+            return Err("nested too deeply".into());
+        }
+        let start = self.ws(i);
+        match self.b.get(start) {
+            Some(b'{') => {
+                let mut members = Vec::new();
+                let mut j = self.ws(start + 1);
+                if self.b.get(j) == Some(&b'}') {
+                    return Ok(self.node(start, j + 1, Kind::Object(members)));
+                }
+                loop {
+                    if self.b.get(j) != Some(&b'"') {
+                        return Err(format!("expected a key at byte {j}"));
+                    }
+                    let key_end = self.string_end(j)?;
+                    let key: String =
+                        serde_json::from_str(&self.text[j..key_end]).map_err(|e| e.to_string())?;
+                    let colon = self.ws(key_end);
+                    if self.b.get(colon) != Some(&b':') {
+                        return Err(format!("expected `:` at byte {colon}"));
+                    }
+                    let v = self.value(colon + 1, depth + 1)?;
+                    let after = self.ws(v.end);
+                    members.push((key, j, v));
+                    match self.b.get(after) {
+                        Some(b',') => j = self.ws(after + 1),
+                        Some(b'}') => {
+                            return Ok(self.node(start, after + 1, Kind::Object(members)));
+                        }
+                        _ => return Err(format!("expected `,` or `}}` at byte {after}")),
+                    }
+                }
+            }
+            Some(b'[') => {
+                let mut items = Vec::new();
+                let mut j = self.ws(start + 1);
+                if self.b.get(j) == Some(&b']') {
+                    return Ok(self.node(start, j + 1, Kind::Array(items)));
+                }
+                loop {
+                    let v = self.value(j, depth + 1)?;
+                    let after = self.ws(v.end);
+                    items.push(v);
+                    match self.b.get(after) {
+                        Some(b',') => j = after + 1,
+                        Some(b']') => return Ok(self.node(start, after + 1, Kind::Array(items))),
+                        _ => return Err(format!("expected `,` or `]` at byte {after}")),
+                    }
+                }
+            }
+            Some(b'"') => Ok(self.node(start, self.string_end(start)?, Kind::Scalar)),
+            Some(_) => {
+                let mut j = start;
+                while j < self.b.len()
+                    && !matches!(self.b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+                {
+                    j += 1;
+                }
+                Ok(self.node(start, j, Kind::Scalar))
+            }
+            None => Err("unexpected end of document".into()),
+        }
+    }
+
+    fn node(&self, start: usize, end: usize, kind: Kind) -> Node {
+        Node { start, end, kind }
+    }
+}
+
+fn parse(text: &str) -> Result<Node, String> {
+    let p = Parser {
+        b: text.as_bytes(),
+        text,
+    };
+    p.value(0, 0)
+}
+
+impl Node {
+    fn get(&self, path: &[Seg]) -> Option<&Node> {
+        let Some((first, rest)) = path.split_first() else {
+            return Some(self);
+        };
+        let child = match (&self.kind, first) {
+            // The last of duplicate keys is the one serde_json keeps.
+            (Kind::Object(m), Seg::Key(k)) => m
+                .iter()
+                .rev()
+                .find(|(key, _, _)| key == k)
+                .map(|(_, _, v)| v),
+            (Kind::Array(items), Seg::Index(i)) => items.get(*i),
+            _ => None,
+        }?;
+        child.get(rest)
+    }
+
+    /// `(start, end)` of each member (key to value end) or element.
+    fn item_spans(&self) -> Vec<(usize, usize)> {
+        match &self.kind {
+            Kind::Object(m) => m.iter().map(|(_, ks, v)| (*ks, v.end)).collect(),
+            Kind::Array(items) => items.iter().map(|v| (v.start, v.end)).collect(),
+            Kind::Scalar => Vec::new(),
+        }
+    }
+}
+
+/// A JSON document being edited as text.
+pub struct Doc {
+    text: String,
+    newline: &'static str,
+    unit: String,
+}
+
+impl Doc {
+    pub fn new(text: &str) -> Doc {
+        let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
+        // The first indented line's indentation is one level, since the
+        // document's own braces sit at column zero.
+        let unit = text
+            .lines()
+            .skip(1)
+            .map(|l| &l[..l.len() - l.trim_start_matches([' ', '\t']).len()])
+            .find(|ws| !ws.is_empty())
+            .unwrap_or("  ")
+            .to_owned();
+        Doc {
+            text: text.to_owned(),
+            newline,
+            unit,
+        }
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn apply(&mut self, op: &Op) -> Result<(), String> {
+        let root = parse(&self.text)?;
+        let missing = |p: &[Seg]| format!("nothing at {p:?}");
+        match op {
+            Op::Set(path, v) => {
+                let n = root.get(path).ok_or_else(|| missing(path))?;
+                let (s, e) = (n.start, n.end);
+                self.text.replace_range(s..e, &inline(v));
+            }
+            Op::Insert(path, k, v) => {
+                let n = root.get(path).ok_or_else(|| missing(path))?;
+                if !matches!(n.kind, Kind::Object(_)) {
+                    return Err(format!("{path:?} is not an object"));
+                }
+                let sep = match &n.kind {
+                    Kind::Object(m) => m.last().map(|(_, ks, v)| {
+                        let key_end = Parser {
+                            b: self.text.as_bytes(),
+                            text: &self.text,
+                        }
+                        .string_end(*ks)
+                        .unwrap_or(*ks);
+                        self.text[key_end..v.start].to_owned()
+                    }),
+                    _ => None,
+                }
+                .unwrap_or_else(|| ": ".into());
+                self.append(n, |indent, doc| {
+                    format!(
+                        "{}{sep}{}",
+                        inline(&Value::String(k.clone())),
+                        doc.block(v, indent)
+                    )
+                });
+            }
+            Op::Push(path, v) => {
+                let n = root.get(path).ok_or_else(|| missing(path))?;
+                if !matches!(n.kind, Kind::Array(_)) {
+                    return Err(format!("{path:?} is not an array"));
+                }
+                self.append(n, |indent, doc| doc.block(v, indent));
+            }
+            Op::Remove(path) => {
+                let (last, parent_path) = path.split_last().ok_or("cannot remove the document")?;
+                let parent = root.get(parent_path).ok_or_else(|| missing(parent_path))?;
+                let index = match (&parent.kind, last) {
+                    (Kind::Object(m), Seg::Key(k)) => m.iter().rposition(|(key, _, _)| key == k),
+                    (Kind::Array(items), Seg::Index(i)) => (*i < items.len()).then_some(*i),
+                    _ => None,
+                }
+                .ok_or_else(|| missing(path))?;
+                let spans = parent.item_spans();
+                let range = if spans.len() == 1 {
+                    // The only item: leave `[]` / `{}`, exactly what an append
+                    // into an empty container started from.
+                    parent.start + 1..parent.end - 1
+                } else if index > 0 {
+                    // From the end of the previous item: `, item` goes, so
+                    // removing what an append added restores the bytes.
+                    spans[index - 1].1..spans[index].1
+                } else {
+                    spans[0].0..spans[1].0
+                };
+                self.text.replace_range(range, "");
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends an item to container `n`, laid out like its siblings.
+    fn append(&mut self, n: &Node, render: impl Fn(&str, &Doc) -> String) {
+        let spans = n.item_spans();
+        if let Some(&(last_start, last_end)) = spans.last() {
+            // Copy the whitespace that precedes the last item.
+            let before = self.text[..last_start]
+                .rfind([',', '[', '{'])
+                .map_or(last_start, |p| p + 1);
+            let ws = self.text[before..last_start].to_owned();
+            let indent = ws.rsplit('\n').next().unwrap_or("").to_owned();
+            let item = render(&indent, self);
+            self.text.insert_str(last_end, &format!(",{ws}{item}"));
+        } else {
+            let line_start = self.text[..n.start].rfind('\n').map_or(0, |p| p + 1);
+            let outer: String = self.text[line_start..n.start]
+                .chars()
+                .take_while(|c| *c == ' ' || *c == '\t')
+                .collect();
+            let (open, close) = (
+                &self.text[n.start..n.start + 1],
+                &self.text[n.end - 1..n.end],
+            );
+            let replacement = if self.text.contains('\n') {
+                let indent = format!("{outer}{}", self.unit);
+                let item = render(&indent, self);
+                format!(
+                    "{open}{nl}{indent}{item}{nl}{outer}{close}",
+                    nl = self.newline
+                )
+            } else {
+                format!("{open}{}{close}", render("", self))
+            };
+            self.text.replace_range(n.start..n.end, &replacement);
+        }
+    }
+
+    /// A new value laid out for a multi-line file: a container holding
+    /// containers gets one child per line, anything else stays on one line.
+    fn block(&self, v: &Value, indent: &str) -> String {
+        let nested = match v {
+            Value::Array(a) => a.iter().any(|c| c.is_array() || c.is_object()),
+            Value::Object(o) => o.values().any(|c| c.is_array() || c.is_object()),
+            _ => false,
+        };
+        if !nested || !self.text.contains('\n') {
+            return inline(v);
+        }
+        let inner = format!("{indent}{}", self.unit);
+        let nl = self.newline;
+        let items: Vec<String> = match v {
+            Value::Array(a) => a.iter().map(|c| format!("{inner}{}", inline(c))).collect(),
+            Value::Object(o) => o
+                .iter()
+                .map(|(k, c)| {
+                    format!(
+                        "{inner}{}: {}",
+                        inline(&Value::String(k.clone())),
+                        inline(c)
+                    )
+                })
+                .collect(),
+            _ => unreachable!(),
+        };
+        let (open, close) = if v.is_array() { ("[", "]") } else { ("{", "}") };
+        format!(
+            "{open}{nl}{}{nl}{indent}{close}",
+            items.join(&format!(",{nl}"))
+        )
+    }
+}
+
+/// One-line JSON with a space after `:` and `,`, as people write it.
+pub fn inline(v: &Value) -> String {
+    match v {
+        Value::Array(a) => format!("[{}]", a.iter().map(inline).collect::<Vec<_>>().join(", ")),
+        Value::Object(o) => format!(
+            "{{{}}}",
+            o.iter()
+                .map(|(k, c)| format!("{}: {}", inline(&Value::String(k.clone())), inline(c)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// The same edit on a parsed value.
+pub fn apply_value(doc: &mut Value, op: &Op) -> Result<(), String> {
+    fn at<'a>(v: &'a mut Value, path: &[Seg]) -> Option<&'a mut Value> {
+        path.iter().try_fold(v, |v, seg| match seg {
+            Seg::Key(k) => v.as_object_mut()?.get_mut(k),
+            Seg::Index(i) => v.as_array_mut()?.get_mut(*i),
+        })
+    }
+    let missing = || format!("nothing at {op:?}");
+    match op {
+        Op::Set(path, new) => *at(doc, path).ok_or_else(missing)? = new.clone(),
+        Op::Insert(path, k, new) => {
+            at(doc, path)
+                .and_then(Value::as_object_mut)
+                .ok_or_else(missing)?
+                .insert(k.clone(), new.clone());
+        }
+        Op::Push(path, new) => at(doc, path)
+            .and_then(Value::as_array_mut)
+            .ok_or_else(missing)?
+            .push(new.clone()),
+        Op::Remove(path) => {
+            let (last, parent) = path.split_last().ok_or_else(missing)?;
+            match (at(doc, parent).ok_or_else(missing)?, last) {
+                (Value::Object(m), Seg::Key(k)) => {
+                    m.shift_remove(k).ok_or_else(missing)?;
+                }
+                (Value::Array(a), Seg::Index(i)) if *i < a.len() => {
+                    a.remove(*i);
+                }
+                _ => return Err(missing()),
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn edit(text: &str, ops: &[Op]) -> String {
+        let mut doc = Doc::new(text);
+        let mut value: Value = serde_json::from_str(text).unwrap();
+        for op in ops {
+            doc.apply(op).unwrap();
+            apply_value(&mut value, op).unwrap();
+        }
+        let reparsed: Value = serde_json::from_str(doc.text()).unwrap();
+        assert_eq!(
+            reparsed.to_string(),
+            value.to_string(),
+            "text and value diverged:\n{}",
+            doc.text()
+        );
+        doc.text().to_owned()
+    }
+
+    const FILE: &str = "{\n    \"schemaVersion\": \"1.0.0\",\n    \"hooks\": {\n        \"Stop\": [\n            {\"id\": \"a\",   \"class\": \"observe\", \"command\": {\"argv\": [\"/bin/true\"]}}\n        ]\n    }\n}\n";
+
+    #[test]
+    fn set_and_insert_keep_everything_else() {
+        let p = vec![key("hooks"), key("Stop"), Seg::Index(0)];
+        let out = edit(
+            FILE,
+            &[Op::Insert(p.clone(), "enabled".into(), json!(false))],
+        );
+        assert_eq!(
+            out,
+            FILE.replace("[\"/bin/true\"]}}", "[\"/bin/true\"]}, \"enabled\": false}")
+        );
+        let mut enabled = p.clone();
+        enabled.push(key("enabled"));
+        let out2 = edit(&out, &[Op::Set(enabled, json!(true))]);
+        assert_eq!(out2, out.replace("false", "true"));
+    }
+
+    #[test]
+    fn add_then_remove_restores_the_bytes() {
+        let ops_add = [
+            Op::Insert(
+                vec![key("hooks")],
+                "PreToolUse".into(),
+                json!([{"id": "keryx.learning-observer", "enabled": false}]),
+            ),
+            Op::Insert(
+                vec![],
+                "_keryxManaged".into(),
+                json!({"managedHookIds": ["keryx.learning-observer"]}),
+            ),
+        ];
+        let added = edit(FILE, &ops_add);
+        assert!(added.contains(
+            "\n        \"PreToolUse\": [\n            {\"id\": \"keryx.learning-observer\", \"enabled\": false}\n        ]\n    },\n    \"_keryxManaged\": {\n        \"managedHookIds\": [\"keryx.learning-observer\"]\n    }\n}\n"
+        ), "{added}");
+        let removed = edit(
+            &added,
+            &[
+                Op::Remove(vec![key("_keryxManaged")]),
+                Op::Remove(vec![key("hooks"), key("PreToolUse")]),
+            ],
+        );
+        assert_eq!(removed, FILE);
+
+        // Into an existing array, and back out.
+        let pushed = edit(
+            FILE,
+            &[Op::Push(
+                vec![key("hooks"), key("Stop")],
+                json!({"id": "keryx.x", "enabled": false}),
+            )],
+        );
+        assert!(
+            pushed
+                .contains("}},\n            {\"id\": \"keryx.x\", \"enabled\": false}\n        ]"),
+            "{pushed}"
+        );
+        assert_eq!(
+            edit(
+                &pushed,
+                &[Op::Remove(vec![key("hooks"), key("Stop"), Seg::Index(1)])]
+            ),
+            FILE
+        );
+    }
+
+    #[test]
+    fn empty_containers_crlf_and_one_line_files() {
+        let crlf = "{\r\n  \"schemaVersion\": \"1.0.0\",\r\n  \"hooks\": {}\r\n}\r\n";
+        let out = edit(
+            crlf,
+            &[Op::Insert(
+                vec![key("hooks")],
+                "Stop".into(),
+                json!([{"id": "keryx.x", "enabled": false}]),
+            )],
+        );
+        assert_eq!(
+            out,
+            "{\r\n  \"schemaVersion\": \"1.0.0\",\r\n  \"hooks\": {\r\n    \"Stop\": [\r\n      {\"id\": \"keryx.x\", \"enabled\": false}\r\n    ]\r\n  }\r\n}\r\n"
+        );
+        assert_eq!(
+            edit(&out, &[Op::Remove(vec![key("hooks"), key("Stop")])]),
+            crlf
+        );
+
+        let one = r#"{"schemaVersion":"1.0.0","hooks":{"Stop":[{"id":"a","class":"observe","command":{"argv":["x"]}}]}}"#;
+        let out = edit(
+            one,
+            &[Op::Insert(
+                vec![key("hooks"), key("Stop"), Seg::Index(0)],
+                "enabled".into(),
+                json!(false),
+            )],
+        );
+        assert_eq!(out, one.replace(r#"["x"]}}"#, r#"["x"]},"enabled":false}"#));
+    }
+
+    #[test]
+    fn removing_the_first_of_several() {
+        let text = "[1, 2, 3]";
+        assert_eq!(edit(text, &[Op::Remove(vec![Seg::Index(0)])]), "[2, 3]");
+        assert_eq!(edit(text, &[Op::Remove(vec![Seg::Index(1)])]), "[1, 3]");
+    }
+}

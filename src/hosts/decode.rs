@@ -1,0 +1,342 @@
+//! Host payload → [`EventInput`], driven by an adapter's field mappings.
+//! Required fields and the event's own slots are strict (a gate must not run
+//! on a guess); optional fields of an unexpected type are dropped.
+
+use std::path::PathBuf;
+
+use serde_json::{Map, Value, json};
+
+use super::spec::{Adapter, FieldMap, Transform, ValueKind};
+use crate::config::model::Profile;
+use crate::runtime::types::{EventInput, Outcome};
+
+/// Why a payload could not be decoded; names the host field at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("host `{host}` has no event `{event}`")]
+    UnknownEvent { host: String, event: String },
+    #[error("host `{host}` event `{event}` is not handled by keryx-hooks")]
+    UnmappedEvent { host: String, event: String },
+    #[error("the payload is not a JSON object")]
+    NotAnObject,
+    #[error("payload field `{field}` is missing (needed for `{canonical}`)")]
+    Missing { field: String, canonical: String },
+    #[error("payload field `{field}` should be {expected}, found {found}")]
+    WrongType {
+        field: String,
+        expected: &'static str,
+        found: &'static str,
+    },
+    #[error("payload field `{field}` has an unknown value `{value}`")]
+    BadValue { field: String, value: String },
+}
+
+/// The slots of [`EventInput`] that are not payload fields.
+#[derive(Default)]
+struct Slots {
+    session_id: Option<String>,
+    run_id: Option<String>,
+    cwd: Option<String>,
+    profile: Option<Profile>,
+    interactive: Option<bool>,
+    decide_outcome: Option<Outcome>,
+    parent_session_id: Option<String>,
+}
+
+impl Slots {
+    fn is_slot(name: &str) -> bool {
+        matches!(
+            name,
+            "sessionId"
+                | "runId"
+                | "cwd"
+                | "policyProfile"
+                | "interactive"
+                | "decideOutcome"
+                | "parentSessionId"
+        )
+    }
+
+    fn is_set(&self, name: &str) -> bool {
+        match name {
+            "sessionId" => self.session_id.is_some(),
+            "runId" => self.run_id.is_some(),
+            "cwd" => self.cwd.is_some(),
+            "policyProfile" => self.profile.is_some(),
+            "interactive" => self.interactive.is_some(),
+            "decideOutcome" => self.decide_outcome.is_some(),
+            "parentSessionId" => self.parent_session_id.is_some(),
+            _ => false,
+        }
+    }
+
+    fn set(&mut self, name: &str, field: &str, v: &Value) -> Result<(), DecodeError> {
+        let text = || {
+            v.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| wrong_type(field, ValueKind::String, v))
+        };
+        match name {
+            "sessionId" => self.session_id = Some(text()?),
+            "runId" => self.run_id = Some(text()?),
+            "cwd" => self.cwd = Some(text()?),
+            "parentSessionId" => self.parent_session_id = Some(text()?),
+            "policyProfile" => {
+                let s = text()?;
+                self.profile = Some(Profile::parse(&s).ok_or_else(|| bad_value(field, &s))?);
+            }
+            "decideOutcome" => {
+                let s = text()?;
+                self.decide_outcome = Some(Outcome::parse(&s).ok_or_else(|| bad_value(field, &s))?);
+            }
+            "interactive" => {
+                self.interactive = Some(
+                    v.as_bool()
+                        .ok_or_else(|| wrong_type(field, ValueKind::Boolean, v))?,
+                )
+            }
+            _ => unreachable!("checked by Slots::is_slot"),
+        }
+        Ok(())
+    }
+}
+
+fn wrong_type(field: &str, expected: ValueKind, v: &Value) -> DecodeError {
+    DecodeError::WrongType {
+        field: field.to_owned(),
+        expected: expected.as_str(),
+        found: type_name(v),
+    }
+}
+
+fn bad_value(field: &str, value: &str) -> DecodeError {
+    DecodeError::BadValue {
+        field: field.to_owned(),
+        value: value.to_owned(),
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The value at a dotted path; numeric segments index arrays. JSON null
+/// counts as absent, as hosts send null for "not known" (Codex, Cursor).
+pub(super) fn lookup<'v>(payload: &'v Value, path: &str) -> Option<&'v Value> {
+    let mut cur = payload;
+    for seg in path.split('.') {
+        cur = match cur {
+            Value::Object(m) => m.get(seg)?,
+            Value::Array(a) => a.get(seg.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    (!cur.is_null()).then_some(cur)
+}
+
+/// A host tool name in canonical form: the adapter's table first, then its
+/// MCP naming rule; anything else passes through unchanged.
+pub(super) fn canonical_tool(adapter: &Adapter, name: &str, payload: &Value) -> String {
+    if let Some(canonical) = adapter.tools.get(name) {
+        return canonical.clone();
+    }
+    if let Some(mcp) = &adapter.mcp
+        && let Some(rest) = name.strip_prefix(mcp.prefix.as_str())
+    {
+        let from_payload = |p: &Option<String>| {
+            p.as_deref()
+                .and_then(|p| lookup(payload, p))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let server = from_payload(&mcp.server_path).or_else(|| mcp.default_server.clone());
+        let tool = from_payload(&mcp.tool_path).unwrap_or_else(|| rest.to_owned());
+        if let Some(server) = server {
+            return format!("mcp__{server}__{tool}");
+        }
+    }
+    name.to_owned()
+}
+
+/// `{message, code?}` from a string (Claude's `Exit code 3\n…`) or an object.
+fn error_object(v: &Value) -> Value {
+    match v {
+        Value::String(s) => {
+            let code = s
+                .lines()
+                .next()
+                .and_then(|l| l.strip_prefix("Exit code "))
+                .and_then(|n| n.trim().parse::<i64>().ok());
+            match code {
+                Some(c) => json!({ "message": s, "code": c }),
+                None => json!({ "message": s }),
+            }
+        }
+        Value::Object(m) => {
+            let message = m
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_else(|| v.to_string());
+            match m
+                .get("code")
+                .or_else(|| m.get("type"))
+                .filter(|c| !c.is_null())
+            {
+                Some(code) => json!({ "message": message, "code": code }),
+                None => json!({ "message": message }),
+            }
+        }
+        other => json!({ "message": other.to_string() }),
+    }
+}
+
+fn apply_transform(adapter: &Adapter, t: Option<Transform>, v: &Value, payload: &Value) -> Value {
+    match t {
+        None => v.clone(),
+        Some(Transform::Tool) => match v.as_str() {
+            Some(name) => Value::String(canonical_tool(adapter, name, payload)),
+            None => v.clone(),
+        },
+        // Some hosts (Cursor MCP, older Copilot) send arguments as a JSON
+        // string; hooks want the object.
+        Some(Transform::Json) => match v.as_str() {
+            Some(s) => match serde_json::from_str::<Value>(s) {
+                Ok(parsed @ (Value::Object(_) | Value::Array(_))) => parsed,
+                _ => v.clone(),
+            },
+            None => v.clone(),
+        },
+        Some(Transform::Error) => error_object(v),
+        Some(Transform::Positive) => Value::Bool(v.as_f64().is_some_and(|n| n > 0.0)),
+    }
+}
+
+impl Adapter {
+    /// Decodes one payload for `host_event` into the canonical event input.
+    pub fn decode(&self, host_event: &str, payload: &Value) -> Result<EventInput, DecodeError> {
+        let Some(spec) = self.host_event(host_event) else {
+            let (host, event) = (self.name.clone(), host_event.to_owned());
+            return Err(if self.unmapped_events().iter().any(|e| e == host_event) {
+                DecodeError::UnmappedEvent { host, event }
+            } else {
+                DecodeError::UnknownEvent { host, event }
+            });
+        };
+        let obj = payload.as_object().ok_or(DecodeError::NotAnObject)?;
+
+        let mut event = spec.event();
+        if let Some(r) = &spec.refine
+            && lookup(payload, &r.when).is_some()
+        {
+            event = r.event;
+        }
+
+        let mut slots = Slots::default();
+        let mut fields = Map::new();
+        let mut consumed: Vec<&str> = Vec::new();
+        // Event-level mappings first, so they win over the host-wide ones.
+        for map in spec.fields.iter().chain(self.fields.iter()) {
+            if slots.is_set(&map.to) || fields.contains_key(&map.to) {
+                continue;
+            }
+            let Some((path, v)) = map
+                .from
+                .iter()
+                .find_map(|p| lookup(payload, p).map(|v| (p.as_str(), v)))
+            else {
+                if map.required {
+                    return Err(missing(map));
+                }
+                continue;
+            };
+            consumed.push(path.split('.').next().unwrap_or(path));
+            if Slots::is_slot(&map.to) {
+                slots.set(&map.to, path, v)?;
+                continue;
+            }
+            if !map.kind.accepts(v) {
+                if map.required || spec.require.contains(&map.to) {
+                    return Err(wrong_type(path, map.kind, v));
+                }
+                tracing::debug!(host = %self.name, field = path, "dropping a field of an unexpected type");
+                continue;
+            }
+            let value = apply_transform(self, map.transform, v, payload);
+            if map.transform == Some(Transform::Tool)
+                && let (Some(host), Some(canonical)) = (v.as_str(), value.as_str())
+                && host != canonical
+            {
+                fields.insert("hostToolName".into(), v.clone());
+            }
+            fields.insert(map.to.clone(), value);
+        }
+
+        if self.passthrough {
+            for (k, v) in obj {
+                if !consumed.contains(&k.as_str())
+                    && !self.ignore.iter().any(|i| i == k)
+                    && !fields.contains_key(k)
+                {
+                    fields.insert(k.clone(), v.clone());
+                }
+            }
+        }
+
+        for name in &spec.require {
+            let present = fields.get(name).is_some_and(|v| !v.is_null()) || slots.is_set(name);
+            if !present {
+                let field = spec
+                    .fields
+                    .iter()
+                    .chain(self.fields.iter())
+                    .find(|m| &m.to == name)
+                    .map(|m| m.from.join("` or `"))
+                    .unwrap_or_else(|| name.clone());
+                return Err(DecodeError::Missing {
+                    field,
+                    canonical: name.clone(),
+                });
+            }
+        }
+
+        let Some(session_id) = slots.session_id else {
+            return Err(DecodeError::Missing {
+                field: self
+                    .fields
+                    .iter()
+                    .find(|m| m.to == "sessionId")
+                    .map(|m| m.from.join("` or `"))
+                    .unwrap_or_else(|| "sessionId".into()),
+                canonical: "sessionId".into(),
+            });
+        };
+        let mut input = EventInput::new(event, session_id);
+        input.run_id = slots.run_id;
+        input.cwd = slots.cwd.map(PathBuf::from);
+        input.profile = slots.profile;
+        if let Some(i) = slots.interactive {
+            input.interactive = i;
+        }
+        if let Some(o) = slots.decide_outcome {
+            input.decide_outcome = o;
+        }
+        input.parent_session_id = slots.parent_session_id;
+        input.fields = fields;
+        Ok(input)
+    }
+}
+
+fn missing(map: &FieldMap) -> DecodeError {
+    DecodeError::Missing {
+        field: map.from.join("` or `"),
+        canonical: map.to.clone(),
+    }
+}

@@ -1,0 +1,212 @@
+//! [`FireResult`] → the host's stdout, stderr and exit code, from the
+//! adapter's output templates. Allow is always silence: an explicit allow
+//! would skip the host's own permission prompt (loosen) or be rejected.
+
+use serde_json::{Map, Value};
+
+use super::keryx;
+use super::spec::{Adapter, EncoderKind, Output};
+use crate::runtime::events::Event;
+use crate::runtime::types::{FireResult, Outcome};
+
+/// What `run` writes back to the host: at most one JSON object on stdout.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Encoded {
+    pub stdout: String,
+    pub stderr: String,
+    pub exit_code: u8,
+}
+
+impl Encoded {
+    /// Nothing on stdout, nothing on stderr, exit 0: "no objection".
+    pub fn is_silent(&self) -> bool {
+        self.stdout.is_empty() && self.stderr.is_empty() && self.exit_code == 0
+    }
+}
+
+/// Every host documents exit 2 as its blocking code, so it is the last resort
+/// for a deny on a host event the adapter does not know.
+const BLOCKING_EXIT: u8 = 2;
+
+struct Values<'a> {
+    reason: &'a str,
+    context: Option<&'a str>,
+    notices: Option<&'a str>,
+}
+
+impl Values<'_> {
+    fn get(&self, placeholder: &str) -> Option<&str> {
+        match placeholder {
+            "$reason" => Some(self.reason),
+            "$context" => self.context,
+            "$notices" => self.notices,
+            _ => None,
+        }
+    }
+}
+
+/// Accumulates several answers (a deny plus context) into one reply.
+#[derive(Default)]
+struct Reply {
+    stdout: Map<String, Value>,
+    stderr: Vec<String>,
+    exit: u8,
+}
+
+impl Reply {
+    fn add(&mut self, out: &Output, values: &Values<'_>) {
+        if let Some(template) = &out.stdout {
+            let filled = fill(&Value::Object(template.clone()), values);
+            if let Value::Object(obj) = filled {
+                merge(&mut self.stdout, obj);
+            }
+        }
+        if let Some(line) = &out.stderr {
+            let text = values.get(line).unwrap_or(line);
+            self.stderr.push(text.to_owned());
+        }
+        self.exit = self.exit.max(out.exit);
+    }
+
+    fn finish(self) -> Encoded {
+        let stdout = if self.stdout.is_empty() {
+            String::new()
+        } else {
+            let mut s = Value::Object(self.stdout).to_string();
+            s.push('\n');
+            s
+        };
+        let stderr = if self.stderr.is_empty() {
+            String::new()
+        } else {
+            let mut s = self.stderr.join("\n");
+            s.push('\n');
+            s
+        };
+        Encoded {
+            stdout,
+            stderr,
+            exit_code: self.exit,
+        }
+    }
+}
+
+/// Replaces placeholder strings; only whole values are placeholders, so text
+/// from hooks is never interpreted.
+fn fill(template: &Value, values: &Values<'_>) -> Value {
+    match template {
+        Value::String(s) => match values.get(s) {
+            Some(v) => Value::String(v.to_owned()),
+            None => template.clone(),
+        },
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| (k.clone(), fill(v, values)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(|v| fill(v, values)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Deep merge; two different strings at one key are both kept.
+fn merge(into: &mut Map<String, Value>, from: Map<String, Value>) {
+    for (k, v) in from {
+        match (into.get_mut(&k), v) {
+            (Some(Value::Object(a)), Value::Object(b)) => merge(a, b),
+            (Some(Value::String(a)), Value::String(b)) => {
+                if *a != b {
+                    a.push_str("\n\n");
+                    a.push_str(&b);
+                }
+            }
+            (_, v) => {
+                into.insert(k, v);
+            }
+        }
+    }
+}
+
+/// The reason a deny carries: the hooks' own, else one naming the rules, so
+/// no host ever gets an empty reason (Codex treats that as a failed hook).
+fn reason_text(result: &FireResult) -> String {
+    match result.reason.as_deref().map(str::trim) {
+        Some(r) if !r.is_empty() => r.to_owned(),
+        _ if result.matched_rules.is_empty() => "blocked by a keryx hook".to_owned(),
+        _ => format!(
+            "blocked by keryx hook `{}`",
+            result.matched_rules.join("`, `")
+        ),
+    }
+}
+
+fn non_empty(s: Option<&str>) -> Option<&str> {
+    s.filter(|s| !s.trim().is_empty())
+}
+
+impl Adapter {
+    /// Encodes a composed result for `host_event`. `event` is the canonical
+    /// event the decoder produced (it may be a refinement of the host event).
+    pub fn encode(&self, host_event: &str, event: Event, result: &FireResult) -> Encoded {
+        if self.encoder == EncoderKind::Keryx {
+            return keryx::encode(result);
+        }
+        let reason = reason_text(result);
+        let blocking = matches!(result.outcome, Outcome::Deny | Outcome::Ask);
+
+        let Some(spec) = self.host_event(host_event) else {
+            if blocking && event.is_gate_capable() {
+                return Encoded {
+                    stdout: String::new(),
+                    stderr: format!("{reason}\n"),
+                    exit_code: BLOCKING_EXIT,
+                };
+            }
+            return Encoded::default();
+        };
+
+        let notices = result.notices.join("\n");
+        let notices = non_empty(Some(notices.as_str()));
+        let context = {
+            let parts: Vec<&str> = [
+                non_empty(result.additional_context.as_deref()),
+                notices.filter(|_| spec.notices_in_context),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            parts.join("\n\n")
+        };
+        let values = Values {
+            reason: &reason,
+            context: non_empty(Some(context.as_str())),
+            notices,
+        };
+
+        let mut reply = Reply::default();
+        let decision = match result.outcome {
+            Outcome::Deny => spec.deny.as_ref(),
+            // Tighten-only: where the host has no ask, or no one to answer it
+            // (SubagentStart), the ask is sent as a deny.
+            Outcome::Ask if event.ask_means_deny() => spec.deny.as_ref(),
+            Outcome::Ask => spec.ask.as_ref().or(spec.deny.as_ref()),
+            Outcome::Allow | Outcome::None => None,
+        };
+        if let Some(out) = decision {
+            reply.add(out, &values);
+        } else if blocking {
+            tracing::debug!(host = %self.name, host_event, "this host cannot gate the event; the decision is dropped");
+        }
+        if values.context.is_some()
+            && let Some(out) = &spec.context
+        {
+            reply.add(out, &values);
+        }
+        if values.notices.is_some()
+            && let Some(out) = &spec.notice
+        {
+            reply.add(out, &values);
+        }
+        reply.finish()
+    }
+}

@@ -1,0 +1,461 @@
+//! The typed form of one `adapters/<host>/adapter.json` and the questions the
+//! rest of the crate asks of a host (can it gate, can it ask, where is its
+//! config). Parsing is plain serde, cheap enough to run on every event.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer};
+use serde_json::{Map, Value};
+
+use crate::runtime::events::Event;
+
+/// One host, as its adapter file describes it.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Adapter {
+    #[serde(rename = "$schema", default)]
+    _schema: Option<String>,
+    pub(super) name: String,
+    display_name: String,
+    pub(super) encoder: EncoderKind,
+    #[serde(default)]
+    sources: Vec<String>,
+    timeout: Timeout,
+    config_files: ConfigFiles,
+    #[serde(default)]
+    match_all: Option<String>,
+    closes_stdin: bool,
+    exit_rule: String,
+    #[serde(default)]
+    pub(super) passthrough: bool,
+    #[serde(default)]
+    pub(super) ignore: Vec<String>,
+    #[serde(default)]
+    pub(super) fields: Vec<FieldMap>,
+    #[serde(default)]
+    pub(super) tools: BTreeMap<String, String>,
+    #[serde(default)]
+    pub(super) mcp: Option<Mcp>,
+    #[serde(deserialize_with = "ordered_events")]
+    events: Vec<HostEvent>,
+    #[serde(default)]
+    unmapped: Vec<String>,
+    #[serde(default)]
+    bridges: Vec<BridgeSpec>,
+    #[serde(default)]
+    notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum EncoderKind {
+    Template,
+    Keryx,
+}
+
+/// The unit a host's own config expresses hook timeouts in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimeoutUnit {
+    Seconds,
+    Milliseconds,
+}
+
+impl TimeoutUnit {
+    /// A keryx timeout (milliseconds) in this unit, rounded up so a host
+    /// never kills a hook earlier than its registration allows.
+    pub fn from_millis(self, ms: u64) -> u64 {
+        match self {
+            TimeoutUnit::Seconds => ms.div_ceil(1000),
+            TimeoutUnit::Milliseconds => ms,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Timeout {
+    unit: TimeoutUnit,
+    #[serde(default)]
+    default: Option<u64>,
+}
+
+/// Where a host reads its hook registrations, before `~` and `homeEnv` are
+/// resolved (that happens in `paths`).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConfigFiles {
+    pub format: ConfigFormat,
+    pub user: Vec<String>,
+    pub project: Vec<String>,
+    #[serde(default)]
+    pub home_env: Option<HomeEnv>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConfigFormat {
+    Json,
+    Toml,
+    /// The host runs the binary itself; there is nothing to install into.
+    None,
+}
+
+/// `var`, when set, replaces the `replaces` prefix (e.g. `~/.codex`) of the
+/// user paths.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HomeEnv {
+    pub var: String,
+    pub replaces: String,
+}
+
+/// One payload field mapping: the first `from` path present wins.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FieldMap {
+    pub to: String,
+    #[serde(deserialize_with = "one_or_many")]
+    pub from: Vec<String>,
+    #[serde(default, rename = "type")]
+    pub kind: ValueKind,
+    #[serde(default)]
+    pub transform: Option<Transform>,
+    #[serde(default)]
+    pub required: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum ValueKind {
+    #[default]
+    String,
+    Boolean,
+    Number,
+    Object,
+    Array,
+    Any,
+}
+
+impl ValueKind {
+    pub fn accepts(self, v: &Value) -> bool {
+        match self {
+            ValueKind::String => v.is_string(),
+            ValueKind::Boolean => v.is_boolean(),
+            ValueKind::Number => v.is_number(),
+            ValueKind::Object => v.is_object(),
+            ValueKind::Array => v.is_array(),
+            ValueKind::Any => true,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ValueKind::String => "a string",
+            ValueKind::Boolean => "a boolean",
+            ValueKind::Number => "a number",
+            ValueKind::Object => "an object",
+            ValueKind::Array => "an array",
+            ValueKind::Any => "any value",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum Transform {
+    Tool,
+    Json,
+    Error,
+    Positive,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct Mcp {
+    pub prefix: String,
+    #[serde(default)]
+    pub server_path: Option<String>,
+    #[serde(default)]
+    pub tool_path: Option<String>,
+    #[serde(default)]
+    pub default_server: Option<String>,
+}
+
+/// One host event and how it maps and answers.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HostEvent {
+    #[serde(skip)]
+    name: String,
+    #[serde(deserialize_with = "canonical_event")]
+    event: Event,
+    #[serde(default = "yes")]
+    wire: bool,
+    #[serde(default)]
+    pub(super) fields: Vec<FieldMap>,
+    #[serde(default)]
+    pub(super) require: Vec<String>,
+    #[serde(default)]
+    pub(super) refine: Option<Refine>,
+    #[serde(default)]
+    pub(super) deny: Option<Output>,
+    #[serde(default)]
+    pub(super) ask: Option<Output>,
+    #[serde(default)]
+    pub(super) context: Option<Output>,
+    #[serde(default)]
+    pub(super) notice: Option<Output>,
+    #[serde(default)]
+    pub(super) notices_in_context: bool,
+}
+
+impl HostEvent {
+    /// The host's own name for the event (`BeforeTool`, `preToolUse`, …).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The canonical event it maps to (before any payload refinement).
+    pub fn event(&self) -> Event {
+        self.event
+    }
+
+    /// Whether the installer registers it (false for aliases of a wired event).
+    pub fn wired(&self) -> bool {
+        self.wire
+    }
+
+    /// Whether a deny on this host event reaches the host at all.
+    pub fn can_deny(&self) -> bool {
+        self.deny.is_some()
+    }
+
+    /// Whether this host event has its own ask (otherwise an ask is sent as a deny).
+    pub fn can_ask(&self) -> bool {
+        self.ask.is_some()
+    }
+
+    /// Whether additional context reaches the model on this host event.
+    pub fn can_add_context(&self) -> bool {
+        self.context.is_some()
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Refine {
+    pub when: String,
+    #[serde(deserialize_with = "canonical_event")]
+    pub event: Event,
+}
+
+/// One kind of answer in the host's shape: a stdout object (placeholders
+/// `$reason`, `$context`, `$notices`), a stderr line, an exit code.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Output {
+    #[serde(default)]
+    pub(super) stdout: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub(super) stderr: Option<String>,
+    #[serde(default)]
+    pub(super) exit: u8,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BridgeSpec {
+    #[serde(deserialize_with = "canonical_event")]
+    event: Event,
+    #[serde(deserialize_with = "canonical_event")]
+    via: Event,
+    tool: String,
+}
+
+/// An event the host cannot gate, enforced at another event for one
+/// canonical tool: SubagentStart gates run at the PreToolUse of `Agent`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bridge<'a> {
+    pub event: Event,
+    pub via: Event,
+    pub tool: &'a str,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn canonical_event<'de, D: Deserializer<'de>>(d: D) -> Result<Event, D::Error> {
+    let s = String::deserialize(d)?;
+    s.parse().map_err(serde::de::Error::custom)
+}
+
+fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match OneOrMany::deserialize(d)? {
+        OneOrMany::One(s) => vec![s],
+        OneOrMany::Many(v) => v,
+    })
+}
+
+/// Keeps the file's event order, which is the order the installer wires them.
+fn ordered_events<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<HostEvent>, D::Error> {
+    let map = Map::<String, Value>::deserialize(d)?;
+    map.into_iter()
+        .map(|(name, v)| {
+            let mut ev = HostEvent::deserialize(v)
+                .map_err(|e| serde::de::Error::custom(format!("event `{name}`: {e}")))?;
+            ev.name = name;
+            Ok(ev)
+        })
+        .collect()
+}
+
+impl Adapter {
+    pub(super) fn parse(text: &str) -> Result<Adapter, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+
+    /// The `<host>` argument of `run`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn display_name(&self) -> &str {
+        &self.display_name
+    }
+
+    /// Where the facts in the adapter file come from.
+    pub fn sources(&self) -> &[String] {
+        &self.sources
+    }
+
+    /// Whether the host speaks the keryx native protocol (the caller gets the
+    /// whole composed result back instead of a host-shaped answer).
+    pub fn is_native(&self) -> bool {
+        self.encoder == EncoderKind::Keryx
+    }
+
+    /// Every host event the adapter maps, in file order.
+    pub fn events(&self) -> &[HostEvent] {
+        &self.events
+    }
+
+    /// The host events the installer registers, with their canonical event.
+    pub fn wired_events(&self) -> impl Iterator<Item = (&str, Event)> {
+        self.events
+            .iter()
+            .filter(|e| e.wire)
+            .map(|e| (e.name.as_str(), e.event))
+    }
+
+    /// Host events that exist but are deliberately not handled.
+    pub fn unmapped_events(&self) -> &[String] {
+        &self.unmapped
+    }
+
+    pub(super) fn host_event(&self, host_event: &str) -> Option<&HostEvent> {
+        self.events.iter().find(|e| e.name == host_event)
+    }
+
+    /// The canonical event a host event maps to; `None` for unknown and
+    /// unmapped host events. A payload may still refine it (Gemini's AfterTool
+    /// with an error decodes as PostToolUseFailure).
+    pub fn canonical_event(&self, host_event: &str) -> Option<Event> {
+        self.host_event(host_event).map(|e| e.event)
+    }
+
+    /// The wired host event for a canonical event (`PreToolUse` → `BeforeTool`).
+    pub fn host_event_for(&self, event: Event) -> Option<&str> {
+        self.events
+            .iter()
+            .find(|e| e.wire && e.event == event)
+            .map(|e| e.name.as_str())
+    }
+
+    fn mapped(&self, event: Event) -> impl Iterator<Item = &HostEvent> {
+        self.events.iter().filter(move |e| e.event == event)
+    }
+
+    /// Whether an ask can reach a person on this host (on PreToolUse, the one
+    /// place an ask means anything); otherwise asks are sent as denies.
+    pub fn can_ask(&self) -> bool {
+        match self.encoder {
+            EncoderKind::Keryx => true,
+            EncoderKind::Template => self.events.iter().any(|e| e.ask.is_some()),
+        }
+    }
+
+    /// Whether a deny on `event` changes what the host does. Only the four
+    /// gate-capable events can; a host may still lack a way to say it.
+    pub fn can_gate(&self, event: Event) -> bool {
+        if !event.is_gate_capable() {
+            return false;
+        }
+        match self.encoder {
+            EncoderKind::Keryx => true,
+            EncoderKind::Template => self.mapped(event).any(|e| e.deny.is_some()),
+        }
+    }
+
+    /// Where the gates of an event this host cannot gate are enforced instead.
+    pub fn bridge_for(&self, event: Event) -> Option<Bridge<'_>> {
+        if self.can_gate(event) {
+            return None;
+        }
+        self.bridges
+            .iter()
+            .find(|b| b.event == event)
+            .map(|b| Bridge {
+                event: b.event,
+                via: b.via,
+                tool: &b.tool,
+            })
+    }
+
+    pub fn timeout_unit(&self) -> TimeoutUnit {
+        self.timeout.unit
+    }
+
+    /// The host's default hook timeout, in [`Adapter::timeout_unit`].
+    pub fn default_timeout(&self) -> Option<u64> {
+        self.timeout.default
+    }
+
+    pub fn config_files(&self) -> &ConfigFiles {
+        &self.config_files
+    }
+
+    /// The host's match-everything matcher; `None` means omit the matcher.
+    pub fn match_all(&self) -> Option<&str> {
+        self.match_all.as_deref()
+    }
+
+    /// Whether the host closes stdin after the payload (the guard never
+    /// depends on it; this is for `doctor`).
+    pub fn closes_stdin(&self) -> bool {
+        self.closes_stdin
+    }
+
+    /// The host's exit-code rule, one sentence.
+    pub fn exit_rule(&self) -> &str {
+        &self.exit_rule
+    }
+
+    /// Known limitations, one sentence each.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// A host tool name in canonical form, without payload context (an MCP
+    /// name that needs the payload to find its server comes back unchanged).
+    pub fn canonical_tool(&self, host_tool: &str) -> String {
+        super::decode::canonical_tool(self, host_tool, &Value::Null)
+    }
+}

@@ -1,0 +1,1070 @@
+//! Unit tests for the adapter data and the engine: schema validity, decode of
+//! every captured payload, and exact encodings per host and event.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::runtime::events::Event;
+use crate::runtime::types::{EventInput, FireResult, Outcome};
+
+const SCHEMA: &str = include_str!("../../schema/adapter.schema.json");
+
+fn host(name: &str) -> &'static Adapter {
+    adapter(name).unwrap_or_else(|| panic!("no adapter `{name}`"))
+}
+
+fn result(outcome: Outcome, reason: Option<&str>, context: Option<&str>) -> FireResult {
+    let mut r = FireResult::none();
+    r.outcome = outcome;
+    r.reason = reason.map(str::to_owned);
+    r.additional_context = context.map(str::to_owned);
+    r
+}
+
+fn deny(reason: &str) -> FireResult {
+    result(Outcome::Deny, Some(reason), None)
+}
+
+fn ask(reason: &str) -> FireResult {
+    result(Outcome::Ask, Some(reason), None)
+}
+
+fn context(text: &str) -> FireResult {
+    result(Outcome::None, None, Some(text))
+}
+
+/// Encodes for a host event, using the adapter's own canonical mapping.
+fn enc(host_name: &str, host_event: &str, r: &FireResult) -> Encoded {
+    let a = host(host_name);
+    let event = a
+        .canonical_event(host_event)
+        .unwrap_or_else(|| panic!("{host_name} has no event {host_event}"));
+    a.encode(host_event, event, r)
+}
+
+fn out(stdout: &str) -> Encoded {
+    Encoded {
+        stdout: format!("{stdout}\n"),
+        stderr: String::new(),
+        exit_code: 0,
+    }
+}
+
+// ---------------------------------------------------------------- the data
+
+#[test]
+fn the_seven_hosts_are_embedded() {
+    assert_eq!(
+        host_names(),
+        [
+            "claude-code",
+            "codex",
+            "copilot",
+            "cursor",
+            "gemini-cli",
+            "keryx",
+            "kimi"
+        ]
+    );
+    for name in host_names() {
+        assert_eq!(
+            host(name).name(),
+            *name,
+            "adapter name must equal its folder"
+        );
+    }
+    assert!(adapter("nope").is_none());
+}
+
+#[test]
+fn every_adapter_file_validates_against_the_schema() {
+    let schema: Value = serde_json::from_str(SCHEMA).unwrap();
+    let validator = jsonschema::draft202012::new(&schema).expect("schema compiles");
+    for (name, text) in ADAPTER_SOURCES {
+        let doc: Value = serde_json::from_str(text).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&doc)
+            .map(|e| format!("{} at {}", e, e.instance_path().as_str()))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "adapters/{name}/adapter.json:\n{}",
+            errors.join("\n")
+        );
+    }
+}
+
+#[test]
+fn the_schema_rejects_what_the_engine_could_not_use() {
+    let schema: Value = serde_json::from_str(SCHEMA).unwrap();
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    let base: Value = serde_json::from_str(ADAPTER_SOURCES[0].1).unwrap();
+    let broken = [
+        ("/events/PreToolUse/event", json!("BeforeTool")),
+        ("/tools/Task", json!("bash")),
+        ("/fields/0/to", json!("session")),
+        ("/events/PreToolUse/deny", json!({"exit": 300})),
+        ("/timeout/unit", json!("minutes")),
+    ];
+    for (pointer, value) in broken {
+        let mut doc = base.clone();
+        *doc.pointer_mut(pointer)
+            .unwrap_or_else(|| panic!("{pointer}")) = value;
+        assert!(!validator.is_valid(&doc), "{pointer} should be rejected");
+    }
+}
+
+/// Every placeholder in a template of each kind.
+fn placeholders(v: &Value, into: &mut Vec<String>) {
+    match v {
+        Value::String(s) if s.starts_with('$') => into.push(s.clone()),
+        Value::Object(m) => m.values().for_each(|v| placeholders(v, into)),
+        Value::Array(a) => a.iter().for_each(|v| placeholders(v, into)),
+        _ => {}
+    }
+}
+
+#[test]
+fn adapter_data_is_consistent() {
+    for (name, text) in ADAPTER_SOURCES {
+        let doc: Value = serde_json::from_str(text).unwrap();
+        let a = host(name);
+        let events = doc["events"].as_object().unwrap();
+        for unmapped in a.unmapped_events() {
+            assert!(
+                !events.contains_key(unmapped),
+                "{name}: {unmapped} is both mapped and unmapped"
+            );
+        }
+        let host_tos: Vec<&str> = doc["fields"]
+            .as_array()
+            .map(|f| f.iter().map(|m| m["to"].as_str().unwrap()).collect())
+            .unwrap_or_default();
+        for (ev_name, ev) in events {
+            let mut tos = host_tos.clone();
+            if let Some(f) = ev["fields"].as_array() {
+                tos.extend(f.iter().map(|m| m["to"].as_str().unwrap()));
+            }
+            for req in ev["require"].as_array().into_iter().flatten() {
+                let req = req.as_str().unwrap();
+                assert!(
+                    tos.contains(&req) || doc["passthrough"] == true,
+                    "{name}/{ev_name}: required `{req}` has no mapping"
+                );
+            }
+            for (kind, allowed) in [
+                ("deny", "$reason"),
+                ("ask", "$reason"),
+                ("context", "$context"),
+                ("notice", "$notices"),
+            ] {
+                let mut found = Vec::new();
+                placeholders(&ev[kind], &mut found);
+                for p in found {
+                    assert_eq!(p, allowed, "{name}/{ev_name}/{kind} uses {p}");
+                }
+                let o = &ev[kind];
+                if o.is_object() && o.get("stdout").is_none() && o.get("stderr").is_none() {
+                    panic!("{name}/{ev_name}/{kind} says nothing");
+                }
+            }
+            // A deny must carry its reason somewhere the host shows it.
+            for kind in ["deny", "ask"] {
+                if ev[kind].is_object() {
+                    let mut found = Vec::new();
+                    placeholders(&ev[kind], &mut found);
+                    assert!(
+                        found.iter().any(|p| p == "$reason"),
+                        "{name}/{ev_name}/{kind} drops the reason"
+                    );
+                }
+            }
+        }
+        // One wired host event per canonical event, or gates would run twice.
+        for e in Event::ALL {
+            let wired = a.wired_events().filter(|(_, c)| *c == e).count();
+            assert!(wired <= 1, "{name}: {e} wired {wired} times");
+        }
+        for e in Event::ALL {
+            if let Some(b) = a.bridge_for(e) {
+                assert!(
+                    a.can_gate(b.via),
+                    "{name}: bridge for {e} goes through {} which cannot gate",
+                    b.via
+                );
+                assert!(!a.can_gate(e));
+            }
+        }
+        assert!(!a.exit_rule().is_empty());
+    }
+}
+
+#[test]
+fn capabilities_per_host() {
+    use Event::*;
+    // (host, can ask, gateable events, bridged SubagentStart)
+    let table: [(&str, bool, &[Event], bool); 7] = [
+        (
+            "keryx",
+            true,
+            &[UserPromptSubmit, PreToolUse, Stop, SubagentStart],
+            false,
+        ),
+        (
+            "claude-code",
+            true,
+            &[UserPromptSubmit, PreToolUse, Stop],
+            true,
+        ),
+        ("codex", false, &[UserPromptSubmit, PreToolUse, Stop], false),
+        (
+            "gemini-cli",
+            true,
+            &[UserPromptSubmit, PreToolUse, Stop],
+            true,
+        ),
+        ("cursor", false, &[UserPromptSubmit, PreToolUse, Stop], true),
+        ("copilot", true, &[PreToolUse, Stop], true),
+        ("kimi", false, &[UserPromptSubmit, PreToolUse, Stop], true),
+    ];
+    for (name, can_ask, gates, bridged) in table {
+        let a = host(name);
+        assert_eq!(a.can_ask(), can_ask, "{name} can_ask");
+        let actual: Vec<Event> = Event::ALL.into_iter().filter(|e| a.can_gate(*e)).collect();
+        assert_eq!(actual, gates, "{name} can_gate");
+        let bridge = a.bridge_for(SubagentStart);
+        assert_eq!(bridge.is_some(), bridged, "{name} bridge");
+        if let Some(b) = bridge {
+            assert_eq!(
+                (b.event, b.via, b.tool),
+                (SubagentStart, PreToolUse, "Agent")
+            );
+        }
+        assert!(a.bridge_for(PreToolUse).is_none());
+    }
+}
+
+#[test]
+fn timeouts_and_config_files() {
+    assert_eq!(host("claude-code").timeout_unit(), TimeoutUnit::Seconds);
+    assert_eq!(host("gemini-cli").timeout_unit(), TimeoutUnit::Milliseconds);
+    assert_eq!(host("gemini-cli").default_timeout(), Some(60_000));
+    assert_eq!(TimeoutUnit::Seconds.from_millis(1500), 2);
+    assert_eq!(TimeoutUnit::Seconds.from_millis(5000), 5);
+    assert_eq!(TimeoutUnit::Milliseconds.from_millis(1500), 1500);
+
+    let cc = host("claude-code").config_files();
+    assert_eq!(cc.format, ConfigFormat::Json);
+    assert_eq!(cc.user, ["~/.claude/settings.json"]);
+    assert_eq!(cc.project, [".claude/settings.json"]);
+    let cx = host("codex").config_files();
+    assert_eq!(cx.format, ConfigFormat::Toml);
+    assert_eq!(
+        cx.home_env.as_ref().map(|h| h.var.as_str()),
+        Some("CODEX_HOME")
+    );
+    assert_eq!(host("keryx").config_files().format, ConfigFormat::None);
+    assert_eq!(
+        host("gemini-cli").host_event_for(Event::PreToolUse),
+        Some("BeforeTool")
+    );
+    assert_eq!(host("cursor").host_event_for(Event::Stop), Some("stop"));
+    assert_eq!(
+        host("gemini-cli").host_event_for(Event::SubagentStart),
+        None
+    );
+}
+
+// ---------------------------------------------------------------- decode
+
+fn fixtures(host_name: &str) -> Vec<(String, Value)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/payloads")
+        .join(host_name);
+    let mut out: Vec<(String, Value)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            let v = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            (name, v)
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+const CANONICAL_TOOLS: [&str; 5] = ["Bash", "Write", "Edit", "Read", "Agent"];
+
+#[test]
+fn every_captured_payload_decodes() {
+    for host_name in ["claude-code", "codex", "gemini-cli"] {
+        let a = host(host_name);
+        let files = fixtures(host_name);
+        assert!(
+            files.len() >= 10,
+            "{host_name}: only {} fixtures",
+            files.len()
+        );
+        for (file, payload) in files {
+            let host_event = file.split('-').next().unwrap();
+            assert_eq!(payload["hook_event_name"], host_event, "{file}");
+            match a.decode(host_event, &payload) {
+                Ok(input) => {
+                    assert_eq!(Some(input.event), a.canonical_event(host_event), "{file}");
+                    assert_eq!(
+                        input.session_id,
+                        payload["session_id"].as_str().unwrap(),
+                        "{file}"
+                    );
+                    assert_eq!(
+                        input.cwd.as_deref().and_then(|p| p.to_str()),
+                        payload["cwd"].as_str(),
+                        "{file}"
+                    );
+                    if input.event.is_per_tool() {
+                        let tool = input.tool_name().unwrap();
+                        assert!(CANONICAL_TOOLS.contains(&tool), "{file}: tool {tool}");
+                        assert!(input.tool_input().is_some_and(Value::is_object), "{file}");
+                    }
+                    if input.event == Event::UserPromptSubmit {
+                        assert!(input.str_field("prompt").is_some(), "{file}");
+                    }
+                }
+                Err(DecodeError::UnmappedEvent { .. }) => {
+                    assert!(
+                        a.unmapped_events().iter().any(|e| e == host_event),
+                        "{file}"
+                    );
+                }
+                Err(e) => panic!("{host_name}/{file}: {e}"),
+            }
+        }
+    }
+}
+
+fn fixture(host_name: &str, file: &str) -> Value {
+    fixtures(host_name)
+        .into_iter()
+        .find(|(n, _)| n == file)
+        .unwrap_or_else(|| panic!("{host_name}/{file}"))
+        .1
+}
+
+fn decode(host_name: &str, host_event: &str, payload: &Value) -> EventInput {
+    host(host_name)
+        .decode(host_event, payload)
+        .unwrap_or_else(|e| panic!("{host_name} {host_event}: {e}"))
+}
+
+#[test]
+fn claude_code_fields() {
+    let p = fixture("claude-code", "PreToolUse-basic-Bash.json");
+    let i = decode("claude-code", "PreToolUse", &p);
+    assert_eq!(i.event, Event::PreToolUse);
+    assert_eq!(
+        i.run_id.as_deref(),
+        Some("543fcedb-4fcd-4c38-a2e4-6fccc57d291a")
+    );
+    assert_eq!(i.tool_call_id(), Some("toolu_01_0"));
+    assert_eq!(i.tool_input().unwrap()["command"], "echo hi-from-bash");
+    assert_eq!(i.str_field("permissionMode"), Some("default"));
+    assert!(i.fields.get("hostToolName").is_none());
+
+    let p = fixture("claude-code", "PostToolUseFailure-basic-Bash-fail.json");
+    let i = decode("claude-code", "PostToolUseFailure", &p);
+    assert_eq!(
+        i.fields["error"],
+        json!({"message": "Exit code 3\nfailing", "code": 3})
+    );
+
+    let p = fixture("claude-code", "PreToolUse-subagent-Bash-insubagent.json");
+    let i = decode("claude-code", "PreToolUse", &p);
+    assert_eq!(i.str_field("agentId"), Some("aafc2124613cdd507"));
+    assert_eq!(i.str_field("agentType"), Some("general-purpose"));
+
+    let i = decode(
+        "claude-code",
+        "SessionStart",
+        &fixture("claude-code", "SessionStart-basic-startup.json"),
+    );
+    assert_eq!(i.run_id, None, "the first SessionStart has no prompt_id");
+    assert_eq!(i.str_field("source"), Some("startup"));
+    assert_eq!(i.str_field("projectRoot"), Some("/home/dev/cc/proj"));
+
+    let i = decode(
+        "claude-code",
+        "Stop",
+        &fixture("claude-code", "Stop-stopblock-2.json"),
+    );
+    assert_eq!(i.fields["stopHookActive"], true);
+    let i = decode(
+        "claude-code",
+        "SubagentStart",
+        &fixture("claude-code", "SubagentStart-subagent.json"),
+    );
+    assert_eq!(i.str_field("subagentId"), Some("aafc2124613cdd507"));
+    let i = decode(
+        "claude-code",
+        "PreCompact",
+        &fixture("claude-code", "PreCompact-compact.json"),
+    );
+    assert_eq!(i.str_field("reason"), Some("manual"));
+    let i = decode(
+        "claude-code",
+        "SessionEnd",
+        &fixture("claude-code", "SessionEnd-basic.json"),
+    );
+    assert_eq!(i.str_field("endReason"), Some("other"));
+    assert!(i.interactive, "decode never decides interactivity");
+}
+
+#[test]
+fn codex_fields() {
+    let i = decode(
+        "codex",
+        "PreToolUse",
+        &fixture("codex", "PreToolUse-basic-Bash.json"),
+    );
+    assert_eq!(
+        i.run_id.as_deref(),
+        Some("01a22983-34b9-7552-bbad-cb18e7110cb2")
+    );
+    assert_eq!(i.tool_call_id(), Some("call_2_0"));
+    let i = decode(
+        "codex",
+        "PostToolUse",
+        &fixture("codex", "PostToolUse-failcmd-Bash-fail.json"),
+    );
+    assert_eq!(i.event, Event::PostToolUse, "Codex has no failure event");
+    assert_eq!(i.fields["toolOutput"], "failing\n");
+    let p = json!({"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "apply_patch",
+        "tool_input": {"command": "*** Begin Patch"}, "tool_use_id": "c"});
+    let i = decode("codex", "PreToolUse", &p);
+    assert_eq!(i.tool_name(), Some("Edit"));
+    assert_eq!(i.str_field("hostToolName"), Some("apply_patch"));
+    let p = json!({"session_id": "s", "tool_name": "mcp__fs__read", "tool_input": {}});
+    assert_eq!(
+        decode("codex", "PreToolUse", &p).tool_name(),
+        Some("mcp__fs__read")
+    );
+}
+
+#[test]
+fn gemini_fields() {
+    let i = decode(
+        "gemini-cli",
+        "BeforeTool",
+        &fixture("gemini-cli", "BeforeTool-basic-run_shell_command.json"),
+    );
+    assert_eq!(i.event, Event::PreToolUse);
+    assert_eq!(i.tool_name(), Some("Bash"));
+    assert_eq!(i.str_field("hostToolName"), Some("run_shell_command"));
+    assert_eq!(i.tool_call_id(), None);
+    assert_eq!(i.run_id, None);
+
+    let mut p = fixture("gemini-cli", "AfterTool-basic-run_shell_command.json");
+    assert_eq!(
+        decode("gemini-cli", "AfterTool", &p).event,
+        Event::PostToolUse
+    );
+    p["tool_response"]["error"] = json!({"message": "boom", "type": "execution_failed"});
+    let i = decode("gemini-cli", "AfterTool", &p);
+    assert_eq!(i.event, Event::PostToolUseFailure);
+    assert_eq!(
+        i.fields["error"],
+        json!({"message": "boom", "code": "execution_failed"})
+    );
+
+    let i = decode(
+        "gemini-cli",
+        "AfterAgent",
+        &fixture("gemini-cli", "AfterAgent-afteragentblock-2.json"),
+    );
+    assert_eq!(i.event, Event::Stop);
+    assert_eq!(i.fields["stopHookActive"], true);
+    let i = decode(
+        "gemini-cli",
+        "BeforeAgent",
+        &fixture("gemini-cli", "BeforeAgent-basic.json"),
+    );
+    assert_eq!(i.str_field("prompt"), Some("run the echo"));
+
+    let p = json!({"session_id": "s", "tool_name": "mcp_github_create_issue", "tool_input": {},
+        "mcp_context": {"server_name": "github", "tool_name": "create_issue"}});
+    assert_eq!(
+        decode("gemini-cli", "BeforeTool", &p).tool_name(),
+        Some("mcp__github__create_issue")
+    );
+    let p = json!({"session_id": "s", "tool_name": "mcp_github_create_issue", "tool_input": {}});
+    assert_eq!(
+        decode("gemini-cli", "BeforeTool", &p).tool_name(),
+        Some("mcp_github_create_issue"),
+        "without mcp_context the server cannot be told from the tool"
+    );
+}
+
+#[test]
+fn cursor_fields() {
+    let p = json!({
+        "conversation_id": "conv", "generation_id": "gen", "hook_event_name": "preToolUse",
+        "workspace_roots": ["/repo"], "transcript_path": null,
+        "tool_name": "Shell", "tool_input": {"command": "ls"}, "tool_use_id": "call_1\nctc_1"
+    });
+    let i = decode("cursor", "preToolUse", &p);
+    assert_eq!(
+        (i.session_id.as_str(), i.run_id.as_deref()),
+        ("conv", Some("gen"))
+    );
+    assert_eq!(i.cwd.as_deref(), Some(Path::new("/repo")));
+    assert_eq!(i.tool_name(), Some("Bash"));
+    assert!(i.fields.get("transcriptPath").is_none(), "null is absent");
+
+    let p = json!({"conversation_id": "c", "tool_name": "MCP:ctx_execute", "tool_input": "{\"code\":\"1\"}"});
+    let i = decode("cursor", "preToolUse", &p);
+    assert_eq!(i.tool_name(), Some("mcp__unknown__ctx_execute"));
+    assert_eq!(i.tool_input(), Some(&json!({"code": "1"})));
+
+    let i = decode(
+        "cursor",
+        "stop",
+        &json!({"conversation_id": "c", "status": "completed", "loop_count": 2}),
+    );
+    assert_eq!(
+        (i.event, i.str_field("stopReason")),
+        (Event::Stop, Some("completed"))
+    );
+    assert_eq!(i.fields["stopHookActive"], true);
+    let i = decode(
+        "cursor",
+        "sessionStart",
+        &json!({"session_id": "s", "conversation_id": "c", "workspace_roots": ["/r"]}),
+    );
+    assert_eq!(i.session_id, "c");
+    assert_eq!(i.str_field("projectRoot"), Some("/r"));
+}
+
+#[test]
+fn copilot_fields_in_both_dialects() {
+    let camel = json!({"sessionId": "s", "timestamp": 1, "cwd": "/r", "toolName": "bash",
+        "toolArgs": "{\"command\":\"ls\"}"});
+    let i = decode("copilot", "preToolUse", &camel);
+    assert_eq!(i.tool_name(), Some("Bash"));
+    assert_eq!(i.tool_input(), Some(&json!({"command": "ls"})));
+    let snake = json!({"hook_event_name": "PreToolUse", "session_id": "s", "cwd": "/r",
+        "tool_name": "Bash", "tool_input": {"command": "ls"}});
+    let i = decode("copilot", "preToolUse", &snake);
+    assert_eq!(i.tool_name(), Some("Bash"));
+    assert_eq!(i.tool_input(), Some(&json!({"command": "ls"})));
+    let i = decode(
+        "copilot",
+        "postToolUseFailure",
+        &json!({"sessionId": "s", "toolName": "view", "error": "no such file"}),
+    );
+    assert_eq!(
+        (i.event, i.tool_name()),
+        (Event::PostToolUseFailure, Some("Read"))
+    );
+    assert_eq!(i.fields["error"], json!({"message": "no such file"}));
+}
+
+#[test]
+fn kimi_fields() {
+    let p = json!({"hook_event_name": "PreToolUse", "session_id": "session_abc", "cwd": "/p",
+        "tool_name": "Shell", "tool_input": {"command": "rm -rf /"}, "tool_call_id": "t1"});
+    let i = decode("kimi", "PreToolUse", &p);
+    assert_eq!(
+        (i.tool_name(), i.tool_call_id()),
+        (Some("Bash"), Some("t1"))
+    );
+    let i = decode(
+        "kimi",
+        "PreCompact",
+        &json!({"session_id": "s", "trigger": "auto", "token_count": 12000}),
+    );
+    assert_eq!(
+        (i.str_field("reason"), &i.fields["tokenCount"]),
+        (Some("auto"), &json!(12000))
+    );
+}
+
+#[test]
+fn keryx_native_payload() {
+    let p = json!({"event": "PreToolUse", "sessionId": "s1", "runId": "r1", "cwd": "/w",
+        "policyProfile": "read-only-review", "interactive": false, "decideOutcome": "ask",
+        "parentSessionId": "p0", "toolCallId": "c1", "toolName": "Bash",
+        "toolInput": {"command": "ls"}, "risk": "low"});
+    let i = decode("keryx", "PreToolUse", &p);
+    assert_eq!(i.session_id, "s1");
+    assert_eq!(i.run_id.as_deref(), Some("r1"));
+    assert_eq!(
+        i.profile,
+        Some(crate::config::model::Profile::ReadOnlyReview)
+    );
+    assert!(!i.interactive);
+    assert_eq!(i.decide_outcome, Outcome::Ask);
+    assert_eq!(i.parent_session_id.as_deref(), Some("p0"));
+    assert_eq!(i.tool_call_id(), Some("c1"));
+    assert_eq!(i.fields["risk"], "low");
+    for slot in [
+        "event",
+        "sessionId",
+        "runId",
+        "cwd",
+        "policyProfile",
+        "interactive",
+        "decideOutcome",
+    ] {
+        assert!(
+            !i.fields.contains_key(slot),
+            "{slot} must not leak into fields"
+        );
+    }
+    let bad = json!({"sessionId": "s", "decideOutcome": "maybe", "toolName": "Bash"});
+    assert_eq!(
+        host("keryx").decode("PreToolUse", &bad).unwrap_err(),
+        DecodeError::BadValue {
+            field: "decideOutcome".into(),
+            value: "maybe".into()
+        }
+    );
+}
+
+#[test]
+fn decode_errors_name_the_field() {
+    let cc = host("claude-code");
+    assert_eq!(
+        cc.decode("PreToolUse", &json!({"tool_name": "Bash"}))
+            .unwrap_err(),
+        DecodeError::Missing {
+            field: "session_id".into(),
+            canonical: "sessionId".into()
+        }
+    );
+    assert_eq!(
+        cc.decode("PreToolUse", &json!({"session_id": "s"}))
+            .unwrap_err(),
+        DecodeError::Missing {
+            field: "tool_name".into(),
+            canonical: "toolName".into()
+        }
+    );
+    assert_eq!(
+        cc.decode("PreToolUse", &json!({"session_id": 7, "tool_name": "Bash"}))
+            .unwrap_err(),
+        DecodeError::WrongType {
+            field: "session_id".into(),
+            expected: "a string",
+            found: "a number"
+        }
+    );
+    assert_eq!(
+        cc.decode(
+            "PreToolUse",
+            &json!({"session_id": "s", "tool_name": "Bash", "cwd": ["/x"]})
+        )
+        .unwrap_err(),
+        DecodeError::WrongType {
+            field: "cwd".into(),
+            expected: "a string",
+            found: "an array"
+        }
+    );
+    assert_eq!(
+        cc.decode("PreToolUse", &json!([1])).unwrap_err(),
+        DecodeError::NotAnObject
+    );
+    assert_eq!(
+        cc.decode("PreToolUse", &json!({"session_id": "s", "tool_name": 3}))
+            .unwrap_err(),
+        DecodeError::WrongType {
+            field: "tool_name".into(),
+            expected: "a string",
+            found: "a number"
+        }
+    );
+    assert!(matches!(
+        cc.decode("Bogus", &json!({})),
+        Err(DecodeError::UnknownEvent { .. })
+    ));
+    assert!(matches!(
+        cc.decode("Notification", &json!({})),
+        Err(DecodeError::UnmappedEvent { .. })
+    ));
+    assert_eq!(
+        host("cursor")
+            .decode("preToolUse", &json!({"tool_name": "Shell"}))
+            .unwrap_err()
+            .to_string(),
+        "payload field `conversation_id` or `session_id` is missing (needed for `sessionId`)"
+    );
+    // An optional field of an unexpected type is dropped, not fatal.
+    let i = decode(
+        "claude-code",
+        "Stop",
+        &json!({"session_id": "s", "stop_hook_active": "yes"}),
+    );
+    assert!(i.fields.get("stopHookActive").is_none());
+}
+
+// ---------------------------------------------------------------- encode
+
+#[test]
+fn allow_and_none_are_silence_on_every_template_host() {
+    for name in host_names().iter().filter(|n| **n != "keryx") {
+        let a = host(name);
+        for ev in a.events() {
+            for outcome in [Outcome::Allow, Outcome::None] {
+                let e = a.encode(ev.name(), ev.event(), &result(outcome, Some("fine"), None));
+                assert!(e.is_silent(), "{name}/{}: {e:?}", ev.name());
+            }
+        }
+    }
+}
+
+#[test]
+fn claude_code_encodings() {
+    assert_eq!(
+        enc("claude-code", "PreToolUse", &deny("no rm")),
+        out(
+            r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no rm"}}"#
+        )
+    );
+    assert_eq!(
+        enc("claude-code", "PreToolUse", &ask("really?")),
+        out(
+            r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"really?"}}"#
+        )
+    );
+    assert_eq!(
+        enc(
+            "claude-code",
+            "PreToolUse",
+            &result(Outcome::Deny, Some("no"), Some("ctx"))
+        ),
+        out(
+            r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no","additionalContext":"ctx"}}"#
+        )
+    );
+    assert_eq!(
+        enc("claude-code", "UserPromptSubmit", &deny("not that")),
+        out(r#"{"decision":"block","reason":"not that"}"#)
+    );
+    assert_eq!(
+        enc("claude-code", "UserPromptSubmit", &ask("not that")),
+        out(r#"{"decision":"block","reason":"not that"}"#),
+        "no ask on prompts: tightened to a block"
+    );
+    assert_eq!(
+        enc("claude-code", "UserPromptSubmit", &context("branch main")),
+        out(
+            r#"{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"branch main"}}"#
+        )
+    );
+    assert_eq!(
+        enc("claude-code", "Stop", &deny("run the tests too")),
+        out(r#"{"decision":"block","reason":"run the tests too"}"#)
+    );
+    assert_eq!(
+        enc("claude-code", "SessionStart", &context("hello")),
+        out(
+            r#"{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"hello"}}"#
+        )
+    );
+    assert_eq!(
+        enc("claude-code", "PostToolUse", &context("lint: 2 warnings")),
+        out(
+            r#"{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"lint: 2 warnings"}}"#
+        )
+    );
+    // SubagentStart cannot block in Claude Code: the deny is the bridge's job.
+    assert!(enc("claude-code", "SubagentStart", &deny("no")).is_silent());
+    assert!(enc("claude-code", "PostToolUse", &deny("late")).is_silent());
+    assert!(enc("claude-code", "SessionEnd", &context("bye")).is_silent());
+}
+
+#[test]
+fn session_start_notices_reach_user_and_model() {
+    let mut r = context("ctx");
+    r.notices = vec![
+        "hooks snapshot is stale: run `keryx-hooks doctor --fix`".into(),
+        "gate x disabled".into(),
+    ];
+    let n = "hooks snapshot is stale: run `keryx-hooks doctor --fix`\\ngate x disabled";
+    assert_eq!(
+        enc("claude-code", "SessionStart", &r),
+        out(&format!(
+            r#"{{"hookSpecificOutput":{{"hookEventName":"SessionStart","additionalContext":"ctx\n\n{n}"}},"systemMessage":"{n}"}}"#
+        ))
+    );
+    let mut only = FireResult::none();
+    only.notices = vec!["drift".into()];
+    assert_eq!(
+        enc("codex", "SessionStart", &only),
+        out(
+            r#"{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"drift"},"systemMessage":"drift"}"#
+        )
+    );
+    assert_eq!(
+        enc("gemini-cli", "SessionStart", &only),
+        out(
+            r#"{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"drift"},"systemMessage":"drift"}"#
+        )
+    );
+    assert_eq!(
+        enc("cursor", "sessionStart", &only),
+        out(r#"{"additional_context":"drift"}"#)
+    );
+    assert_eq!(
+        enc("copilot", "sessionStart", &only),
+        out(r#"{"additionalContext":"drift"}"#)
+    );
+    assert_eq!(
+        enc("kimi", "SessionStart", &only),
+        out(r#"{"message":"drift"}"#)
+    );
+    // Notices belong to SessionStart; elsewhere they are not repeated per event.
+    assert!(enc("claude-code", "PreToolUse", &only).is_silent());
+}
+
+#[test]
+fn codex_encodings() {
+    assert_eq!(
+        enc("codex", "PreToolUse", &deny("CODEX-DENY")),
+        out(
+            r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"CODEX-DENY"}}"#
+        )
+    );
+    // Codex has no ask: it would mark the hook failed and run the tool.
+    assert_eq!(
+        enc("codex", "PreToolUse", &ask("sure?")),
+        enc("codex", "PreToolUse", &deny("sure?"))
+    );
+    assert_eq!(
+        enc("codex", "Stop", &deny("run tests too")),
+        out(r#"{"decision":"block","reason":"run tests too"}"#)
+    );
+    assert_eq!(
+        enc("codex", "UserPromptSubmit", &deny("no")),
+        out(r#"{"decision":"block","reason":"no"}"#)
+    );
+    assert_eq!(
+        enc("codex", "SubagentStart", &context("you are a reviewer")),
+        out(
+            r#"{"hookSpecificOutput":{"hookEventName":"SubagentStart","additionalContext":"you are a reviewer"}}"#
+        )
+    );
+}
+
+#[test]
+fn codex_deny_reason_is_never_empty() {
+    for reason in [None, Some(""), Some("   ")] {
+        let mut r = result(Outcome::Deny, reason, None);
+        let e = enc("codex", "PreToolUse", &r);
+        let v: Value = serde_json::from_str(&e.stdout).unwrap();
+        assert_eq!(
+            v["hookSpecificOutput"]["permissionDecisionReason"],
+            "blocked by a keryx hook"
+        );
+        r.matched_rules = vec!["keryx-hooks-unavailable".into()];
+        let e = enc("codex", "Stop", &r);
+        let v: Value = serde_json::from_str(&e.stdout).unwrap();
+        assert_eq!(
+            v["reason"],
+            "blocked by keryx hook `keryx-hooks-unavailable`"
+        );
+    }
+}
+
+#[test]
+fn gemini_encodings() {
+    assert_eq!(
+        enc("gemini-cli", "BeforeTool", &deny("GEMINI-DENY")),
+        out(r#"{"decision":"deny","reason":"GEMINI-DENY"}"#)
+    );
+    assert_eq!(
+        enc("gemini-cli", "BeforeTool", &ask("confirm?")),
+        out(r#"{"decision":"ask","reason":"confirm?","systemMessage":"confirm?"}"#)
+    );
+    assert_eq!(
+        enc("gemini-cli", "BeforeAgent", &deny("nope")),
+        out(r#"{"decision":"block","reason":"nope"}"#)
+    );
+    assert_eq!(
+        enc("gemini-cli", "BeforeAgent", &context("GEMINI-BA-CTX")),
+        out(
+            r#"{"hookSpecificOutput":{"hookEventName":"BeforeAgent","additionalContext":"GEMINI-BA-CTX"}}"#
+        )
+    );
+    assert_eq!(
+        enc("gemini-cli", "AfterAgent", &deny("run tests too")),
+        out(r#"{"decision":"block","reason":"run tests too"}"#)
+    );
+    assert_eq!(
+        enc("gemini-cli", "AfterTool", &context("note")),
+        out(r#"{"hookSpecificOutput":{"hookEventName":"AfterTool","additionalContext":"note"}}"#)
+    );
+    // A refined AfterTool (a failure) answers through the same host event.
+    let a = host("gemini-cli");
+    assert_eq!(
+        a.encode("AfterTool", Event::PostToolUseFailure, &context("note")),
+        enc("gemini-cli", "AfterTool", &context("note"))
+    );
+}
+
+#[test]
+fn cursor_encodings() {
+    assert_eq!(
+        enc("cursor", "preToolUse", &deny("no")),
+        out(r#"{"permission":"deny","user_message":"no","agent_message":"no"}"#)
+    );
+    assert_eq!(
+        enc("cursor", "preToolUse", &ask("no")),
+        enc("cursor", "preToolUse", &deny("no")),
+        "ask is a deny since 2.4.21"
+    );
+    assert_eq!(
+        enc("cursor", "beforeSubmitPrompt", &deny("no")),
+        out(r#"{"continue":false,"user_message":"no"}"#)
+    );
+    assert_eq!(
+        enc("cursor", "stop", &deny("run tests too")),
+        out(r#"{"followup_message":"run tests too"}"#)
+    );
+    assert_eq!(
+        enc("cursor", "postToolUse", &context("c")),
+        out(r#"{"additional_context":"c"}"#)
+    );
+    assert!(enc("cursor", "beforeSubmitPrompt", &context("c")).is_silent());
+}
+
+#[test]
+fn copilot_encodings() {
+    assert_eq!(
+        enc("copilot", "preToolUse", &deny("no")),
+        out(r#"{"permissionDecision":"deny","permissionDecisionReason":"no"}"#)
+    );
+    assert_eq!(
+        enc("copilot", "preToolUse", &ask("sure?")),
+        out(r#"{"permissionDecision":"ask","permissionDecisionReason":"sure?"}"#)
+    );
+    assert_eq!(
+        enc("copilot", "agentStop", &deny("again")),
+        out(r#"{"decision":"block","reason":"again"}"#)
+    );
+    assert_eq!(
+        enc("copilot", "postToolUse", &context("c")),
+        out(r#"{"additionalContext":"c"}"#)
+    );
+    assert_eq!(
+        enc("copilot", "postToolUseFailure", &context("retry with -f")),
+        Encoded {
+            stdout: "{\"additionalContext\":\"retry with -f\"}\n".into(),
+            stderr: String::new(),
+            exit_code: 2
+        }
+    );
+    // userPromptSubmitted output is dropped by Copilot: nothing to say.
+    assert!(enc("copilot", "userPromptSubmitted", &deny("no")).is_silent());
+    assert!(enc("copilot", "subagentStart", &deny("no")).is_silent());
+}
+
+#[test]
+fn kimi_encodings() {
+    let blocked = |reason: &str| Encoded {
+        stdout: String::new(),
+        stderr: format!("{reason}\n"),
+        exit_code: 2,
+    };
+    assert_eq!(enc("kimi", "PreToolUse", &deny("no rm")), blocked("no rm"));
+    assert_eq!(enc("kimi", "PreToolUse", &ask("sure?")), blocked("sure?"));
+    assert_eq!(enc("kimi", "UserPromptSubmit", &deny("no")), blocked("no"));
+    assert_eq!(enc("kimi", "Stop", &deny("again")), blocked("again"));
+    assert_eq!(
+        enc("kimi", "UserPromptSubmit", &context("branch main")),
+        out(r#"{"message":"branch main"}"#)
+    );
+}
+
+#[test]
+fn an_ask_on_subagent_start_is_a_deny() {
+    // keryx has no approval surface for spawns; neither has any host.
+    let a = host("claude-code");
+    assert_eq!(
+        a.encode("PreToolUse", Event::SubagentStart, &ask("spawn?")),
+        enc("claude-code", "PreToolUse", &deny("spawn?"))
+    );
+}
+
+#[test]
+fn keryx_returns_the_whole_result() {
+    let mut r = deny("no");
+    r.matched_rules = vec!["team.no-rm".into()];
+    r.notices = vec!["n".into()];
+    let e = enc("keryx", "PreToolUse", &r);
+    assert_eq!(e.exit_code, 0);
+    assert!(e.stderr.is_empty());
+    assert_eq!(
+        e.stdout,
+        "{\"outcome\":\"deny\",\"reason\":\"no\",\"matchedRules\":[\"team.no-rm\"],\"anomalies\":[],\"records\":[],\"notices\":[\"n\"]}\n"
+    );
+    let e = enc("keryx", "Stop", &FireResult::none());
+    assert_eq!(
+        e.stdout,
+        "{\"outcome\":\"none\",\"matchedRules\":[],\"anomalies\":[],\"records\":[],\"notices\":[]}\n"
+    );
+}
+
+#[test]
+fn a_deny_for_an_unknown_host_event_still_blocks() {
+    let a = host("claude-code");
+    let e = a.encode("SomeFutureEvent", Event::PreToolUse, &deny("shim broken"));
+    assert_eq!(
+        e,
+        Encoded {
+            stdout: String::new(),
+            stderr: "shim broken\n".into(),
+            exit_code: 2
+        }
+    );
+    assert!(
+        a.encode("SomeFutureEvent", Event::PostToolUse, &deny("x"))
+            .is_silent()
+    );
+}
+
+#[test]
+fn every_encoding_is_one_json_object_or_nothing() {
+    let samples = [
+        deny("r"),
+        ask("r"),
+        context("c"),
+        result(Outcome::Deny, Some("r"), Some("c")),
+    ];
+    for name in host_names() {
+        let a = host(name);
+        for ev in a.events() {
+            for r in &samples {
+                let e = a.encode(ev.name(), ev.event(), r);
+                if e.stdout.is_empty() {
+                    continue;
+                }
+                assert!(
+                    e.stdout.ends_with('\n') && e.stdout.matches('\n').count() == 1,
+                    "{name}: {:?}",
+                    e.stdout
+                );
+                let v: Value = serde_json::from_str(&e.stdout).unwrap();
+                assert!(v.is_object(), "{name}/{}", ev.name());
+                assert!(
+                    !e.stdout.contains("\"allow\""),
+                    "{name}/{}: never an explicit allow",
+                    ev.name()
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,585 @@
+//! Starting one hook and driving its three pipes to the end: the payload in,
+//! stdout and stderr out (capped), all from one `poll` loop, so no thread is
+//! ever left blocked on a pipe that an escaped grandchild keeps open.
+
+use std::ffi::OsString;
+use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::groups::{LiveGroup, Spawning};
+use super::sandbox::{self, Confinement, Launcher, LauncherKind};
+use super::{
+    Exit, GRACE, MAX_TIMEOUT, MIN_TIMEOUT, OUTPUT_CAP, SandboxSpec, SpawnOutcome, SpawnRequest, sys,
+};
+use crate::escape::escape;
+
+/// What `PATH` means when the hook's environment has none (execvp's own).
+const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+const CHUNK: usize = 64 * 1024;
+/// How often the leader is checked for exit once its pipes are closed.
+const MAX_EXIT_POLL: Duration = Duration::from_millis(10);
+
+/// Runs `req` to completion and reports how it ended. Blocking, and safe to
+/// call from many threads at once. A required sandbox is looked up with
+/// [`super::sandbox_launcher`].
+pub fn spawn(req: &SpawnRequest) -> SpawnOutcome {
+    match req.sandbox {
+        SandboxSpec::None => spawn_with_launcher(req, &Err(String::new())),
+        SandboxSpec::Required { .. } => spawn_with_launcher(req, &super::sandbox_launcher()),
+    }
+}
+
+/// [`spawn`] with the launcher decided by the caller (`Err` = none usable,
+/// with the reason); only consulted when `req.sandbox` requires one.
+pub fn spawn_with_launcher(
+    req: &SpawnRequest,
+    launcher: &Result<Launcher, String>,
+) -> SpawnOutcome {
+    let started = Instant::now();
+    let not_started = |exit: Exit| SpawnOutcome::not_started(exit, started.elapsed());
+
+    let confinement = match (&req.sandbox, launcher) {
+        (SandboxSpec::None, _) => None,
+        (SandboxSpec::Required { .. }, Err(reason)) => {
+            return not_started(Exit::SandboxUnavailable(reason.clone()));
+        }
+        (SandboxSpec::Required { writable, network }, Ok(l)) => Some((l, writable, *network)),
+    };
+    let program = match resolve_program(req) {
+        Ok(p) => p,
+        Err(msg) => return not_started(Exit::SpawnFailed(msg)),
+    };
+    let mut cmd = match confinement {
+        None => {
+            let mut cmd = Command::new(&program);
+            cmd.arg0(&req.argv[0]).args(&req.argv[1..]);
+            cmd
+        }
+        Some((launcher, writable, network)) => {
+            match confine(launcher, &program, req, writable, network) {
+                Ok(args) => {
+                    let mut cmd = Command::new(&launcher.program);
+                    cmd.args(args);
+                    cmd
+                }
+                Err(msg) => return not_started(Exit::SpawnFailed(msg)),
+            }
+        }
+    };
+    cmd.env_clear()
+        .envs(req.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&req.cwd)
+        .process_group(0)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+
+    let (mut child, group) = match spawn_registered(&mut cmd) {
+        Ok(started) => started,
+        Err(e) => return not_started(Exit::SpawnFailed(spawn_error(&program, &e))),
+    };
+    let pid = child.id();
+    let timeout = req.timeout.clamp(MIN_TIMEOUT, MAX_TIMEOUT);
+    let mut io = Pipes::new(&mut child, &req.stdin);
+    let ended = io.pump(pid, started + timeout);
+
+    let exit = match ended {
+        Ended::Exited => {
+            // Unregister before reaping: once reaped, the pgid may be reused.
+            drop(group);
+            match child.wait() {
+                Ok(status) => match (status.code(), status.signal()) {
+                    (Some(code), _) => Exit::Code(code),
+                    (None, Some(sig)) => Exit::Signal(sig),
+                    (None, None) => Exit::SpawnFailed(format!("unknown wait status {status:?}")),
+                },
+                // ECHILD: something reaped it first (SIGCHLD ignored in
+                // this process), so its status is lost.
+                Err(e) => Exit::SpawnFailed(format!("the hook's exit status was lost: {e}")),
+            }
+        }
+        Ended::Deadline | Ended::Broken(_) => {
+            sys::kill_group(pid as i32);
+            let grace_end = Instant::now() + GRACE;
+            if !io.drain_until(grace_end) {
+                tracing::warn!(
+                    pid,
+                    argv0 = %escape(&req.argv[0]),
+                    "a process outside the hook's group (setsid?) still holds its stdout/stderr \
+                     {GRACE:?} after the kill; abandoning the pipes"
+                );
+            }
+            reap_killed(child, group, pid, grace_end);
+            match ended {
+                Ended::Broken(e) => {
+                    Exit::SpawnFailed(format!("driving the hook's pipes failed: {e}"))
+                }
+                _ => {
+                    tracing::info!(pid, argv0 = %escape(&req.argv[0]), ?timeout, "hook timed out; group killed");
+                    Exit::Timeout
+                }
+            }
+        }
+    };
+    let (stdout, stdout_truncated) = io.out.finish();
+    let (stderr, stderr_truncated) = io.err.finish();
+    if let (Exit::Code(1), Some((l, _, _))) = (&exit, confinement)
+        && l.kind == LauncherKind::Bubblewrap
+        && stderr.starts_with(b"bwrap: ")
+    {
+        // Most likely the launcher broke since it was probed: probe afresh
+        // next time rather than trusting the cached verdict for a day.
+        sandbox::forget_probe(&l.program);
+    }
+    if stdout_truncated || stderr_truncated {
+        tracing::debug!(
+            pid,
+            stdout_truncated,
+            stderr_truncated,
+            "hook output capped at {OUTPUT_CAP} bytes"
+        );
+    }
+    SpawnOutcome {
+        exit,
+        stdout,
+        stdout_truncated,
+        stderr,
+        stderr_truncated,
+        duration: started.elapsed(),
+    }
+}
+
+/// Starts `cmd` and registers its group, with no moment in between where a
+/// terminating signal could leave it orphaned. ETXTBSY is retried: a script
+/// another thread just wrote can be briefly held open by a concurrent fork.
+fn spawn_registered(cmd: &mut Command) -> io::Result<(Child, LiveGroup)> {
+    let mut attempt = 0;
+    loop {
+        let spawning = Spawning::begin();
+        match cmd.spawn() {
+            Ok(child) => {
+                let group = LiveGroup::register(child.id() as i32);
+                drop(spawning);
+                return Ok((child, group));
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && attempt < 5 => {
+                drop(spawning);
+                attempt += 1;
+                std::thread::sleep(Duration::from_millis(10 * attempt));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Reaps a leader that was just SIGKILLed, without blocking past the end of
+/// the grace period (a process stuck in the kernel can outlive SIGKILL).
+fn reap_killed(mut child: Child, group: LiveGroup, pid: u32, give_up: Instant) {
+    let mut backoff = Duration::from_micros(50);
+    loop {
+        match sys::has_exited(pid) {
+            Ok(false) if Instant::now() < give_up => {
+                std::thread::sleep(backoff);
+                backoff = (backoff * 2).min(MAX_EXIT_POLL);
+            }
+            Ok(false) => {
+                tracing::warn!(
+                    pid,
+                    "hook leader survived SIGKILL for {GRACE:?}; reaping it in the background"
+                );
+                drop(group);
+                std::thread::spawn(move || child.wait());
+                return;
+            }
+            _ => break,
+        }
+    }
+    drop(group);
+    let _ = child.wait();
+}
+
+enum Ended {
+    /// Both output pipes reached EOF and the leader exited, in time.
+    Exited,
+    /// The deadline passed first.
+    Deadline,
+    /// poll itself failed; treated like a deadline so nothing is left running.
+    Broken(io::Error),
+}
+
+/// Up to [`OUTPUT_CAP`] bytes of one stream; the rest is counted as lost.
+#[derive(Default)]
+struct Capture {
+    buf: Vec<u8>,
+    truncated: bool,
+}
+
+impl Capture {
+    fn push(&mut self, data: &[u8]) {
+        let room = OUTPUT_CAP - self.buf.len();
+        let take = data.len().min(room);
+        if data.len() > room {
+            self.truncated = true;
+        }
+        let want = self.buf.len() + take;
+        if want > self.buf.capacity() {
+            // Grow by doubling, but never past the cap: memory stays bounded
+            // by OUTPUT_CAP however much the hook writes.
+            let target = (self.buf.capacity() * 2).max(want).min(OUTPUT_CAP);
+            self.buf.reserve_exact(target - self.buf.len());
+        }
+        self.buf.extend_from_slice(&data[..take]);
+    }
+
+    fn finish(&mut self) -> (Vec<u8>, bool) {
+        (std::mem::take(&mut self.buf), self.truncated)
+    }
+}
+
+struct Pipes<'a> {
+    stdin: Option<ChildStdin>,
+    payload: &'a [u8],
+    written: usize,
+    stdout: Option<ChildStdout>,
+    stderr: Option<ChildStderr>,
+    out: Capture,
+    err: Capture,
+}
+
+impl<'a> Pipes<'a> {
+    fn new(child: &mut Child, payload: &'a [u8]) -> Self {
+        let stdin = child.stdin.take().filter(|_| !payload.is_empty());
+        let stdout = child.stdout.take();
+        let stderr = child.stderr.take();
+        let fds = [
+            stdin.as_ref().map(AsRawFd::as_raw_fd),
+            stdout.as_ref().map(AsRawFd::as_raw_fd),
+            stderr.as_ref().map(AsRawFd::as_raw_fd),
+        ];
+        for fd in fds.into_iter().flatten() {
+            if let Err(e) = sys::set_nonblocking(fd) {
+                tracing::warn!("could not make a hook pipe non-blocking: {e}");
+            }
+        }
+        Pipes {
+            stdin,
+            payload,
+            written: 0,
+            stdout,
+            stderr,
+            out: Capture::default(),
+            err: Capture::default(),
+        }
+    }
+
+    fn outputs_open(&self) -> bool {
+        self.stdout.is_some() || self.stderr.is_some()
+    }
+
+    /// Feeds stdin and drains both outputs until the outputs are closed and
+    /// the leader has exited, or the deadline. A leader that exits while a
+    /// descendant still holds its stdout is not done: the call only ends at
+    /// EOF, which is what the spec's timeout rule asks for.
+    fn pump(&mut self, pid: u32, deadline: Instant) -> Ended {
+        let mut backoff = Duration::from_micros(50);
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                return Ended::Deadline;
+            }
+            let mut wait = deadline - now;
+            if !self.outputs_open() {
+                match sys::has_exited(pid) {
+                    Ok(true) => return Ended::Exited,
+                    Ok(false) => {}
+                    Err(e) => return Ended::Broken(e),
+                }
+                // It closed its outputs but runs on (and may still be
+                // reading stdin): check again soon.
+                wait = wait.min(backoff);
+                backoff = (backoff * 2).min(MAX_EXIT_POLL);
+                if self.stdin.is_none() {
+                    std::thread::sleep(wait);
+                    continue;
+                }
+            }
+            if let Err(e) = self.poll_once(Some(wait), true) {
+                return Ended::Broken(e);
+            }
+        }
+    }
+
+    /// After the kill: drains what is left until EOF or `until`, then lets
+    /// go of every pipe. Whether both outputs reached EOF.
+    fn drain_until(&mut self, until: Instant) -> bool {
+        self.stdin = None;
+        while self.outputs_open() {
+            let now = Instant::now();
+            if now >= until || self.poll_once(Some(until - now), false).is_err() {
+                break;
+            }
+        }
+        let eof = !self.outputs_open();
+        self.stdout = None;
+        self.stderr = None;
+        eof
+    }
+
+    fn poll_once(&mut self, timeout: Option<Duration>, feed: bool) -> io::Result<()> {
+        const STDIN: usize = 0;
+        const STDOUT: usize = 1;
+        const STDERR: usize = 2;
+        let pollfd = |fd: Option<i32>, events| libc::pollfd {
+            fd: fd.unwrap_or(-1), // poll ignores negative fds
+            events,
+            revents: 0,
+        };
+        let stdin_fd = self.stdin.as_ref().filter(|_| feed).map(AsRawFd::as_raw_fd);
+        let mut fds = [
+            pollfd(stdin_fd, libc::POLLOUT),
+            pollfd(self.stdout.as_ref().map(AsRawFd::as_raw_fd), libc::POLLIN),
+            pollfd(self.stderr.as_ref().map(AsRawFd::as_raw_fd), libc::POLLIN),
+        ];
+        if sys::poll(&mut fds, timeout)? == 0 {
+            return Ok(());
+        }
+        if fds[STDIN].revents != 0 {
+            self.feed();
+        }
+        let mut chunk = [0u8; CHUNK];
+        if fds[STDOUT].revents != 0 {
+            read_into(&mut self.stdout, &mut self.out, &mut chunk);
+        }
+        if fds[STDERR].revents != 0 {
+            read_into(&mut self.stderr, &mut self.err, &mut chunk);
+        }
+        Ok(())
+    }
+
+    fn feed(&mut self) {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return;
+        };
+        let end = (self.written + CHUNK).min(self.payload.len());
+        match stdin.write(&self.payload[self.written..end]) {
+            Ok(n) => {
+                self.written += n;
+                if self.written == self.payload.len() {
+                    self.stdin = None; // close: the hook sees EOF
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                ) => {}
+            // EPIPE: the hook exited or closed stdin without reading it all,
+            // which is its right.
+            Err(_) => self.stdin = None,
+        }
+    }
+}
+
+fn read_into<R: Read>(pipe: &mut Option<R>, capture: &mut Capture, chunk: &mut [u8]) {
+    let Some(reader) = pipe.as_mut() else {
+        return;
+    };
+    match reader.read(chunk) {
+        Ok(0) => *pipe = None,
+        Ok(n) => capture.push(&chunk[..n]),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+            ) => {}
+        Err(_) => *pipe = None,
+    }
+}
+
+/// `argv[0]` as the path that will be executed, or why it cannot be: the
+/// checks a shell would make, done up front so each failure gets its own
+/// message and hint instead of a bare ENOENT.
+fn resolve_program(req: &SpawnRequest) -> Result<PathBuf, String> {
+    let arg0 = req.argv.first().map(String::as_str).unwrap_or("");
+    if arg0.is_empty() {
+        return Err(
+            "the hook's command is empty; give it an `argv` whose first element is the program"
+                .into(),
+        );
+    }
+    if !req.cwd.is_dir() {
+        return Err(format!(
+            "the hook's working directory `{}` does not exist or is not a directory",
+            escape(&req.cwd.display().to_string())
+        ));
+    }
+    if arg0.contains('/') {
+        // An absolute arg0 replaces cwd; collecting the components drops
+        // the `./` so messages show a clean path.
+        let path: PathBuf = req.cwd.join(arg0).components().collect();
+        return check_executable(&path).map(|()| path);
+    }
+    let path_var = req
+        .env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map_or(DEFAULT_PATH, |(_, v)| v.as_str());
+    let mut found_unusable = None;
+    // Relative PATH entries are skipped: they would resolve inside the
+    // project, letting a repository plant the program a hook runs.
+    for dir in std::env::split_paths(path_var).filter(|d| d.is_absolute()) {
+        let candidate = dir.join(arg0);
+        if candidate.is_file() {
+            match check_executable(&candidate) {
+                Ok(()) => return Ok(candidate),
+                Err(msg) => found_unusable = found_unusable.or(Some(msg)),
+            }
+        }
+    }
+    Err(found_unusable.unwrap_or_else(|| {
+        format!(
+            "`{}` was not found on the hook's PATH `{}`; use an absolute path, or install it",
+            escape(arg0),
+            escape(path_var)
+        )
+    }))
+}
+
+fn check_executable(path: &Path) -> Result<(), String> {
+    let shown = escape(&path.display().to_string());
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(format!(
+                "`{shown}` does not exist; check the path (a relative one resolves against the hook's working directory)"
+            ));
+        }
+        Err(e) => return Err(format!("`{shown}` cannot be read: {e}")),
+    };
+    if meta.is_dir() {
+        return Err(format!("`{shown}` is a directory, not a program"));
+    }
+    if meta.permissions().mode() & 0o111 == 0 {
+        return Err(format!(
+            "`{shown}` is not executable; run `chmod +x {shown}`"
+        ));
+    }
+    if let Some(interp) = shebang_interpreter(path)
+        && interp.is_absolute()
+        && !interp.is_file()
+    {
+        let interp = interp.display().to_string();
+        let hint = if interp.ends_with('\r') {
+            "the file has Windows (CRLF) line endings; convert it with `dos2unix`"
+        } else {
+            "fix the `#!` line (e.g. `#!/usr/bin/env bash`) or install the interpreter"
+        };
+        return Err(format!(
+            "the interpreter `{}` on the `#!` line of `{shown}` does not exist; {hint}",
+            escape(&interp)
+        ));
+    }
+    Ok(())
+}
+
+/// The interpreter path on a `#!` line, if the file starts with one.
+fn shebang_interpreter(path: &Path) -> Option<PathBuf> {
+    let mut head = [0u8; 256];
+    let mut file = std::fs::File::open(path).ok()?;
+    let n = file.read(&mut head).ok()?;
+    let line = head[..n].strip_prefix(b"#!")?;
+    let line = line.split(|&b| b == b'\n').next()?;
+    // The kernel splits on space and tab only, so a CRLF file's `\r` stays
+    // part of the interpreter name, as it will for the real exec.
+    let interp = line
+        .split(|&b| b == b' ' || b == b'\t')
+        .find(|w| !w.is_empty())?;
+    Some(PathBuf::from(String::from_utf8_lossy(interp).into_owned()))
+}
+
+/// The exec error of a program that passed [`check_executable`].
+fn spawn_error(program: &Path, e: &io::Error) -> String {
+    let shown = escape(&program.display().to_string());
+    match e.raw_os_error() {
+        Some(libc::ENOENT) => format!(
+            "`{shown}` could not be executed (no such file): its `#!` interpreter or dynamic \
+             loader is missing; check the `#!` line, or line endings (`\\r\\n`) after it"
+        ),
+        Some(libc::EACCES) => format!(
+            "`{shown}` could not be executed (permission denied); run `chmod +x {shown}`, and \
+             check that its filesystem is not mounted `noexec`"
+        ),
+        Some(libc::ENOEXEC) => format!(
+            "`{shown}` is not a program this system can run; a script needs a `#!` line such as \
+             `#!/bin/sh`"
+        ),
+        Some(libc::ETXTBSY) => format!(
+            "`{shown}` could not be executed: it is still open for writing (text file busy)"
+        ),
+        Some(libc::E2BIG) => {
+            format!("`{shown}` could not be executed: its argv and env are too large")
+        }
+        _ if e.kind() == io::ErrorKind::InvalidInput => {
+            format!("`{shown}` could not be executed: its argv or env contains a NUL byte")
+        }
+        _ => format!("`{shown}` could not be executed: {e}"),
+    }
+}
+
+/// The launcher's argv for a confined run. bwrap's /tmp is private, so a
+/// hook kept under /tmp outside the writable paths (a hermetic test home) has
+/// its own directory bound read-only, and a cwd there is refused.
+fn confine(
+    launcher: &Launcher,
+    program: &Path,
+    req: &SpawnRequest,
+    writable: &[PathBuf],
+    network: bool,
+) -> Result<Vec<OsString>, String> {
+    let real = |p: &Path, what: &str| {
+        std::fs::canonicalize(p).map_err(|e| {
+            format!(
+                "the sandbox {what} `{}` cannot be used: {e}",
+                escape(&p.display().to_string())
+            )
+        })
+    };
+    let writable = writable
+        .iter()
+        .map(|w| real(w, "writable path"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let cwd = real(&req.cwd, "working directory")?;
+    let mut readable = Vec::new();
+    if launcher.kind == LauncherKind::Bubblewrap {
+        let hidden = |p: &Path| p.starts_with("/tmp") && !writable.iter().any(|w| p.starts_with(w));
+        if hidden(&cwd) {
+            return Err(format!(
+                "the hook's working directory `{}` is under /tmp, which is private inside the \
+                 sandbox; run it from the project",
+                escape(&cwd.display().to_string())
+            ));
+        }
+        let real_program = real(program, "program")?;
+        if hidden(&real_program) {
+            // Its directory, for the scripts it sources, unless that is /tmp
+            // itself, which would undo the private /tmp.
+            readable.push(match real_program.parent() {
+                Some(dir) if dir != Path::new("/tmp") => dir.to_path_buf(),
+                _ => real_program,
+            });
+        }
+    }
+    let c = Confinement {
+        cwd: &cwd,
+        writable: &writable,
+        readable: &readable,
+        network,
+    };
+    Ok(launcher.wrap(program, &req.argv[1..], &c))
+}

@@ -1,0 +1,149 @@
+//! The handful of libc calls std does not wrap: poll, non-blocking pipes,
+//! group kill, a non-reaping wait and signal dispositions. Each unsafe call
+//! sits alone in a tiny function so its SAFETY argument stays local.
+
+use std::io;
+use std::os::fd::RawFd;
+use std::time::Duration;
+
+/// `poll(2)` on `fds`, retried on EINTR; `None` waits forever.
+#[allow(unsafe_code)]
+pub(super) fn poll(fds: &mut [libc::pollfd], timeout: Option<Duration>) -> io::Result<usize> {
+    let ms = match timeout {
+        None => -1,
+        // Round up so a sub-millisecond remainder does not become a busy loop.
+        Some(t) => t.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int,
+    };
+    loop {
+        // SAFETY: `fds` is a valid, exclusively borrowed slice of pollfd for
+        // the whole call and its length is passed alongside it.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+}
+
+/// Puts `fd` in non-blocking mode, so a full or empty pipe never parks the
+/// thread that drives all three pipes.
+#[allow(unsafe_code)]
+pub(super) fn set_nonblocking(fd: RawFd) -> io::Result<()> {
+    // SAFETY: fcntl with F_GETFL/F_SETFL only reads and sets status flags of
+    // an fd the caller owns; no memory is passed.
+    let rc = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 {
+            -1
+        } else {
+            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK)
+        }
+    };
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// Sends SIGKILL to every process in group `pgid`. Async-signal-safe.
+#[allow(unsafe_code)]
+pub(super) fn kill_group(pgid: i32) -> bool {
+    if pgid <= 1 {
+        return false;
+    }
+    // SAFETY: killpg takes plain integers; pgid > 1 so it can never mean
+    // "our own group" (0) or "every process" (-1 / 1).
+    let rc = unsafe { libc::killpg(pgid, libc::SIGKILL) };
+    rc == 0
+}
+
+/// Whether child `pid` has terminated, without reaping it: while it is a
+/// zombie its pid, and so its process-group id, cannot be reused, which
+/// keeps a later `killpg` from reaching a stranger.
+#[allow(unsafe_code)]
+pub(super) fn has_exited(pid: u32) -> io::Result<bool> {
+    // SAFETY: an all-zero siginfo_t is a valid value of this plain C struct.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `info` is a valid, exclusively borrowed siginfo_t that waitid
+    // fills in; WNOWAIT leaves the child waitable for std's `Child::wait`.
+    let rc = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    if rc < 0 {
+        let err = io::Error::last_os_error();
+        return match err.raw_os_error() {
+            Some(libc::EINTR) => Ok(false),
+            // Already reaped by someone else: it has certainly exited.
+            Some(libc::ECHILD) => Ok(true),
+            _ => Err(err),
+        };
+    }
+    // With WNOHANG and nothing to report the kernel leaves it zeroed.
+    Ok(info.si_signo == libc::SIGCHLD)
+}
+
+/// Installs `handler` for `sig` (SA_RESTART). When the signal was ignored
+/// (`nohup`), the ignore is restored and `false` returned: whoever started
+/// us asked for that.
+#[allow(unsafe_code)]
+pub(super) fn set_handler(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) -> bool {
+    // SAFETY: both sigaction structs are fully initialised locals; the
+    // handler is an `extern "C" fn(c_int)` as the kernel ABI expects, and
+    // only calls async-signal-safe functions.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = handler as usize;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        let mut old: libc::sigaction = std::mem::zeroed();
+        if libc::sigaction(sig, &action, &mut old) != 0 {
+            return false;
+        }
+        if old.sa_sigaction == libc::SIG_IGN {
+            libc::sigaction(sig, &old, std::ptr::null_mut());
+            false
+        } else {
+            true
+        }
+    }
+}
+
+/// Restores the default SIGCHLD action. An ignored SIGCHLD survives exec,
+/// and with it the kernel reaps children itself, losing every exit status.
+#[allow(unsafe_code)]
+pub(super) fn default_sigchld() {
+    // SAFETY: signal() takes plain integers and touches no memory of ours.
+    unsafe {
+        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+    }
+}
+
+/// Restores the default action for `sig` and raises it again, so whoever
+/// waits for us sees the signal death they caused. Async-signal-safe.
+#[allow(unsafe_code)]
+pub(super) fn reraise_default(sig: libc::c_int) {
+    // SAFETY: signal() and raise() are async-signal-safe and take plain
+    // integers; inside the handler `sig` is blocked, so it is delivered
+    // (and terminates us) as soon as the handler returns.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
+/// The real uid, part of the sandbox probe cache key (root and a user get
+/// different answers from the same bwrap).
+#[allow(unsafe_code)]
+pub(super) fn uid() -> u32 {
+    // SAFETY: getuid cannot fail and touches no memory.
+    unsafe { libc::getuid() }
+}

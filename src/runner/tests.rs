@@ -1,0 +1,703 @@
+//! Real processes against the runner: exit codes, the env allowlist, pipe
+//! deadlocks, output caps, timeouts with escaping descendants, spawn
+//! failures, signal deaths, and the bubblewrap sandbox for real.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::*;
+
+const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+/// Slack on every upper bound: a loaded CI machine must not fail these.
+const SLACK: Duration = Duration::from_millis(1500);
+
+fn request(argv: &[&str], cwd: &Path) -> SpawnRequest {
+    SpawnRequest {
+        argv: argv.iter().map(|s| s.to_string()).collect(),
+        cwd: cwd.to_path_buf(),
+        env: vec![("PATH".into(), PATH.into())],
+        stdin: Vec::new(),
+        timeout: Duration::from_secs(20),
+        sandbox: SandboxSpec::None,
+    }
+}
+
+fn sh(body: &str) -> SpawnRequest {
+    request(&["/bin/sh", "-c", body], Path::new("/"))
+}
+
+fn with_timeout(mut req: SpawnRequest, ms: u64) -> SpawnRequest {
+    req.timeout = Duration::from_millis(ms);
+    req
+}
+
+fn write_script(dir: &Path, name: &str, text: &str, mode: u32) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+    path
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn spawn_failed(out: &SpawnOutcome) -> &str {
+    match &out.exit {
+        Exit::SpawnFailed(msg) => msg,
+        other => panic!("expected SpawnFailed, got {other:?}"),
+    }
+}
+
+/// Dead, or a zombie nobody has reaped yet (its parent, the hook, is gone).
+fn is_dead(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X"),
+    }
+}
+
+fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + limit;
+    while Instant::now() < until {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    done()
+}
+
+fn read_pids(path: &Path) -> Vec<i32> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect()
+}
+
+fn kill9(pid: i32) {
+    let _ = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status();
+}
+
+#[test]
+fn exit_codes_and_output() {
+    assert_eq!(spawn(&sh("exit 0")).exit, Exit::Code(0));
+    assert_eq!(spawn(&sh("exit 3")).exit, Exit::Code(3));
+    let out = spawn(&sh("echo out; echo err >&2; exit 2"));
+    assert_eq!(out.exit, Exit::Code(2));
+    assert_eq!(text(&out.stdout), "out\n");
+    assert_eq!(text(&out.stderr), "err\n");
+    assert!(!out.stdout_truncated && !out.stderr_truncated);
+}
+
+#[test]
+fn argv_is_not_a_shell_line() {
+    let out = spawn(&request(
+        &["/bin/echo", "$HOME; rm -rf /", "*"],
+        Path::new("/"),
+    ));
+    assert_eq!(out.exit, Exit::Code(0));
+    assert_eq!(text(&out.stdout), "$HOME; rm -rf / *\n");
+}
+
+#[test]
+fn env_is_exactly_the_allowlist() {
+    // cargo sets this for every test run: a stand-in for a secret in the
+    // parent environment that must not reach the hook.
+    assert!(
+        std::env::var_os("CARGO_MANIFEST_DIR").is_some(),
+        "run under cargo test"
+    );
+    let ambient = |name: &str| match name {
+        "CARGO_MANIFEST_DIR" | "AWS_SECRET_ACCESS_KEY" => Some("secret".to_owned()),
+        _ => std::env::var(name).ok(),
+    };
+    let fixed = [("KERYX_HOOK_ID", "h1".to_owned())];
+    let command_env = BTreeMap::from([
+        ("HOME".to_owned(), "/override".to_owned()),
+        ("KERYX_HOOK_ID".to_owned(), "from-command".to_owned()),
+        ("EXTRA".to_owned(), "x y".to_owned()),
+    ]);
+    let mut req = request(&["/usr/bin/env"], Path::new("/"));
+    req.env = hook_env(&ambient, &fixed, &command_env);
+    let out = spawn(&req);
+    assert_eq!(out.exit, Exit::Code(0));
+    let seen: BTreeMap<String, String> = text(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    assert_eq!(seen.get("HOME").map(String::as_str), Some("/override"));
+    assert_eq!(
+        seen.get("KERYX_HOOK_ID").map(String::as_str),
+        Some("from-command")
+    );
+    assert_eq!(seen.get("EXTRA").map(String::as_str), Some("x y"));
+    assert!(!seen.contains_key("CARGO_MANIFEST_DIR"));
+    assert!(!seen.contains_key("AWS_SECRET_ACCESS_KEY"));
+    let allowed: Vec<&str> = crate::env_vars::HOOK_INHERITED
+        .into_iter()
+        .chain(["KERYX_HOOK_ID", "EXTRA"])
+        .collect();
+    for key in seen.keys() {
+        assert!(
+            allowed.contains(&key.as_str()),
+            "`{key}` leaked into the hook"
+        );
+    }
+}
+
+#[test]
+fn hook_that_never_reads_a_large_payload() {
+    let payload = vec![b'x'; 2 << 20];
+    let mut req = sh("exit 0");
+    req.stdin = payload.clone();
+    let out = spawn(&req);
+    assert_eq!(out.exit, Exit::Code(0));
+    assert!(out.duration < SLACK, "{:?}", out.duration);
+
+    // Never reads and never exits: the timeout still fires.
+    let mut req = with_timeout(sh("sleep 60"), 300);
+    req.stdin = payload;
+    let out = spawn(&req);
+    assert_eq!(out.exit, Exit::Timeout);
+    assert!(out.duration < req.timeout + SLACK, "{:?}", out.duration);
+}
+
+#[test]
+fn hook_writes_a_mebibyte_before_reading_stdin() {
+    let mut req = sh("head -c 1048576 /dev/zero; wc -c >&2");
+    req.stdin = vec![b'{'; 2 << 20];
+    let out = spawn(&req);
+    assert_eq!(out.exit, Exit::Code(0));
+    assert_eq!(out.stdout.len(), 1 << 20);
+    assert!(!out.stdout_truncated, "exactly the cap is not truncated");
+    assert_eq!(text(&out.stderr).trim(), (2 << 20).to_string());
+}
+
+#[test]
+fn ten_megabytes_on_both_streams_is_capped() {
+    let out = spawn(&sh(
+        "head -c 10485760 /dev/zero >&2 & head -c 10485760 /dev/zero; wait",
+    ));
+    assert_eq!(out.exit, Exit::Code(0));
+    assert_eq!(out.stdout.len(), OUTPUT_CAP);
+    assert_eq!(out.stderr.len(), OUTPUT_CAP);
+    assert!(out.stdout_truncated && out.stderr_truncated);
+    // Memory stays bounded: the buffers never grew past the cap.
+    assert!(
+        out.stdout.capacity() <= OUTPUT_CAP,
+        "{}",
+        out.stdout.capacity()
+    );
+    assert!(
+        out.stderr.capacity() <= OUTPUT_CAP,
+        "{}",
+        out.stderr.capacity()
+    );
+}
+
+#[test]
+fn term_ignoring_hook_is_killed_at_the_deadline() {
+    let req = with_timeout(sh("trap '' TERM; sleep 999"), 300);
+    let out = spawn(&req);
+    assert_eq!(out.exit, Exit::Timeout);
+    assert!(out.duration >= req.timeout);
+    assert!(out.duration < req.timeout + SLACK, "{:?}", out.duration);
+}
+
+#[test]
+fn stdin_is_closed_after_the_payload() {
+    let mut req = sh("cat >/dev/null; echo eof");
+    req.stdin = b"{\"a\":1}".to_vec();
+    let out = spawn(&req);
+    assert_eq!(out.exit, Exit::Code(0));
+    assert_eq!(text(&out.stdout), "eof\n");
+
+    // Blocked in read(0), then wedged: the deadline applies all along.
+    let mut req = with_timeout(sh("read x; sleep 60"), 300);
+    req.stdin = b"{\"no\":\"newline\"}".to_vec();
+    let out = spawn(&req);
+    assert_eq!(out.exit, Exit::Timeout);
+    assert!(out.duration < req.timeout + SLACK, "{:?}", out.duration);
+}
+
+#[test]
+fn hook_that_closes_its_outputs_is_still_fed_and_timed() {
+    let payload = vec![b'x'; 2 << 20];
+    // Outputs closed first, then the whole payload read, then an exit code.
+    let mut req = sh("exec >&- 2>&-; cat >/dev/null; exit 4");
+    req.stdin = payload.clone();
+    let out = spawn(&req);
+    assert_eq!(out.exit, Exit::Code(4));
+
+    // Outputs closed, then wedged: the deadline still applies.
+    let mut req = with_timeout(sh("exec >/dev/null 2>&1; cat >/dev/null; sleep 60"), 300);
+    req.stdin = payload;
+    let out = spawn(&req);
+    assert_eq!(out.exit, Exit::Timeout);
+    assert!(out.duration < req.timeout + SLACK, "{:?}", out.duration);
+}
+
+#[test]
+fn background_child_holding_stdout_is_a_timeout() {
+    let req = with_timeout(sh("sleep 60 & echo started; exit 0"), 300);
+    let out = spawn(&req);
+    assert_eq!(out.exit, Exit::Timeout);
+    assert!(
+        out.duration >= req.timeout,
+        "resolved early: {:?}",
+        out.duration
+    );
+    assert!(
+        out.duration < req.timeout + Duration::from_secs(1),
+        "{:?}",
+        out.duration
+    );
+    assert_eq!(
+        text(&out.stdout),
+        "started\n",
+        "output before the kill is kept"
+    );
+}
+
+#[test]
+fn setsid_grandchild_holding_stdout_is_abandoned_after_grace() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let body = format!(
+        "setsid sh -c 'echo $$ > {}; exec sleep 30' & exit 0",
+        pidfile.display()
+    );
+    let req = with_timeout(sh(&body), 300);
+    let out = spawn(&req);
+    let pids = read_pids(&pidfile);
+    assert_eq!(out.exit, Exit::Timeout);
+    assert!(
+        out.duration >= req.timeout,
+        "resolved early: {:?}",
+        out.duration
+    );
+    assert!(
+        out.duration < req.timeout + GRACE + SLACK,
+        "{:?}",
+        out.duration
+    );
+    // The grandchild really escaped the group (else this test proves less).
+    assert_eq!(pids.len(), 1, "the grandchild wrote its pid");
+    assert!(
+        !is_dead(pids[0]),
+        "the setsid grandchild should outlive the group kill"
+    );
+    kill9(pids[0]);
+}
+
+#[test]
+fn whole_group_is_dead_after_a_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pids");
+    let body = format!(
+        "sleep 60 & echo $! > {p}; (sleep 60 & echo $! >> {p}; wait) & sleep 60",
+        p = pidfile.display()
+    );
+    let out = spawn(&with_timeout(sh(&body), 500));
+    assert_eq!(out.exit, Exit::Timeout);
+    let pids = read_pids(&pidfile);
+    assert_eq!(pids.len(), 2, "both background pids recorded");
+    for pid in pids {
+        assert!(
+            wait_until(Duration::from_secs(2), || is_dead(pid)),
+            "pid {pid} survived"
+        );
+    }
+}
+
+#[test]
+fn descendants_of_a_hook_that_finished_in_time_are_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let body = format!(
+        "nohup sleep 30 </dev/null >/dev/null 2>&1 & echo $! > {}",
+        pidfile.display()
+    );
+    let out = spawn(&sh(&body));
+    assert_eq!(out.exit, Exit::Code(0));
+    assert!(out.duration < SLACK, "{:?}", out.duration);
+    let pids = read_pids(&pidfile);
+    assert!(
+        !is_dead(pids[0]),
+        "a detached daemon survives a successful hook"
+    );
+    kill9(pids[0]);
+}
+
+#[test]
+fn timeout_is_clamped() {
+    let out = spawn(&with_timeout(sh("sleep 5"), 0));
+    assert_eq!(out.exit, Exit::Timeout);
+    assert!(out.duration < SLACK, "{:?}", out.duration);
+}
+
+#[test]
+fn spawn_failures_name_the_path_and_a_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+
+    let out = spawn(&request(&["/nonexistent/hook"], d));
+    let msg = spawn_failed(&out);
+    assert!(msg.contains("`/nonexistent/hook` does not exist"), "{msg}");
+
+    let out = spawn(&request(&["keryx-no-such-command"], d));
+    let msg = spawn_failed(&out);
+    assert!(
+        msg.contains("`keryx-no-such-command` was not found on the hook's PATH"),
+        "{msg}"
+    );
+
+    let plain = write_script(d, "plain.sh", "#!/bin/sh\nexit 0\n", 0o644);
+    let out = spawn(&request(&[plain.to_str().unwrap()], d));
+    let msg = spawn_failed(&out);
+    assert!(
+        msg.contains("is not executable") && msg.contains("chmod +x"),
+        "{msg}"
+    );
+
+    let bad = write_script(d, "bad.sh", "#!/nonexistent/interp -x\nexit 0\n", 0o755);
+    let out = spawn(&request(&["./bad.sh"], d));
+    let msg = spawn_failed(&out);
+    assert!(
+        msg.contains("`/nonexistent/interp`") && msg.contains("#!"),
+        "{msg}"
+    );
+    assert!(msg.contains(&bad.display().to_string()), "{msg}");
+
+    // CRLF after the interpreter: the kernel looks for `/bin/sh\r`.
+    write_script(d, "crlf.sh", "#!/bin/sh\r\nexit 0\r\n", 0o755);
+    let out = spawn(&request(&["./crlf.sh"], d));
+    let msg = spawn_failed(&out);
+    assert!(
+        msg.contains("`/bin/sh\\x0D`") && msg.contains("dos2unix"),
+        "{msg}"
+    );
+
+    let out = spawn(&request(&[d.to_str().unwrap()], d));
+    assert!(spawn_failed(&out).contains("is a directory"));
+
+    let out = spawn(&request(&[], d));
+    assert!(spawn_failed(&out).contains("empty"));
+
+    let out = spawn(&request(&["/bin/true"], &d.join("gone")));
+    assert!(spawn_failed(&out).contains("working directory"));
+}
+
+#[test]
+fn relative_argv0_resolves_against_cwd() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_script(
+        dir.path(),
+        "hook.sh",
+        "#!/bin/sh\necho \"$0\"; pwd\n",
+        0o755,
+    );
+    let out = spawn(&request(&["./hook.sh"], dir.path()));
+    assert_eq!(out.exit, Exit::Code(0));
+    let real = std::fs::canonicalize(dir.path()).unwrap();
+    assert_eq!(
+        text(&out.stdout),
+        format!("{}\n{}\n", script.display(), real.display())
+    );
+}
+
+#[test]
+fn signal_death_is_reported() {
+    let out = spawn(&sh("kill -SEGV $$"));
+    assert_eq!(out.exit, Exit::Signal(libc::SIGSEGV));
+}
+
+#[test]
+fn many_threads_at_once() {
+    let handles: Vec<_> = (0..16)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let mut req = sh(&format!("cat; echo {i}; exit {i}"));
+                req.stdin = format!("in{i} ").into_bytes();
+                spawn(&req)
+            })
+        })
+        .collect();
+    for (i, h) in handles.into_iter().enumerate() {
+        let out = h.join().unwrap();
+        assert_eq!(out.exit, Exit::Code(i as i32));
+        assert_eq!(text(&out.stdout), format!("in{i} {i}\n"));
+    }
+}
+
+const SIGTERM_CHILD_DIR: &str = "KERYX_RUNNER_TEST_SIGTERM_DIR";
+
+/// Only does something when re-run by `sigterm_kills_live_hook_groups`:
+/// installs the handlers and starts a hook that would outlive us.
+#[test]
+fn sigterm_child_process() {
+    let Some(dir) = std::env::var_os(SIGTERM_CHILD_DIR) else {
+        return;
+    };
+    install_signal_handlers();
+    let pidfile = PathBuf::from(dir).join("pids");
+    let body = format!(
+        "sleep 60 & echo $! > {p}.tmp; echo $$ >> {p}.tmp; mv {p}.tmp {p}; wait",
+        p = pidfile.display()
+    );
+    spawn(&with_timeout(sh(&body), 30_000));
+    panic!("the hook should not have ended before SIGTERM");
+}
+
+#[test]
+fn sigterm_kills_live_hook_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "runner::tests::sigterm_child_process",
+            "--nocapture",
+        ])
+        .env(SIGTERM_CHILD_DIR, dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pidfile = dir.path().join("pids");
+    assert!(
+        wait_until(Duration::from_secs(10), || pidfile.exists()),
+        "the child's hook never started"
+    );
+    let pids = read_pids(&pidfile);
+    assert_eq!(pids.len(), 2);
+    for pid in &pids {
+        assert!(!is_dead(*pid));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let status = child.wait().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
+    for pid in pids {
+        assert!(
+            wait_until(Duration::from_secs(2), || is_dead(pid)),
+            "pid {pid} orphaned"
+        );
+    }
+}
+
+// --- the sandbox, for real -------------------------------------------------
+
+fn bwrap() -> Launcher {
+    let launcher = sandbox_launcher();
+    assert!(
+        Path::new("/usr/bin/bwrap").exists() || launcher.is_ok(),
+        "bubblewrap is required for these tests: `apt-get install -y bubblewrap`"
+    );
+    launcher.unwrap_or_else(|e| panic!("bwrap is installed but unusable here: {e}"))
+}
+
+fn sandboxed(argv: &[&str], project: &Path, network: bool) -> SpawnRequest {
+    let mut req = request(argv, project);
+    req.sandbox = SandboxSpec::Required {
+        writable: vec![project.to_path_buf()],
+        network,
+    };
+    req
+}
+
+#[test]
+fn sandbox_launcher_is_bwrap_here() {
+    let launcher = bwrap();
+    assert_eq!(launcher.kind, LauncherKind::Bubblewrap);
+    assert_eq!(probe_bwrap(&launcher.program), Ok(launcher));
+}
+
+#[test]
+fn sandbox_confines_writes_and_sees_its_cwd() {
+    bwrap();
+    let project = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir_in("/var/tmp").unwrap();
+    let leak = format!("/tmp/keryx-sandbox-leak-{}", std::process::id());
+    let script = write_script(
+        project.path(),
+        "hook.sh",
+        &format!(
+            "#!/bin/sh\n\
+             pwd\n\
+             touch \"$PROJECT/inside\" && echo wrote-inside\n\
+             touch \"$OUTSIDE/outside\" 2>/dev/null && echo wrote-outside\n\
+             touch /etc/keryx-sandbox-test 2>/dev/null && echo wrote-etc\n\
+             mount -o remount,rw,bind / 2>/dev/null && echo remounted\n\
+             echo x > {leak} && echo wrote-private-tmp\n\
+             kill -SEGV $$\n"
+        ),
+        0o755,
+    );
+    let mut req = sandboxed(&[script.to_str().unwrap()], project.path(), false);
+    req.env
+        .push(("PROJECT".into(), project.path().display().to_string()));
+    req.env
+        .push(("OUTSIDE".into(), outside.path().display().to_string()));
+    let out = spawn(&req);
+    let stdout = text(&out.stdout);
+    let real = std::fs::canonicalize(project.path()).unwrap();
+    assert_eq!(
+        stdout,
+        format!("{}\nwrote-inside\nwrote-private-tmp\n", real.display()),
+        "stderr: {}",
+        text(&out.stderr)
+    );
+    assert!(project.path().join("inside").exists());
+    assert!(!outside.path().join("outside").exists());
+    assert!(!Path::new("/etc/keryx-sandbox-test").exists());
+    assert!(!Path::new(&leak).exists(), "the sandbox's /tmp is private");
+    // bwrap reports a signal death as 128 + n.
+    assert_eq!(out.exit, Exit::Code(128 + libc::SIGSEGV));
+}
+
+#[test]
+fn sandbox_has_no_network_unless_asked() {
+    bwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let project = tempfile::tempdir().unwrap();
+    let probe =
+        format!("grep -c : /proc/net/dev; exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
+    let out = spawn(&sandboxed(
+        &["/bin/bash", "-c", &probe],
+        project.path(),
+        false,
+    ));
+    assert_eq!(
+        text(&out.stdout),
+        "1\n",
+        "only `lo`; stderr: {}",
+        text(&out.stderr)
+    );
+    assert_ne!(out.exit, Exit::Code(0));
+
+    let out = spawn(&sandboxed(
+        &["/bin/bash", "-c", &probe],
+        project.path(),
+        true,
+    ));
+    assert!(
+        text(&out.stdout).ends_with("connected\n"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(out.exit, Exit::Code(0));
+}
+
+#[test]
+fn sandboxed_descendants_die_with_the_hook() {
+    bwrap();
+    let project = tempfile::tempdir().unwrap();
+    // The sandbox has its own pid namespace: when the hook exits, even a
+    // setsid grandchild holding stdout dies with it, so the run ends at once.
+    let escaped = "setsid sleep 60 & exit 0";
+    let out = spawn(&sandboxed(
+        &["/bin/sh", "-c", escaped],
+        project.path(),
+        false,
+    ));
+    assert_eq!(out.exit, Exit::Code(0));
+    assert!(out.duration < SLACK, "{:?}", out.duration);
+
+    // A wedged sandboxed hook: killing bwrap's group takes the rest along.
+    let wedged = "setsid sleep 60 & trap '' TERM; sleep 60";
+    let req = with_timeout(
+        sandboxed(&["/bin/sh", "-c", wedged], project.path(), false),
+        300,
+    );
+    let out = spawn(&req);
+    assert_eq!(out.exit, Exit::Timeout);
+    assert!(
+        out.duration < req.timeout + GRACE + SLACK,
+        "{:?}",
+        out.duration
+    );
+}
+
+#[test]
+fn sandboxed_hook_kept_under_tmp_sees_only_its_own_directory() {
+    bwrap();
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("lib.sh"), "echo sourced\n").unwrap();
+    std::fs::write(other.path().join("secret"), "s").unwrap();
+    let script = write_script(
+        home.path(),
+        "hook.sh",
+        &format!(
+            "#!/bin/sh\n. \"$(dirname \"$0\")/lib.sh\"\n\
+             cat {}/secret 2>/dev/null && echo read-other-tmp\n\
+             touch \"$(dirname \"$0\")/x\" 2>/dev/null && echo wrote-own-dir\n",
+            other.path().display()
+        ),
+        0o755,
+    );
+    let out = spawn(&sandboxed(
+        &[script.to_str().unwrap()],
+        project.path(),
+        false,
+    ));
+    assert_eq!(text(&out.stdout), "sourced\n", "{}", text(&out.stderr));
+
+    let mut req = sandboxed(&["/bin/true"], project.path(), false);
+    req.cwd = other.path().to_path_buf();
+    let out = spawn(&req);
+    assert!(spawn_failed(&out).contains("private inside the sandbox"));
+}
+
+#[test]
+fn no_launcher_means_sandbox_unavailable_never_unsandboxed() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let body = format!("touch {}", marker.display());
+    let req = sandboxed(&["/bin/sh", "-c", &body], dir.path(), false);
+
+    let missing = probe_bwrap(Path::new("/nonexistent/bwrap"));
+    let out = spawn_with_launcher(&req, &missing);
+    match &out.exit {
+        Exit::SandboxUnavailable(why) => assert!(why.contains("/nonexistent/bwrap"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+
+    // Installed but unable to create namespaces (a typical container).
+    let fake = write_script(
+        dir.path(),
+        "bwrap",
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
+        0o755,
+    );
+    let broken = probe_bwrap(&fake);
+    let out = spawn_with_launcher(&req, &broken);
+    match &out.exit {
+        Exit::SandboxUnavailable(why) => {
+            assert!(
+                why.contains("No permissions to create new namespace"),
+                "{why}"
+            );
+            assert!(why.contains("user.max_user_namespaces"), "{why}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!marker.exists(), "the hook must not run unsandboxed");
+}

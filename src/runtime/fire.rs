@@ -1,0 +1,460 @@
+//! Firing one event: select the registrations that apply, run gates one
+//! after another in merge order (the first deny stops the rest), run
+//! observe/context hooks in parallel, classify failures, compose, and
+//! produce one record per invocation.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::config::model::{
+    BuiltinPort, Handler, HookClass, Profile, Registration, RunsIn, SELF_EXE,
+};
+use crate::runner::{self, Exit, SandboxSpec, SpawnRequest};
+use crate::runtime::codec::{self, PayloadContext};
+use crate::runtime::compose;
+use crate::runtime::events::Event;
+use crate::runtime::reply::{self, HookReply};
+use crate::runtime::semantics::{self, Effect};
+use crate::runtime::types::{
+    Anomaly, EventInput, FailureKind, FireResult, HookInvocationRecord, Outcome,
+};
+
+/// additionalContext kept per hook (1% of a ~2 MiB session context).
+pub const MAX_CONTEXT_BYTES: usize = 20 * 1024;
+/// reason / stderr-as-reason kept per hook.
+pub const MAX_REASON_BYTES: usize = 4000;
+/// Observe/context hooks running at once.
+pub const MAX_PARALLEL: usize = 16;
+
+/// Runs an in-process built-in (the learning observer, impact evidence).
+pub type BuiltinRunner<'a> =
+    dyn Fn(BuiltinPort, &EventInput) -> Result<HookReply, String> + Sync + 'a;
+
+/// Runs a built-in command hook in-process instead of spawning this binary
+/// (`None` = spawn it). Only used when the hook runs unsandboxed.
+pub type InProcessCommand<'a> =
+    dyn Fn(&Registration, &serde_json::Value) -> Option<Result<HookReply, String>> + Sync + 'a;
+
+/// Everything firing needs besides the registrations and the event.
+pub struct FireContext<'a> {
+    pub profile: Profile,
+    pub project_root: Option<&'a Path>,
+    pub cwd: &'a Path,
+    pub run_id: &'a str,
+    pub self_exe: PathBuf,
+    pub builtin: &'a BuiltinRunner<'a>,
+    pub in_process: &'a InProcessCommand<'a>,
+    /// The ambient environment hooks may inherit from (allowlisted).
+    pub ambient: &'a (dyn Fn(&str) -> Option<String> + Sync),
+}
+
+/// What one invocation came to, before composition.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    pub result: Result<HookReply, (FailureKind, String)>,
+    pub exit_code: Option<i32>,
+    pub duration: Duration,
+    pub stdout: Vec<u8>,
+    pub stdout_truncated: bool,
+    pub stderr: Vec<u8>,
+    pub stderr_truncated: bool,
+}
+
+impl Invocation {
+    fn of(result: Result<HookReply, (FailureKind, String)>, start: Instant) -> Self {
+        Invocation {
+            result,
+            exit_code: None,
+            duration: start.elapsed(),
+            stdout: Vec::new(),
+            stdout_truncated: false,
+            stderr: Vec::new(),
+            stderr_truncated: false,
+        }
+    }
+}
+
+/// The registrations that fire for `input` under `profile`.
+pub fn select<'r>(
+    regs: &'r [Registration],
+    input: &EventInput,
+    profile: Profile,
+) -> Vec<&'r Registration> {
+    let tool = input.tool_name().unwrap_or("");
+    regs.iter()
+        .filter(|r| r.enabled && r.event == input.event && r.applies_to_profile(profile))
+        .filter(|r| !input.event.is_per_tool() || r.matcher.matches(tool))
+        .collect()
+}
+
+/// Ids a child agent inherits: one per distinct id with
+/// appliesToChildAgents, in registration order.
+pub fn inherited_hook_ids(regs: &[Registration]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in regs
+        .iter()
+        .filter(|r| r.enabled && r.applies_to_child_agents)
+    {
+        if !out.contains(&r.id) {
+            out.push(r.id.clone());
+        }
+    }
+    out
+}
+
+pub fn truncate_utf8(s: &str, max: usize) -> (&str, bool) {
+    if s.len() <= max {
+        return (s, false);
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    (&s[..end], true)
+}
+
+/// Runs one hook once.
+pub fn invoke(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Invocation {
+    let start = Instant::now();
+    let project_root = ctx.project_root.map(|p| p.to_string_lossy().into_owned());
+    let timestamp = codec::timestamp_now();
+    let payload = codec::build_hook_stdin(
+        input,
+        &PayloadContext {
+            hook_id: &reg.id,
+            run_id: ctx.run_id,
+            timestamp: &timestamp,
+            profile: ctx.profile,
+            project_root: project_root.as_deref(),
+        },
+    );
+    let command = match &reg.handler {
+        Handler::Builtin(port) => {
+            let r = (ctx.builtin)(*port, input).map_err(|e| (FailureKind::Crash, e));
+            return Invocation::of(r, start);
+        }
+        Handler::Command(c) => c,
+    };
+    let runs_in = reg.effective_runs_in(ctx.profile);
+    if runs_in == RunsIn::Unsandboxed && ctx.profile.isolation_required() {
+        return Invocation::of(
+            Err((
+                FailureKind::Refused,
+                format!(
+                    "runsIn \"unsandboxed\" is refused under the {} profile",
+                    ctx.profile
+                ),
+            )),
+            start,
+        );
+    }
+    if runs_in == RunsIn::Unsandboxed
+        && let Some(r) = (ctx.in_process)(reg, &payload)
+    {
+        return Invocation::of(r.map_err(|e| (FailureKind::Crash, e)), start);
+    }
+    let mut argv = command.argv.clone();
+    if reg.scope == crate::config::model::Scope::Builtin && argv[0] == SELF_EXE {
+        argv[0] = ctx.self_exe.to_string_lossy().into_owned();
+    }
+    let base = ctx.project_root.unwrap_or(ctx.cwd);
+    let cwd = command
+        .cwd
+        .as_deref()
+        .map_or_else(|| base.to_path_buf(), |d| base.join(d));
+    let root = base.to_string_lossy().into_owned();
+    let fixed = [
+        ("KERYX_HOOK_EVENT", input.event.as_str().to_owned()),
+        ("KERYX_HOOK_ID", reg.id.clone()),
+        ("KERYX_SESSION_ID", input.session_id.clone()),
+        ("KERYX_RUN_ID", ctx.run_id.to_owned()),
+        ("KERYX_PROJECT_ROOT", root.clone()),
+        ("KERYX_POLICY_PROFILE", ctx.profile.as_str().to_owned()),
+        ("CLAUDE_PROJECT_DIR", root),
+    ];
+    let env = runner::hook_env(ctx.ambient, &fixed, &command.env);
+    let sandbox = match runs_in {
+        RunsIn::Unsandboxed => SandboxSpec::None,
+        RunsIn::Sandbox => SandboxSpec::Required {
+            writable: vec![base.to_path_buf()],
+            network: false,
+        },
+    };
+    let out = runner::spawn(&SpawnRequest {
+        argv,
+        cwd,
+        env,
+        stdin: serde_json::to_vec(&payload).unwrap_or_default(),
+        timeout: Duration::from_millis(reg.clamped_timeout_ms()),
+        sandbox,
+    });
+    let (result, exit_code) = match &out.exit {
+        Exit::Code(0) => (
+            reply::parse(&out.stdout).map_err(|e| (FailureKind::Malformed, e)),
+            Some(0),
+        ),
+        Exit::Code(2) => {
+            let text = String::from_utf8_lossy(&out.stderr);
+            let text = text.trim();
+            let reason = if text.is_empty() {
+                "the hook exited 2 (deny) without a reason".to_owned()
+            } else {
+                text.to_owned()
+            };
+            (
+                Ok(HookReply {
+                    decision: Some(Outcome::Deny),
+                    reason: Some(reason),
+                    ..HookReply::default()
+                }),
+                Some(2),
+            )
+        }
+        Exit::Code(n) => {
+            let text = String::from_utf8_lossy(&out.stderr);
+            let detail = text.trim().lines().last().unwrap_or("").to_owned();
+            let msg = if detail.is_empty() {
+                format!("exited {n}")
+            } else {
+                format!("exited {n}: {detail}")
+            };
+            (Err((FailureKind::Crash, msg)), Some(*n))
+        }
+        Exit::Signal(s) => (
+            Err((FailureKind::Crash, format!("killed by signal {s}"))),
+            None,
+        ),
+        Exit::Timeout => (
+            Err((
+                FailureKind::Timeout,
+                format!("did not finish within {} ms", reg.clamped_timeout_ms()),
+            )),
+            None,
+        ),
+        Exit::SpawnFailed(m) => (Err((FailureKind::Crash, m.clone())), None),
+        Exit::SandboxUnavailable(m) => (Err((FailureKind::SandboxUnavailable, m.clone())), None),
+    };
+    Invocation {
+        result,
+        exit_code,
+        duration: out.duration,
+        stdout: out.stdout,
+        stdout_truncated: out.stdout_truncated,
+        stderr: out.stderr,
+        stderr_truncated: out.stderr_truncated,
+    }
+}
+
+/// Accumulates records, anomalies and context while hooks finish.
+struct Acc {
+    result: FireResult,
+    contexts: Vec<String>,
+}
+
+impl Acc {
+    fn anomaly(&mut self, kind: &str, hook: &str, detail: Option<String>) {
+        self.result.anomalies.push(Anomaly {
+            kind: kind.to_owned(),
+            hook_id: hook.to_owned(),
+            detail,
+        });
+    }
+}
+
+/// Fires `input` against `regs` (already trust-filtered). `policy` is
+/// decide()'s outcome for PreToolUse, or the implicit allow elsewhere.
+pub fn fire(regs: &[Registration], input: &EventInput, ctx: &FireContext) -> FireResult {
+    let selected = select(regs, input, ctx.profile);
+    let event = input.event;
+    let gate_capable = event.is_gate_capable();
+    let policy = if event == Event::PreToolUse {
+        input.decide_outcome
+    } else {
+        Outcome::Allow
+    };
+
+    let (gates, others): (Vec<&Registration>, Vec<&Registration>) = selected
+        .into_iter()
+        .partition(|r| r.class.has_decision_power() && gate_capable);
+
+    let mut acc = Acc {
+        result: FireResult::none(),
+        contexts: Vec::new(),
+    };
+    let mut outcome = policy;
+    let mut hook_outcomes = Vec::new();
+
+    // Observers and context hooks run alongside the gates.
+    let next = AtomicUsize::new(0);
+    let parallel: Vec<(usize, Invocation)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..others.len().min(MAX_PARALLEL))
+            .map(|_| {
+                let next = &next;
+                let others = &others;
+                scope.spawn(move || {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::SeqCst);
+                        let Some(reg) = others.get(i) else { break };
+                        done.push((i, invoke(reg, input, ctx)));
+                    }
+                    done
+                })
+            })
+            .collect();
+
+        if policy != Outcome::Deny {
+            for reg in &gates {
+                let inv = invoke(reg, input, ctx);
+                let before = outcome;
+                let decided = account(&mut acc, reg, &inv, event, ctx.profile, outcome);
+                hook_outcomes.push(decided);
+                outcome = compose::tighten(outcome, decided);
+                if outcome == Outcome::Ask && event.ask_means_deny() {
+                    outcome = Outcome::Deny;
+                }
+                if let Some(rec) = acc.result.records.last_mut() {
+                    rec.changed_outcome = outcome != before;
+                }
+                if outcome == Outcome::Deny {
+                    break;
+                }
+            }
+        }
+        let mut all: Vec<(usize, Invocation)> = workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_default())
+            .collect();
+        all.sort_by_key(|(i, _)| *i);
+        all
+    });
+    for (i, inv) in &parallel {
+        account(&mut acc, others[*i], inv, event, ctx.profile, outcome);
+    }
+
+    if gate_capable {
+        let (composed, headless) =
+            compose::compose_decision(event, policy, &hook_outcomes, input.interactive);
+        if headless {
+            acc.result.matched_rules.push("headless-fail-closed".into());
+        }
+        acc.result.outcome = composed;
+        if composed == Outcome::Allow && policy == Outcome::Allow {
+            acc.result.reason = None;
+        }
+    } else {
+        acc.result.outcome = Outcome::None;
+        acc.result.reason = None;
+    }
+    if !acc.contexts.is_empty() {
+        acc.result.additional_context = Some(acc.contexts.join("\n\n"));
+    }
+    acc.result
+}
+
+/// Records one invocation and returns the outcome it contributes.
+fn account(
+    acc: &mut Acc,
+    reg: &Registration,
+    inv: &Invocation,
+    event: Event,
+    profile: Profile,
+    so_far: Outcome,
+) -> Outcome {
+    let mut record = HookInvocationRecord {
+        hook_id: reg.id.clone(),
+        event: event.as_str(),
+        class: reg.class,
+        scope: reg.scope,
+        outcome: Outcome::None,
+        failure: None,
+        reason: None,
+        duration_ms: inv.duration.as_millis() as u64,
+        changed_outcome: false,
+        exit_code: inv.exit_code,
+    };
+    let decision_power = reg.class.has_decision_power() && event.is_gate_capable();
+    let mut contributed = Outcome::None;
+    match &inv.result {
+        Ok(reply) => {
+            if reply.attempted_rewrite {
+                acc.anomaly("hook-attempted-input-rewrite", &reg.id, None);
+            }
+            let reason = reply.reason.as_deref().map(|r| {
+                let (kept, cut) = truncate_utf8(r, MAX_REASON_BYTES);
+                if cut {
+                    format!("{kept}…[truncated]")
+                } else {
+                    kept.to_owned()
+                }
+            });
+            if let Some(d) = reply.decision {
+                if decision_power {
+                    contributed = d;
+                    record.outcome = d;
+                    record.reason = reason.clone();
+                    if d == Outcome::Deny || d == Outcome::Ask {
+                        acc.result.matched_rules.push(format!("hook:{}", reg.id));
+                        if acc.result.reason.is_none() || d == Outcome::Deny {
+                            acc.result.reason = Some(
+                                reason
+                                    .clone()
+                                    .unwrap_or_else(|| format!("denied by hook `{}`", reg.id)),
+                            );
+                        }
+                    }
+                } else {
+                    acc.anomaly(
+                        "hook-decision-ignored",
+                        &reg.id,
+                        Some(format!(
+                            "{} on {event} from a {} hook",
+                            d.as_str(),
+                            reg.class
+                        )),
+                    );
+                }
+            }
+            if let Some(c) = &reply.additional_context {
+                if reg.class == HookClass::Observe {
+                    acc.anomaly(
+                        "hook-context-ignored",
+                        &reg.id,
+                        Some("observe hooks cannot add context".into()),
+                    );
+                } else {
+                    let (kept, cut) = truncate_utf8(c, MAX_CONTEXT_BYTES);
+                    if cut {
+                        acc.anomaly(
+                            "hook-context-truncated",
+                            &reg.id,
+                            Some(format!("{} bytes kept of {}", kept.len(), c.len())),
+                        );
+                    }
+                    if !kept.is_empty() {
+                        acc.contexts.push(kept.to_owned());
+                    }
+                }
+            }
+        }
+        Err((kind, msg)) => {
+            record.failure = Some(*kind);
+            record.reason = Some(msg.clone());
+            if *kind == FailureKind::SandboxUnavailable {
+                acc.anomaly("hook-sandbox-unavailable", &reg.id, Some(msg.clone()));
+            }
+            match semantics::on_failure(reg.class, event, profile, *kind, so_far) {
+                Effect::Deny(code) => {
+                    contributed = Outcome::Deny;
+                    record.outcome = Outcome::Deny;
+                    acc.result.matched_rules.push(format!("{code}:{}", reg.id));
+                    acc.result.reason = Some(format!("{code}: hook `{}` {msg}", reg.id));
+                }
+                Effect::Proceed(code) => acc.anomaly(code, &reg.id, Some(msg.clone())),
+            }
+        }
+    }
+    acc.result.records.push(record);
+    contributed
+}

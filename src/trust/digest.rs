@@ -1,0 +1,378 @@
+//! The trust digest: sha256 over the canonical, executable shape of a
+//! project's full command-hook registrations. It is computed from the typed
+//! registrations the loader produced (defaults filled in), never from the
+//! file's bytes, so formatting, key order, descriptions and Keryx's own
+//! bookkeeping cannot revoke trust, while any change to what runs does.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::config::model::{Registration, Scope};
+use crate::config::schema::hex;
+use crate::paths;
+
+/// Every digest is written `sha256:<64 hex>`.
+pub const PREFIX: &str = "sha256:";
+
+/// Bumped whenever the canonical form changes, so an old record reads as
+/// "changed" rather than silently matching a different shape.
+const DOMAIN: &[u8] = b"keryx-hooks project-hook trust v1\n";
+
+/// A pinned file larger than this is hashed by its first bytes and its
+/// length only; reading a huge file on every event would stall the host.
+const MAX_PINNED_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The project's full command-hook registrations in digest order.
+///
+/// Events are taken in the canonical event order and each event's hooks in
+/// file order: order within one event is executable (gates run in sequence
+/// and the first deny stops the rest), order between events is not, so
+/// moving a whole event's block around the file keeps trust.
+pub fn command_hooks(regs: &[Registration]) -> Vec<&Registration> {
+    let mut out: Vec<&Registration> = regs
+        .iter()
+        .filter(|r| r.scope == Scope::Project && r.command().is_some())
+        .collect();
+    out.sort_by_key(|r| (r.event, r.index));
+    out
+}
+
+/// The canonical form of `hooks`: every executable field, defaults already
+/// filled in by the loader, keys in one fixed order (`json!` keeps insertion
+/// order with `preserve_order`), sets sorted. `description` is left out on
+/// purpose: it changes nothing that runs.
+pub fn canonical(hooks: &[&Registration]) -> Value {
+    let entries: Vec<Value> = hooks
+        .iter()
+        .map(|r| {
+            let cmd = r.command().expect("command_hooks keeps only command hooks");
+            // A profile list is a set; its written order means nothing.
+            let mut profiles: Vec<&str> = r.profiles.iter().map(|p| p.as_str()).collect();
+            profiles.sort_unstable();
+            // The env map is a BTreeMap already; pairs make the order explicit.
+            let env: Vec<Value> = cmd.env.iter().map(|(k, v)| json!([k, v])).collect();
+            json!({
+                "event": r.event.as_str(),
+                "id": r.id,
+                "matcher": r.matcher.source(),
+                "class": r.class.as_str(),
+                "argv": cmd.argv,
+                "cwd": cmd.cwd,
+                "env": env,
+                "timeoutMs": r.timeout_ms,
+                "runsIn": r.runs_in.as_str(),
+                "network": r.network.as_str(),
+                "appliesToChildAgents": r.applies_to_child_agents,
+                "profiles": profiles,
+                "enabled": r.enabled,
+            })
+        })
+        .collect();
+    json!({ "hooks": entries })
+}
+
+/// One in-project file an argv token names, and the hash of its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinnedFile {
+    /// Path relative to the real project root, `/`-separated.
+    pub rel: String,
+    /// `sha256:<hex>` of the bytes, or a marker when it cannot be read.
+    pub hash: String,
+}
+
+/// The digest of `hooks`; with `pinned`, the bytes of those files too.
+pub fn digest(hooks: &[&Registration], pinned: Option<&[PinnedFile]>) -> String {
+    let mut h = Sha256::new();
+    h.update(DOMAIN);
+    h.update(canonical(hooks).to_string().as_bytes());
+    if let Some(files) = pinned {
+        let files: Vec<Value> = files.iter().map(|f| json!([f.rel, f.hash])).collect();
+        h.update(b"\npinned-files\n");
+        h.update(Value::Array(files).to_string().as_bytes());
+    }
+    format!("{PREFIX}{}", hex(&h.finalize()))
+}
+
+/// A file inside the project that an argv token resolves to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectFile {
+    /// The token as written (or the value part of `--flag=value`).
+    pub token: String,
+    /// Path relative to the real project root.
+    pub rel: String,
+    pub real: PathBuf,
+}
+
+/// Every argv token of `reg` that resolves to a regular file inside `root`.
+///
+/// Tokens resolve against the hook's working directory (the project root,
+/// or `command.cwd` joined onto it) the way the runner spawns it; the value
+/// of a `--flag=value` token is tried too, since `--config=x.sh` is as much
+/// a file the hook reads as a bare `x.sh`. A token whose real path leaves
+/// the project is not named: it is not the project's file to review.
+pub fn project_files(reg: &Registration, root: &Path) -> Vec<ProjectFile> {
+    let Some(cmd) = reg.command() else {
+        return Vec::new();
+    };
+    let real_root = paths::real_path(root);
+    let base = match &cmd.cwd {
+        Some(d) => root.join(d),
+        None => root.to_path_buf(),
+    };
+    let mut out: Vec<ProjectFile> = Vec::new();
+    for arg in &cmd.argv {
+        let mut candidates = vec![arg.as_str()];
+        if let Some((_, value)) = arg.split_once('=') {
+            candidates.push(value);
+        }
+        for token in candidates {
+            if token.is_empty() || token.contains('\0') {
+                continue;
+            }
+            let path = base.join(token);
+            if !std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+                continue;
+            }
+            let real = paths::real_path(&path);
+            if !paths::is_inside(&real, &real_root) {
+                continue;
+            }
+            let rel = real
+                .strip_prefix(&real_root)
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|_| real.to_string_lossy().into_owned());
+            if !out.iter().any(|f| f.real == real) {
+                out.push(ProjectFile {
+                    token: token.to_owned(),
+                    rel,
+                    real,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The pinned-file list for `hooks`: each in-project file once, sorted by
+/// its relative path so argv order and duplicates do not matter.
+pub fn pinned_files(hooks: &[&Registration], root: &Path) -> Vec<PinnedFile> {
+    let mut files: Vec<ProjectFile> = Vec::new();
+    for r in hooks {
+        for f in project_files(r, root) {
+            if !files.iter().any(|g| g.real == f.real) {
+                files.push(f);
+            }
+        }
+    }
+    files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    files
+        .into_iter()
+        .map(|f| PinnedFile {
+            hash: hash_file(&f.real),
+            rel: f.rel,
+        })
+        .collect()
+}
+
+fn hash_file(path: &Path) -> String {
+    let mut h = Sha256::new();
+    let read = std::fs::File::open(path).and_then(|f| {
+        let mut limited = f.take(MAX_PINNED_BYTES);
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut total = 0u64;
+        loop {
+            let n = limited.read(&mut buf)?;
+            if n == 0 {
+                return Ok(total);
+            }
+            total += n as u64;
+            h.update(&buf[..n]);
+        }
+    });
+    match read {
+        Ok(total) => {
+            if total == MAX_PINNED_BYTES {
+                let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+                h.update(format!("\nlength {len}").as_bytes());
+            }
+            format!("{PREFIX}{}", hex(&h.finalize()))
+        }
+        // An unreadable file still pins a state: when it becomes readable
+        // (or changes from readable to not) the digest moves.
+        Err(e) => format!("unreadable: {:?}", e.kind()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::load::{Loaded, Sources, load};
+
+    /// Loads `project` as a project hooks file in a fresh temp project.
+    fn load_project(tmp: &Path, project: &str) -> Loaded {
+        let root = tmp.join("proj");
+        std::fs::create_dir_all(root.join(".metaproject")).unwrap();
+        let file = root.join(".metaproject/hooks.json");
+        std::fs::write(&file, project).unwrap();
+        let loaded = load(&Sources {
+            user_file: tmp.join("no-user-hooks.json"),
+            project_file: Some(file),
+            project_root: Some(root),
+            cache_dir: None,
+        });
+        assert!(loaded.ok(), "{:?}", loaded.diagnostics);
+        loaded
+    }
+
+    fn digest_of(project: &str) -> String {
+        let tmp = tempfile::tempdir().unwrap();
+        let loaded = load_project(tmp.path(), project);
+        digest(&command_hooks(&loaded.registrations), None)
+    }
+
+    const BASE: &str = r#"{
+      "schemaVersion": "1.0.0",
+      "hooks": {
+        "PreToolUse": [
+          {"id": "no-rm", "matcher": "Bash", "class": "gate",
+           "command": {"argv": ["/bin/sh", "-c", "exit 0"], "env": {"A": "1", "B": "2"}}},
+          {"id": "second", "class": "observe", "command": {"argv": ["/bin/true"]}}
+        ],
+        "Stop": [
+          {"id": "on-stop", "class": "observe", "command": {"argv": ["/bin/true"]}}
+        ]
+      }
+    }"#;
+
+    #[test]
+    fn formatting_key_order_and_defaults_do_not_matter() {
+        let base = digest_of(BASE);
+        assert!(base.starts_with(PREFIX) && base.len() == PREFIX.len() + 64);
+        // Reformatted onto one line, keys inside entries and env reordered,
+        // defaults written out, event blocks swapped, a description added.
+        let same = r#"{"hooks": {"Stop": [{"class": "observe", "id": "on-stop", "command": {"argv": ["/bin/true"]}, "description": "notes"}],
+          "PreToolUse": [{"command": {"env": {"B": "2", "A": "1"}, "argv": ["/bin/sh", "-c", "exit 0"]}, "class": "gate", "matcher": "Bash", "id": "no-rm",
+            "timeoutMs": 5000, "runsIn": "sandbox", "network": "none", "appliesToChildAgents": true, "enabled": true, "profiles": []},
+            {"id": "second", "class": "observe", "matcher": "*", "command": {"argv": ["/bin/true"]}}]},
+          "schemaVersion": "1.0.0"}"#;
+        assert_eq!(digest_of(same), base);
+    }
+
+    #[test]
+    fn overrides_and_bookkeeping_are_excluded() {
+        let with_override = BASE.replacen(
+            r#""Stop": ["#,
+            r#""Stop": [{"id": "keryx.learning-observer", "enabled": false},"#,
+            1,
+        );
+        let with_managed = with_override.replacen(
+            r#""schemaVersion": "1.0.0","#,
+            r#""schemaVersion": "1.0.0", "_keryxManaged": {"managedHookIds": ["keryx.learning-observer"]},"#,
+            1,
+        );
+        assert_eq!(digest_of(&with_managed), digest_of(BASE));
+    }
+
+    #[test]
+    fn anything_that_runs_differently_changes_it() {
+        let base = digest_of(BASE);
+        let edits = [
+            (r#""exit 0""#, r#""exit 1""#),                         // argv
+            (r#""A": "1""#, r#""A": "x""#),                         // env value
+            (r#""matcher": "Bash""#, r#""matcher": "Bash|Write""#), // matcher
+            (r#""class": "gate""#, r#""class": "observe""#),        // class
+            (r#""id": "second""#, r#""id": "second-b""#),           // id
+            (
+                r#""id": "second","#,
+                r#""id": "second", "runsIn": "unsandboxed","#,
+            ),
+            (r#""id": "second","#, r#""id": "second", "enabled": false,"#),
+            (
+                r#""id": "second","#,
+                r#""id": "second", "timeoutMs": 6000,"#,
+            ),
+            (
+                r#""id": "second","#,
+                r#""id": "second", "network": "restricted","#,
+            ),
+            (
+                r#""id": "second","#,
+                r#""id": "second", "appliesToChildAgents": false,"#,
+            ),
+            (
+                r#""id": "second","#,
+                r#""id": "second", "profiles": ["read-only-review"],"#,
+            ),
+            (
+                r#""id": "on-stop", "class": "observe", "command": {"argv": ["/bin/true"]"#,
+                r#""id": "on-stop", "class": "observe", "command": {"argv": ["/bin/true"], "cwd": "sub""#,
+            ),
+            (r#""Stop": ["#, r#""SessionEnd": ["#), // event
+        ];
+        for (from, to) in edits {
+            let edited = BASE.replacen(from, to, 1);
+            assert_ne!(edited, BASE, "edit {from} did not apply");
+            assert_ne!(digest_of(&edited), base, "{from} -> {to} kept the digest");
+        }
+    }
+
+    #[test]
+    fn order_within_one_event_matters() {
+        let swapped = r#"{
+          "schemaVersion": "1.0.0",
+          "hooks": {
+            "PreToolUse": [
+              {"id": "second", "class": "observe", "command": {"argv": ["/bin/true"]}},
+              {"id": "no-rm", "matcher": "Bash", "class": "gate",
+               "command": {"argv": ["/bin/sh", "-c", "exit 0"], "env": {"A": "1", "B": "2"}}}
+            ],
+            "Stop": [
+              {"id": "on-stop", "class": "observe", "command": {"argv": ["/bin/true"]}}
+            ]
+          }
+        }"#;
+        assert_ne!(digest_of(swapped), digest_of(BASE));
+    }
+
+    #[test]
+    fn no_command_hooks_has_a_stable_digest() {
+        let a = digest_of(r#"{"schemaVersion": "1.0.0", "hooks": {}}"#);
+        let b = digest_of(
+            r#"{"schemaVersion": "1.0.0", "hooks": {"Stop": [{"id": "keryx.learning-observer", "enabled": false}]}}"#,
+        );
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn pinned_files_follow_file_bytes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let tmp = std::fs::canonicalize(tmp.path()).unwrap();
+        let root = tmp.join("proj");
+        std::fs::create_dir_all(root.join("scripts")).unwrap();
+        std::fs::write(root.join("scripts/a.sh"), "echo a\n").unwrap();
+        std::fs::write(tmp.join("outside.sh"), "echo out\n").unwrap();
+        let loaded = load_project(
+            &tmp,
+            r#"{"schemaVersion": "1.0.0", "hooks": {"Stop": [
+              {"id": "pin-a", "class": "observe", "command": {"argv": ["/bin/sh", "scripts/a.sh", "--config=scripts/a.sh", "../outside.sh", "-c"]}}
+            ]}}"#,
+        );
+        let hooks = command_hooks(&loaded.registrations);
+        let files = project_files(hooks[0], &root);
+        assert_eq!(files.len(), 1, "{files:?}");
+        assert_eq!(files[0].rel, "scripts/a.sh");
+        assert_eq!(files[0].token, "scripts/a.sh");
+
+        let pinned = pinned_files(&hooks, &root);
+        let before = digest(&hooks, Some(&pinned));
+        assert_ne!(before, digest(&hooks, None));
+        std::fs::write(root.join("scripts/a.sh"), "echo b\n").unwrap();
+        let after = digest(&hooks, Some(&pinned_files(&hooks, &root)));
+        assert_ne!(before, after);
+        // The unpinned digest never looks at the script.
+        assert_eq!(digest(&hooks, None), digest(&hooks, None));
+    }
+}

@@ -1,0 +1,284 @@
+//! The per-user trust store: one small JSON file at
+//! `Locations::trust_store()`, keyed by the real path of each project root.
+//! It is never read or written when it resolves inside the project, or when
+//! its directory or file could be written by someone else, because trust
+//! state a repository (or another user) can plant is no trust at all.
+//! Writes are read-modify-write under an advisory lock, then an atomic
+//! replace, so concurrent `trust` runs never lose each other's records.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::paths::{self, Locations};
+
+/// The format version written into the store.
+const STORE_VERSION: u64 = 1;
+/// A store larger than this is not ours.
+const MAX_STORE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// What was approved for one project root.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Record {
+    /// The command-line digest (the spec's rule).
+    pub digest: String,
+    /// The digest with in-project argv files pinned, recorded at the same
+    /// time so turning `trust.pin_scripts` on later needs no new prompt
+    /// while those files are unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned_digest: Option<String>,
+    /// The ids approved, for a human reading the store.
+    #[serde(default)]
+    pub hook_ids: Vec<String>,
+    /// Seconds since the Unix epoch.
+    #[serde(default)]
+    pub trusted_at: u64,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoreFile {
+    #[serde(default)]
+    schema_version: u64,
+    #[serde(default)]
+    projects: BTreeMap<String, Record>,
+}
+
+/// A store that passed every refusal check.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pub path: PathBuf,
+    dir: PathBuf,
+}
+
+/// The key a project root is stored under: its real path, so a symlinked
+/// or differently spelled path to the same checkout shares one record and
+/// a second clone never does.
+pub fn key(project_root: &Path) -> String {
+    paths::real_path(project_root)
+        .to_string_lossy()
+        .into_owned()
+}
+
+impl Store {
+    /// The store for `loc`, or why it must not be used. Does not create it.
+    pub fn open(loc: &Locations) -> Result<Store, String> {
+        if let Some(why) = loc.trust_store_refusal() {
+            return Err(why);
+        }
+        let path = loc.trust_store();
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        for p in [&dir, &path] {
+            check_ownership(p)?;
+        }
+        Ok(Store { path, dir })
+    }
+
+    /// The record for `project_root`, if there is one.
+    pub fn get(&self, project_root: &Path) -> Result<Option<Record>, String> {
+        Ok(self.read()?.projects.remove(&key(project_root)))
+    }
+
+    /// Sets (or with `None`, removes) the record for `project_root`.
+    /// Returns whether a record was there before.
+    pub fn set(&self, project_root: &Path, record: Option<Record>) -> Result<bool, String> {
+        let why = |e: std::io::Error| format!("cannot write `{}`: {e}", self.path.display());
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)
+            .map_err(why)?;
+        // Creating the directory may have put something new in place; look again.
+        check_ownership(&self.dir)?;
+        let lock_path = self.dir.join("hook-trust.json.lock");
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(why)?;
+        lock.lock().map_err(why)?;
+        // Read under the lock: another `trust` may have written since `open`.
+        check_ownership(&self.path)?;
+        let mut store = self.read()?;
+        let key = key(project_root);
+        let had = match record {
+            Some(r) => store.projects.insert(key, r).is_some(),
+            None => store.projects.remove(&key).is_some(),
+        };
+        store.schema_version = STORE_VERSION;
+        let mut bytes = serde_json::to_vec_pretty(&store).map_err(|e| e.to_string())?;
+        bytes.push(b'\n');
+        write_atomic(&self.path, &bytes, 0o600).map_err(why)?;
+        drop(lock);
+        Ok(had)
+    }
+
+    fn read(&self) -> Result<StoreFile, String> {
+        let file = match std::fs::File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(StoreFile::default()),
+            Err(e) => return Err(format!("cannot read `{}`: {e}", self.path.display())),
+        };
+        let mut bytes = Vec::new();
+        file.take(MAX_STORE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("cannot read `{}`: {e}", self.path.display()))?;
+        if bytes.len() as u64 > MAX_STORE_BYTES {
+            return Err(format!(
+                "`{}` is larger than {MAX_STORE_BYTES} bytes; it is not a trust store",
+                self.path.display()
+            ));
+        }
+        let store: StoreFile = serde_json::from_slice(&bytes).map_err(|e| {
+            format!(
+                "`{}` is not a readable trust store ({e}); move it aside to start over",
+                self.path.display()
+            )
+        })?;
+        if store.schema_version > STORE_VERSION {
+            return Err(format!(
+                "`{}` was written by a newer keryx-hooks (store version {})",
+                self.path.display(),
+                store.schema_version
+            ));
+        }
+        Ok(store)
+    }
+}
+
+/// Refuses a path (when it exists) that someone else could have written:
+/// owned by another user, writable by everyone, or writable by a group that
+/// is not the user's own primary group (user-private groups, the default
+/// on most Linux distributions, leave the home group-writable by the user
+/// alone; a shared group does not). Git's `safe.directory` check is the
+/// model (CVE-2022-24765).
+fn check_ownership(path: &Path) -> Result<(), String> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(format!("cannot inspect `{}`: {e}", path.display())),
+    };
+    let (uid, gid) = ids();
+    let mode = meta.permissions().mode();
+    if meta.uid() != uid {
+        return Err(format!(
+            "`{}` is owned by uid {}, not by you (uid {uid})",
+            path.display(),
+            meta.uid()
+        ));
+    }
+    if mode & 0o002 != 0 {
+        return Err(format!(
+            "`{}` is writable by every user (mode {:o})",
+            path.display(),
+            mode & 0o7777
+        ));
+    }
+    if mode & 0o020 != 0 && meta.gid() != gid {
+        return Err(format!(
+            "`{}` is writable by group {} (mode {:o}), which is not your own group",
+            path.display(),
+            meta.gid(),
+            mode & 0o7777
+        ));
+    }
+    Ok(())
+}
+
+/// The effective user and group ids.
+#[allow(unsafe_code)]
+fn ids() -> (u32, u32) {
+    // SAFETY: geteuid and getegid take no arguments, cannot fail and touch
+    // no memory of ours.
+    unsafe { (libc::geteuid(), libc::getegid()) }
+}
+
+/// Replaces `path` with `bytes` atomically: a temp file in the same
+/// directory, fsynced, renamed over the target, then the directory fsynced
+/// so the rename itself survives a crash. Readers see the old file or the
+/// new one, never half of each.
+pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".keryx-hooks-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(mode))?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    std::fs::File::open(dir)?.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store_in(dir: &Path) -> Store {
+        Store {
+            path: dir.join("keryx/hook-trust.json"),
+            dir: dir.join("keryx"),
+        }
+    }
+
+    fn record(d: &str) -> Record {
+        Record {
+            digest: d.into(),
+            pinned_digest: None,
+            hook_ids: vec!["a".into()],
+            trusted_at: 1,
+        }
+    }
+
+    #[test]
+    fn set_get_remove_round_trip() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = store_in(tmp.path());
+        let proj = tmp.path().join("proj");
+        std::fs::create_dir_all(&proj).unwrap();
+        assert_eq!(store.get(&proj).unwrap(), None);
+        assert!(!store.set(&proj, Some(record("sha256:1"))).unwrap());
+        assert_eq!(store.get(&proj).unwrap(), Some(record("sha256:1")));
+        // A symlink to the same checkout is the same project.
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&proj, &link).unwrap();
+        assert_eq!(store.get(&link).unwrap(), Some(record("sha256:1")));
+        assert!(store.set(&proj, None).unwrap());
+        assert_eq!(store.get(&proj).unwrap(), None);
+        let mode = std::fs::metadata(&store.path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn refuses_a_world_writable_store() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = store_in(tmp.path());
+        std::fs::create_dir_all(&store.dir).unwrap();
+        std::fs::write(&store.path, "{}").unwrap();
+        std::fs::set_permissions(&store.path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let err = check_ownership(&store.path).unwrap_err();
+        assert!(err.contains("writable by every user"), "{err}");
+        std::fs::set_permissions(&store.path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(check_ownership(&store.path).is_ok());
+    }
+
+    #[test]
+    fn a_corrupt_store_is_an_error_not_an_empty_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = store_in(tmp.path());
+        std::fs::create_dir_all(&store.dir).unwrap();
+        std::fs::write(&store.path, "not json").unwrap();
+        assert!(store.get(tmp.path()).is_err());
+        assert!(store.set(tmp.path(), Some(record("x"))).is_err());
+        assert_eq!(std::fs::read(&store.path).unwrap(), b"not json");
+    }
+}

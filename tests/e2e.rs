@@ -1,0 +1,1100 @@
+//! End-to-end: the real host CLIs (Claude Code, Codex, Gemini CLI), installed
+//! from npm by `tests/e2e/install-hosts.sh`, run headless and offline against
+//! a loopback mock of their model API (`tests/e2e/mock_llm.py`), with hooks in
+//! their own config. Asserts go on what the model received (the mock's log).
+//!
+//! Each host runs twice per behaviour: once with a plain shell hook (proves the
+//! harness and the host contract) and once through `keryx-hooks run <host>
+//! <event>` with a user `~/.keryx/hooks.json` (proves keryx works in the host).
+//! See tests/e2e/README.md for how to write more.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::BIN;
+
+/// A host run that takes longer than this has hung: it is killed and the test
+/// fails with its stderr. Runs take 1-10 s; the margin is for loaded CI machines.
+const HOST_TIMEOUT: Duration = Duration::from_secs(120);
+/// Keep the temp home/project of every run (path printed in failures).
+const KEEP_ENV: &str = "KERYX_E2E_KEEP";
+/// Where install-hosts.sh puts the hosts (default `<repo>/.cache/hosts`).
+const HOSTS_DIR_ENV: &str = "KERYX_E2E_HOSTS_DIR";
+const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
+
+// ------------------------------------------------------------------ hosts
+
+/// An agent host CLI under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Host {
+    ClaudeCode,
+    Codex,
+    GeminiCli,
+}
+
+/// A lifecycle moment, named per host by [`Host::event`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Moment {
+    /// Before a tool runs: `PreToolUse` / `PreToolUse` / `BeforeTool`.
+    PreTool,
+    /// Session start: `SessionStart` everywhere.
+    SessionStart,
+    /// The agent is about to yield: `Stop` / `Stop` / `AfterAgent`.
+    Stop,
+}
+
+impl Host {
+    /// The name `keryx-hooks run` and install-hosts.sh know the host by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Host::ClaudeCode => "claude-code",
+            Host::Codex => "codex",
+            Host::GeminiCli => "gemini-cli",
+        }
+    }
+
+    /// The host's own event name for `moment`.
+    pub fn event(self, moment: Moment) -> &'static str {
+        match (self, moment) {
+            (Host::GeminiCli, Moment::PreTool) => "BeforeTool",
+            (Host::GeminiCli, Moment::Stop) => "AfterAgent",
+            (_, Moment::PreTool) => "PreToolUse",
+            (_, Moment::SessionStart) => "SessionStart",
+            (_, Moment::Stop) => "Stop",
+        }
+    }
+
+    /// A hook matcher that selects the host's shell tool (Codex maps its
+    /// `exec_command` to `Bash` for hooks).
+    pub fn shell_matcher(self) -> &'static str {
+        match self {
+            Host::ClaudeCode | Host::Codex => "Bash",
+            Host::GeminiCli => "run_shell_command",
+        }
+    }
+
+    /// Which mock_llm.py API the host speaks.
+    fn api(self) -> &'static str {
+        match self {
+            Host::ClaudeCode => "anthropic",
+            Host::Codex => "openai",
+            Host::GeminiCli => "gemini",
+        }
+    }
+
+    fn bin_name(self) -> &'static str {
+        match self {
+            Host::ClaudeCode => "claude",
+            Host::Codex => "codex",
+            Host::GeminiCli => "gemini",
+        }
+    }
+
+    /// The installed CLI, installing it first if needed (once per process;
+    /// the script itself is idempotent and locks against parallel tests).
+    pub fn binary(self) -> PathBuf {
+        static DONE: [OnceLock<()>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+        DONE[self as usize].get_or_init(|| install_host(self));
+        hosts_dir()
+            .join(self.name())
+            .join("node_modules/.bin")
+            .join(self.bin_name())
+    }
+
+    /// Where the host reads the hook config that [`Host::run`] writes.
+    pub fn hooks_file(self, project: &Path, home: &Path) -> PathBuf {
+        match self {
+            Host::ClaudeCode => project.join(".claude/settings.json"),
+            Host::Codex => codex_home(home).join("hooks.json"),
+            Host::GeminiCli => project.join(".gemini/settings.json"),
+        }
+    }
+
+    /// Runs the host headless in `project` with `HOME=home`: writes `hooks`
+    /// (the host's own `{"hooks": {...}}` shape, see [`hooks_config`]) where
+    /// the host reads it, starts the mock scripted by `scenario`, runs
+    /// `prompt`, waits (killing it after [`HOST_TIMEOUT`]) and collects what
+    /// the model API received. Never asserts on the outcome: see [`HostRun`].
+    pub fn run(
+        self,
+        project: &Path,
+        home: &Path,
+        hooks: &Value,
+        scenario: &Scenario,
+        prompt: &str,
+    ) -> HostRun {
+        let bin = self.binary();
+        let work = home
+            .parent()
+            .unwrap_or(home)
+            .join(format!("mock-{}", self.name()));
+        std::fs::create_dir_all(&work).unwrap();
+        let mock = Mock::start(self.api(), scenario, &work);
+
+        let hooks_file = self.hooks_file(project, home);
+        let mut cmd = Command::new(&bin);
+        cmd.current_dir(project)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", home)
+            .env("LANG", "C.UTF-8")
+            .env("NO_COLOR", "1")
+            .env("KERYX_SNAPSHOT_ROOT", home.join(".agentic/hooks-snapshot"))
+            .stdin(Stdio::null());
+        let base_url = format!("http://127.0.0.1:{}", mock.port);
+        match self {
+            Host::ClaudeCode => {
+                write_json(&hooks_file, hooks);
+                cmd.env("ANTHROPIC_BASE_URL", &base_url)
+                    .env("ANTHROPIC_API_KEY", "sk-ant-e2e-mock")
+                    .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+                    .env("DISABLE_TELEMETRY", "1")
+                    .env("DISABLE_AUTOUPDATER", "1")
+                    .env("DISABLE_ERROR_REPORTING", "1")
+                    // As root Claude Code refuses --dangerously-skip-permissions.
+                    .args([
+                        "-p",
+                        prompt,
+                        "--output-format",
+                        "json",
+                        "--allowedTools",
+                        "Bash",
+                    ]);
+            }
+            Host::Codex => {
+                let codex_home = codex_home(home);
+                write_json(&hooks_file, hooks);
+                write(
+                    &codex_home.join("config.toml"),
+                    &format!(
+                        r#"model = "gpt-mock"
+model_provider = "mock"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+
+[model_providers.mock]
+name = "mock"
+base_url = "{base_url}/v1"
+wire_api = "responses"
+env_key = "OPENAI_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+"#
+                    ),
+                );
+                cmd.env("CODEX_HOME", &codex_home)
+                    .env("OPENAI_API_KEY", "sk-e2e-mock")
+                    .args([
+                        "exec",
+                        "--skip-git-repo-check",
+                        // Without it `codex exec` silently runs no hooks (trust gating).
+                        "--dangerously-bypass-hook-trust",
+                        "--json",
+                        prompt,
+                    ]);
+            }
+            Host::GeminiCli => {
+                write_json(&hooks_file, hooks);
+                // With only the base-URL variable Gemini picks the "gateway" auth
+                // type and exits 41; pinning the API-key auth keeps the URL honoured.
+                write_json(
+                    &home.join(".gemini/settings.json"),
+                    &json!({
+                        "security": {"auth": {"selectedType": "gemini-api-key"}},
+                        "privacy": {"usageStatisticsEnabled": false},
+                        "telemetry": {"enabled": false}
+                    }),
+                );
+                cmd.env("GOOGLE_GEMINI_BASE_URL", &base_url)
+                    .env("GEMINI_API_KEY", "e2e-mock-key")
+                    // Project hooks only run in a trusted folder.
+                    .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+                    // Skips the re-exec of node with a bigger heap: ~1 s per run.
+                    .env("GEMINI_CLI_NO_RELAUNCH", "true")
+                    .args(["-p", prompt, "--yolo", "-o", "json"]);
+            }
+        }
+
+        let out = run_with_timeout(cmd, &work, HOST_TIMEOUT);
+        let requests = mock.requests();
+        drop(mock);
+        let result = parse_result(self, &out.stdout);
+        let run = HostRun {
+            host: self,
+            code: out.code,
+            stdout: out.stdout,
+            stderr: out.stderr,
+            result,
+            requests,
+            dir: home.parent().unwrap_or(home).to_path_buf(),
+        };
+        if out.timed_out {
+            panic!(
+                "{} did not finish within {HOST_TIMEOUT:?} and was killed\n{}",
+                self.name(),
+                run.describe()
+            );
+        }
+        run
+    }
+}
+
+fn codex_home(home: &Path) -> PathBuf {
+    home.join(".codex")
+}
+
+fn hosts_dir() -> PathBuf {
+    std::env::var_os(HOSTS_DIR_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(MANIFEST_DIR).join(".cache/hosts"))
+}
+
+fn install_script() -> PathBuf {
+    Path::new(MANIFEST_DIR).join("tests/e2e/install-hosts.sh")
+}
+
+fn install_host(host: Host) {
+    let script = install_script();
+    let out = Command::new("bash")
+        .arg(&script)
+        .arg(host.name())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run `bash {}`: {e}", script.display()));
+    assert!(
+        out.status.success(),
+        "installing {} failed; run `tests/e2e/install-hosts.sh {}` by hand (needs node and npm, \
+         e.g. `apt-get install -y nodejs npm`, and the npm registry):\n{}{}",
+        host.name(),
+        host.name(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+// ------------------------------------------------------------------ scenario
+
+/// What the mock model answers: one step per assistant turn, chosen by the
+/// number of assistant turns already in the request.
+#[derive(Debug, Clone, Default)]
+pub struct Scenario {
+    steps: Vec<Value>,
+}
+
+impl Scenario {
+    pub fn new() -> Scenario {
+        Scenario::default()
+    }
+
+    /// A turn that calls the host's shell tool (`Bash` / `exec_command` /
+    /// `run_shell_command`) with `command`.
+    pub fn shell(self, command: &str) -> Scenario {
+        self.step(json!([{ "shell": command }]))
+    }
+
+    /// A turn that answers with `text` and no tool call.
+    pub fn text(self, text: &str) -> Scenario {
+        self.step(json!([{ "text": text }]))
+    }
+
+    /// A raw turn: a list of `{"text"}`, `{"shell"}` or `{"tool", "input"}` items.
+    pub fn step(mut self, items: Value) -> Scenario {
+        self.steps.push(items);
+        self
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({ "steps": self.steps })
+    }
+}
+
+// ------------------------------------------------------------------ hook configs
+
+/// The `{"hooks": {...}}` document all three hosts read (Claude Code
+/// `.claude/settings.json`, Codex `hooks.json`, Gemini `.gemini/settings.json`),
+/// from `(host event, matcher, shell command)` entries.
+pub fn hooks_config(entries: &[(&str, &str, String)]) -> Value {
+    let mut hooks = serde_json::Map::new();
+    for (event, matcher, command) in entries {
+        let list = hooks.entry(event.to_string()).or_insert_with(|| json!([]));
+        list.as_array_mut().unwrap().push(json!({
+            "matcher": matcher,
+            // No "timeout": Claude Code and Codex read seconds, Gemini CLI
+            // milliseconds; every host's default (about a minute) is fine.
+            "hooks": [{ "type": "command", "command": command }]
+        }));
+    }
+    json!({ "hooks": hooks })
+}
+
+/// The shell command a host runs to hand `event` to keryx-hooks.
+pub fn keryx_command(host: Host, event: &str) -> String {
+    format!("{} run {} {}", sh_quote(BIN), host.name(), event)
+}
+
+/// Single-quotes `s` for a POSIX shell.
+pub fn sh_quote(s: impl AsRef<str>) -> String {
+    format!("'{}'", s.as_ref().replace('\'', r"'\''"))
+}
+
+// ------------------------------------------------------------------ environment
+
+/// A temp root holding `home/` (the host's and keryx's HOME), `proj/` (a git
+/// repository, the host's cwd) and `hooks/` (scripts the tests write).
+pub struct E2eEnv {
+    /// Removed on drop unless KERYX_E2E_KEEP is set.
+    _tmp: tempfile::TempDir,
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub project: PathBuf,
+}
+
+impl E2eEnv {
+    pub fn new() -> E2eEnv {
+        let mut tmp = tempfile::Builder::new()
+            .prefix("keryx-e2e-")
+            .tempdir()
+            .unwrap();
+        if std::env::var_os(KEEP_ENV).is_some() {
+            tmp.disable_cleanup(true);
+        }
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let home = root.join("home");
+        let project = root.join("proj");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&project).unwrap();
+        let git = Command::new("git")
+            .args(["init", "-q", "."])
+            .current_dir(&project)
+            .env("HOME", &home)
+            .output()
+            .expect("git not found: install it (`apt-get install -y git`)");
+        assert!(
+            git.status.success(),
+            "git init failed: {}",
+            String::from_utf8_lossy(&git.stderr)
+        );
+        E2eEnv {
+            _tmp: tmp,
+            root,
+            home,
+            project,
+        }
+    }
+
+    /// Writes an executable `/bin/sh` script under `root/hooks/`.
+    pub fn script(&self, name: &str, body: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = self.root.join("hooks").join(name);
+        write(&path, &format!("#!/bin/sh\n{body}"));
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    /// Writes the keryx user config `~/.keryx/hooks.json`.
+    pub fn keryx_user_hooks(&self, config: &Value) -> PathBuf {
+        let path = self.home.join(".keryx/hooks.json");
+        write_json(&path, config);
+        path
+    }
+
+    /// A path under the temp root (for marker files and hook logs).
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+
+    /// Lines a hook appended to `root/<name>` (empty when it never ran).
+    pub fn lines(&self, name: &str) -> Vec<String> {
+        std::fs::read_to_string(self.path(name))
+            .map(|s| s.lines().map(str::to_owned).collect())
+            .unwrap_or_default()
+    }
+
+    pub fn run(&self, host: Host, hooks: &Value, scenario: &Scenario) -> HostRun {
+        host.run(
+            &self.project,
+            &self.home,
+            hooks,
+            scenario,
+            "run the scenario",
+        )
+    }
+}
+
+fn write(path: &Path, content: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, content).unwrap();
+}
+
+fn write_json(path: &Path, value: &Value) {
+    write(path, &serde_json::to_string_pretty(value).unwrap());
+}
+
+// ------------------------------------------------------------------ the mock
+
+struct Mock {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Mock {
+    fn start(api: &str, scenario: &Scenario, work: &Path) -> Mock {
+        let scenario_path = work.join("scenario.json");
+        let log = work.join("requests.jsonl");
+        write_json(&scenario_path, &scenario.to_json());
+        let _ = std::fs::remove_file(&log);
+        let script = Path::new(MANIFEST_DIR).join("tests/e2e/mock_llm.py");
+        let stderr = File::create(work.join("mock.stderr")).unwrap();
+        let mut child = Command::new("python3")
+            .arg(&script)
+            .args([api, "0"])
+            .arg(&scenario_path)
+            .arg(&log)
+            // The mock exits when this pipe closes, even if the test is killed.
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start the mock model API (python3 not found? install it: `apt-get install -y python3`): {e}"));
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().unwrap_or_else(|_| {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "the mock model API did not start (`python3 {} {api} 0 …`):\n{}",
+                script.display(),
+                std::fs::read_to_string(work.join("mock.stderr")).unwrap_or_default()
+            )
+        });
+        Mock { child, port, log }
+    }
+
+    /// Every request so far, one JSON object per line of the log.
+    fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                serde_json::from_str(l)
+                    .unwrap_or_else(|e| panic!("mock log line is not JSON ({e}): {l}"))
+            })
+            .collect()
+    }
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// ------------------------------------------------------------------ processes
+
+struct Finished {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    timed_out: bool,
+}
+
+/// Runs `cmd` in its own process group with output to files, kills the whole
+/// group after `timeout` (and, when it exits, any helper it left behind).
+fn run_with_timeout(mut cmd: Command, work: &Path, timeout: Duration) -> Finished {
+    let out_path = work.join("host.stdout");
+    let err_path = work.join("host.stderr");
+    cmd.stdout(File::create(&out_path).unwrap())
+        .stderr(File::create(&err_path).unwrap())
+        .process_group(0);
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    let pgid = child.id();
+    let start = Instant::now();
+    let (status, timed_out) = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break (Some(status), false);
+        }
+        if start.elapsed() > timeout {
+            break (None, true);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // The group is ours: the host and whatever hooks or helpers it spawned.
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pgid}")])
+        .stderr(Stdio::null())
+        .status();
+    let status = status.or_else(|| child.wait().ok());
+    Finished {
+        code: status.and_then(|s| s.code()).unwrap_or(-1),
+        stdout: std::fs::read_to_string(&out_path).unwrap_or_default(),
+        stderr: std::fs::read_to_string(&err_path).unwrap_or_default(),
+        timed_out,
+    }
+}
+
+fn parse_result(host: Host, stdout: &str) -> Option<Value> {
+    match host {
+        // `codex exec --json`: one event per line.
+        Host::Codex => Some(Value::Array(
+            stdout
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect(),
+        )),
+        _ => {
+            let start = stdout.find('{')?;
+            let end = stdout.rfind('}')?;
+            serde_json::from_str(&stdout[start..=end]).ok()
+        }
+    }
+}
+
+// ------------------------------------------------------------------ results
+
+/// What one host run did and what the model API received.
+#[derive(Debug)]
+pub struct HostRun {
+    pub host: Host,
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    /// The host's machine-readable output: Claude Code `-p --output-format
+    /// json`, Gemini `-o json`, Codex `exec --json` events as an array.
+    pub result: Option<Value>,
+    /// Every request the mock received (see tests/e2e/mock_llm.py for the shape).
+    pub requests: Vec<Value>,
+    /// The temp root (kept when KERYX_E2E_KEEP is set).
+    pub dir: PathBuf,
+}
+
+impl HostRun {
+    /// The agent-loop model calls, in order (side calls such as Gemini's
+    /// routing classifier or token counting are left out). Index = step.
+    pub fn main_requests(&self) -> Vec<&Value> {
+        self.requests
+            .iter()
+            .filter(|r| r["kind"] == "main")
+            .collect()
+    }
+
+    /// The body of main request `i`; fails the test with the run's story if absent.
+    #[track_caller]
+    pub fn body(&self, i: usize) -> &Value {
+        match self.main_requests().get(i) {
+            Some(r) => &r["body"],
+            None => panic!("no model request #{i}\n{}", self.describe()),
+        }
+    }
+
+    /// Everything the model sees in a request (system prompt and
+    /// conversation), as one JSON string to search.
+    pub fn model_view(&self, body: &Value) -> String {
+        let keys: &[&str] = match self.host {
+            Host::ClaudeCode => &["system", "messages"],
+            Host::Codex => &["instructions", "input"],
+            Host::GeminiCli => &["systemInstruction", "contents"],
+        };
+        keys.iter()
+            .map(|k| body[*k].to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Tool results carried by a request (Claude `tool_result`, Codex
+    /// `function_call_output`, Gemini `functionResponse`), as text.
+    pub fn tool_results(&self, body: &Value) -> Vec<String> {
+        let mut out = Vec::new();
+        match self.host {
+            Host::ClaudeCode => {
+                for m in arr(&body["messages"]) {
+                    for c in arr(&m["content"]) {
+                        if c["type"] == "tool_result" {
+                            out.push(text_of(&c["content"]));
+                        }
+                    }
+                }
+            }
+            Host::Codex => {
+                for item in arr(&body["input"]) {
+                    if item["type"] == "function_call_output" {
+                        out.push(text_of(&item["output"]));
+                    }
+                }
+            }
+            Host::GeminiCli => {
+                for c in arr(&body["contents"]) {
+                    for p in arr(&c["parts"]) {
+                        if p["functionResponse"].is_object() {
+                            out.push(p["functionResponse"]["response"].to_string());
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The text of the last user turn of a request (where a Stop-hook
+    /// continuation reason lands).
+    pub fn last_user_text(&self, body: &Value) -> String {
+        match self.host {
+            Host::ClaudeCode => arr(&body["messages"])
+                .iter()
+                .rev()
+                .find(|m| m["role"] == "user")
+                .map(|m| text_of(&m["content"]))
+                .unwrap_or_default(),
+            Host::Codex => arr(&body["input"])
+                .iter()
+                .rev()
+                .find(|i| i["type"] == "message" && i["role"] == "user")
+                .map(|i| text_of(&i["content"]))
+                .unwrap_or_default(),
+            Host::GeminiCli => arr(&body["contents"])
+                .iter()
+                .rev()
+                .find(|c| c["role"] == "user")
+                .map(|c| text_of(&c["parts"]))
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The host's final answer as it reported it.
+    pub fn final_text(&self) -> Option<String> {
+        let r = self.result.as_ref()?;
+        match self.host {
+            Host::ClaudeCode => r["result"].as_str().map(str::to_owned),
+            Host::GeminiCli => r["response"].as_str().map(str::to_owned),
+            Host::Codex => arr(r)
+                .iter()
+                .rev()
+                .find(|e| e["item"]["type"] == "agent_message")
+                .and_then(|e| e["item"]["text"].as_str().map(str::to_owned)),
+        }
+    }
+
+    /// The run's story for failure messages: exit, requests, stderr, stdout.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "== {} exit {} (files: {})\n",
+            self.host.name(),
+            self.code,
+            self.dir.display()
+        );
+        if std::env::var_os(KEEP_ENV).is_none() {
+            s.push_str(&format!("   (set {KEEP_ENV}=1 to keep them)\n"));
+        }
+        s.push_str(&format!("== model requests ({}):\n", self.requests.len()));
+        for r in &self.requests {
+            let body = &r["body"];
+            let last = if r["kind"] == "main" {
+                let tr = self.tool_results(body);
+                let last = self.last_user_text(body);
+                format!(
+                    "tool_results={} last_user={}",
+                    clip(&format!("{tr:?}"), 400),
+                    clip(&last, 300)
+                )
+            } else {
+                String::new()
+            };
+            s.push_str(&format!(
+                "  #{} {} {} kind={} step={} reply={}\n     {last}\n",
+                r["seq"],
+                r["method"].as_str().unwrap_or(""),
+                r["path"].as_str().unwrap_or(""),
+                r["kind"].as_str().unwrap_or(""),
+                r["step"],
+                clip(&r["reply"].to_string(), 300),
+            ));
+        }
+        s.push_str(&format!("== stderr:\n{}\n", tail(&self.stderr, 6000)));
+        s.push_str(&format!("== stdout:\n{}\n", tail(&self.stdout, 3000)));
+        s
+    }
+}
+
+fn arr(v: &Value) -> &[Value] {
+    v.as_array().map(Vec::as_slice).unwrap_or(&[])
+}
+
+/// All text inside a content value (string, blocks, nested tool results).
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(text_of).collect::<Vec<_>>().join("\n"),
+        Value::Object(o) => ["text", "content", "output"]
+            .iter()
+            .filter_map(|k| o.get(*k))
+            .map(text_of)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        return s.to_owned();
+    }
+    format!("{}…", s.chars().take(n).collect::<String>())
+}
+
+fn tail(s: &str, n: usize) -> &str {
+    if s.len() <= n {
+        return s;
+    }
+    let mut i = s.len() - n;
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    &s[i..]
+}
+
+// ------------------------------------------------------------------ the behaviours
+
+const DENY_REASON: &str = "E2E-DENY-REASON: echo is not allowed here";
+const CONTEXT: &str = "E2E-SESSIONSTART-CONTEXT-7F3A";
+const STOP_REASON: &str = "E2E-STOP-BLOCK-REASON: also run the tests";
+
+/// Which kind of hook command a behaviour is wired through.
+#[derive(Debug, Clone, Copy)]
+enum Via {
+    /// The host runs a plain shell script (the captured experiments).
+    Script,
+    /// The host runs `keryx-hooks run <host> <event>`; the script is a
+    /// keryx hook registered in `~/.keryx/hooks.json`.
+    Keryx,
+}
+
+/// Wires `script` (a hook body that reads the payload on stdin) into the host
+/// for `moment`, directly or behind keryx as a hook of `class`. Returns the
+/// host hook config.
+fn wire(env: &E2eEnv, host: Host, via: Via, moment: Moment, class: &str, script: &Path) -> Value {
+    let event = host.event(moment);
+    match via {
+        Via::Script => {
+            let matcher = if moment == Moment::PreTool {
+                host.shell_matcher()
+            } else {
+                ""
+            };
+            hooks_config(&[(event, matcher, sh_quote(script.to_str().unwrap()))])
+        }
+        Via::Keryx => {
+            let keryx_event = match moment {
+                Moment::PreTool => "PreToolUse",
+                Moment::SessionStart => "SessionStart",
+                Moment::Stop => "Stop",
+            };
+            let mut registration = json!({
+                "id": format!("e2e-{}", keryx_event.to_lowercase()),
+                "class": class,
+                // No sandbox launcher is assumed on test machines.
+                "runsIn": "unsandboxed",
+                "timeoutMs": 20000,
+                "command": { "argv": ["/bin/sh", script] }
+            });
+            if moment == Moment::PreTool {
+                // Any tool name the adapter reports; the script looks at the command.
+                registration["matcher"] = json!("*");
+            }
+            // The built-in Bash gate would otherwise answer first; these tests
+            // pin down the user hook's path through the host.
+            let ctx_guard_off = json!({ "id": "keryx.ctx-guard", "enabled": false, "acknowledge": "disable-builtin-gate" });
+            let mut hooks = serde_json::Map::new();
+            hooks.insert("PreToolUse".into(), json!([ctx_guard_off]));
+            hooks
+                .entry(keryx_event)
+                .or_insert_with(|| json!([]))
+                .as_array_mut()
+                .unwrap()
+                .push(registration);
+            env.keryx_user_hooks(&json!({ "schemaVersion": "1.0.0", "hooks": hooks }));
+            let matcher = if moment == Moment::PreTool { "*" } else { "" };
+            hooks_config(&[(event, matcher, keryx_command(host, event))])
+        }
+    }
+}
+
+/// The failure story of a behaviour run: for keryx wiring, first what
+/// `keryx-hooks validate` and a direct `keryx-hooks run` say in this home
+/// (the quickest way to see why the host's hook did nothing), then the run.
+fn explain(env: &E2eEnv, via: Via, moment: Moment, run: &HostRun) -> String {
+    let mut s = String::new();
+    if let Via::Keryx = via {
+        let event = run.host.event(moment);
+        for (args, stdin) in [
+            (vec!["validate"], ""),
+            (vec!["run", run.host.name(), event], "{}"),
+        ] {
+            let out = Command::new(BIN)
+                .args(&args)
+                .current_dir(&env.project)
+                .env_clear()
+                .env("PATH", std::env::var("PATH").unwrap_or_default())
+                .env("HOME", &env.home)
+                .env(
+                    "KERYX_SNAPSHOT_ROOT",
+                    env.home.join(".agentic/hooks-snapshot"),
+                )
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .and_then(|mut child| {
+                    use std::io::Write;
+                    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+                    child.wait_with_output()
+                });
+            s.push_str(&format!(
+                "== probe: keryx-hooks {} <<< {stdin:?}\n",
+                args.join(" ")
+            ));
+            match out {
+                Ok(o) => s.push_str(&format!(
+                    "   exit {:?}\n   stdout: {}\n   stderr: {}\n",
+                    o.status.code(),
+                    clip(String::from_utf8_lossy(&o.stdout).trim(), 1500),
+                    clip(String::from_utf8_lossy(&o.stderr).trim(), 1500)
+                )),
+                Err(e) => s.push_str(&format!("   cannot run {BIN}: {e}\n")),
+            }
+        }
+    }
+    s.push_str(&run.describe());
+    s
+}
+
+/// A PreToolUse-style hook that denies `echo` (exit 2, reason on stderr): the
+/// command never runs and the reason reaches the next model request.
+fn pre_tool_deny(host: Host, via: Via) {
+    let env = E2eEnv::new();
+    let marker = env.path("denied-command-ran");
+    let script = env.script(
+        "deny-echo.sh",
+        &format!(
+            r#"payload=$(cat)
+printf '%s\n' "$payload" >> {log}
+echo call >> {calls}
+case "$payload" in
+  *'"command":"echo '*|*'"command": "echo '*)
+    echo {reason} >&2
+    exit 2 ;;
+esac
+exit 0
+"#,
+            log = sh_quote(env.path("pre-tool.log").to_str().unwrap()),
+            calls = sh_quote(env.path("pre-tool.calls").to_str().unwrap()),
+            reason = sh_quote(DENY_REASON),
+        ),
+    );
+    let hooks = wire(&env, host, via, Moment::PreTool, "gate", &script);
+    let scenario = Scenario::new()
+        .shell(&format!(
+            "echo e2e > {}",
+            sh_quote(marker.to_str().unwrap())
+        ))
+        .text("final text.");
+    let run = env.run(host, &hooks, &scenario);
+
+    let why = || explain(&env, via, Moment::PreTool, &run);
+    assert_eq!(run.code, 0, "the host failed\n{}", why());
+    assert!(
+        !env.lines("pre-tool.calls").is_empty(),
+        "the PreToolUse hook never ran\n{}",
+        why()
+    );
+    assert!(
+        !marker.exists(),
+        "the denied command ran (`{}` exists)\n{}",
+        marker.display(),
+        why()
+    );
+    assert_eq!(
+        run.main_requests().len(),
+        2,
+        "expected a tool turn and a final turn\n{}",
+        why()
+    );
+    let results = run.tool_results(run.body(1));
+    assert!(
+        results.iter().any(|r| r.contains(DENY_REASON)),
+        "the deny reason did not reach the model; tool results: {results:?}\n{}",
+        why()
+    );
+    assert_eq!(
+        run.final_text().as_deref(),
+        Some("final text."),
+        "{}",
+        why()
+    );
+}
+
+/// A SessionStart hook that adds context: the context reaches the model.
+fn session_start_context(host: Host, via: Via) {
+    let env = E2eEnv::new();
+    let output = match via {
+        // The host's own shape (Claude Code convention, read by all three).
+        Via::Script => json!({
+            "hookSpecificOutput": { "hookEventName": "SessionStart", "additionalContext": CONTEXT }
+        }),
+        // keryx's own shape.
+        Via::Keryx => json!({ "additionalContext": CONTEXT }),
+    };
+    let script = env.script(
+        "session-context.sh",
+        &format!(
+            "cat >> {log}\necho >> {log}\necho call >> {calls}\nprintf '%s\\n' {out}\n",
+            log = sh_quote(env.path("session-start.log").to_str().unwrap()),
+            calls = sh_quote(env.path("session-start.calls").to_str().unwrap()),
+            out = sh_quote(output.to_string()),
+        ),
+    );
+    let hooks = wire(&env, host, via, Moment::SessionStart, "context", &script);
+    let run = env.run(host, &hooks, &Scenario::new().text("final text."));
+
+    let why = || explain(&env, via, Moment::SessionStart, &run);
+    assert_eq!(run.code, 0, "the host failed\n{}", why());
+    assert!(
+        !env.lines("session-start.calls").is_empty(),
+        "the SessionStart hook never ran\n{}",
+        why()
+    );
+    assert!(
+        run.model_view(run.body(0)).contains(CONTEXT),
+        "the SessionStart context did not reach the first model request\n{}",
+        why()
+    );
+}
+
+/// A Stop hook that blocks once: the host continues the turn with the
+/// reason as the next user input, exactly once, then finishes.
+fn stop_block_once(host: Host, via: Via) {
+    let env = E2eEnv::new();
+    let log = sh_quote(env.path("stop.log").to_str().unwrap());
+    let calls = sh_quote(env.path("stop.calls").to_str().unwrap());
+    let body = match via {
+        // Host contract: block unless the host says a Stop hook already continued.
+        Via::Script => format!(
+            r#"payload=$(cat)
+printf '%s\n' "$payload" >> {log}
+echo call >> {calls}
+case "$payload" in
+  *'"stop_hook_active":true'*|*'"stop_hook_active": true'*) exit 0 ;;
+esac
+printf '%s\n' {out}
+"#,
+            out = sh_quote(json!({ "decision": "block", "reason": STOP_REASON }).to_string()),
+        ),
+        // keryx gate: deny the first stop only (keryx payloads need not carry
+        // the host's loop flag, so the script keeps its own count).
+        Via::Keryx => format!(
+            r#"payload=$(cat)
+printf '%s\n' "$payload" >> {log}
+echo call >> {calls}
+if [ "$(wc -l < {calls})" -gt 1 ]; then exit 0; fi
+echo {reason} >&2
+exit 2
+"#,
+            reason = sh_quote(STOP_REASON),
+        ),
+    };
+    let script = env.script("stop-once.sh", &body);
+    let hooks = wire(&env, host, via, Moment::Stop, "gate", &script);
+    let scenario = Scenario::new()
+        .text("first final text.")
+        .text("second final text.")
+        .text("third final text.");
+    let run = env.run(host, &hooks, &scenario);
+
+    let why = || explain(&env, via, Moment::Stop, &run);
+    assert_eq!(run.code, 0, "the host failed\n{}", why());
+    let calls = env.lines("stop.calls").len();
+    assert_eq!(
+        calls,
+        2,
+        "the Stop hook ran {calls} times, expected 2 (block, then allow)\n{}",
+        why()
+    );
+    assert_eq!(
+        run.main_requests().len(),
+        2,
+        "the Stop block should continue the turn exactly once\n{}",
+        why()
+    );
+    let continued = run.last_user_text(run.body(1));
+    assert!(
+        continued.contains(STOP_REASON),
+        "the continuation did not carry the Stop reason; last user input: {continued:?}\n{}",
+        why()
+    );
+    assert!(
+        !run.model_view(run.body(0)).contains(STOP_REASON),
+        "the Stop reason was in the first request already\n{}",
+        why()
+    );
+    let final_text = run.final_text().unwrap_or_default();
+    assert!(
+        final_text.ends_with("second final text."),
+        "final answer {final_text:?}\n{}",
+        why()
+    );
+}
+
+macro_rules! host_tests {
+    ($module:ident, $host:expr) => {
+        mod $module {
+            use super::*;
+
+            #[test]
+            fn script_pre_tool_deny_blocks_the_command_and_tells_the_model() {
+                pre_tool_deny($host, Via::Script);
+            }
+
+            #[test]
+            fn script_session_start_context_reaches_the_model() {
+                session_start_context($host, Via::Script);
+            }
+
+            #[test]
+            fn script_stop_block_continues_the_turn_once() {
+                stop_block_once($host, Via::Script);
+            }
+
+            #[test]
+            fn keryx_gate_denies_echo_and_tells_the_model() {
+                pre_tool_deny($host, Via::Keryx);
+            }
+
+            #[test]
+            fn keryx_session_start_context_reaches_the_model() {
+                session_start_context($host, Via::Keryx);
+            }
+
+            #[test]
+            fn keryx_stop_gate_continues_the_turn_once() {
+                stop_block_once($host, Via::Keryx);
+            }
+        }
+    };
+}
+
+host_tests!(claude_code, Host::ClaudeCode);
+host_tests!(codex, Host::Codex);
+host_tests!(gemini_cli, Host::GeminiCli);

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Installs the real agent-host CLIs that the end-to-end tests drive, at pinned
+# versions, from the npm registry into a cache folder (one npm prefix per host).
+#
+#   tests/e2e/install-hosts.sh [claude-code] [codex] [gemini-cli]   (default: all three)
+#
+# KERYX_E2E_HOSTS_DIR overrides the cache folder (default: <repo>/.cache/hosts).
+# Idempotent: a host already installed at its pinned version is left alone, so the
+# tests run this before every host run. Needs only node/npm; no stdin, no prompts.
+# Concurrent runs (parallel tests) serialise on a lock file.
+set -euo pipefail
+
+# Pinned: the versions the captures in shared/captures were taken with.
+CLAUDE_CODE_VERSION=2.1.332
+CODEX_VERSION=0.171.0
+GEMINI_CLI_VERSION=0.61.0
+
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$script_dir/../.." && pwd)
+hosts_dir=${KERYX_E2E_HOSTS_DIR:-$repo/.cache/hosts}
+
+die() {
+    printf 'install-hosts: error: %s\n' "$*" >&2
+    exit 1
+}
+say() {
+    printf 'install-hosts: %s\n' "$*" >&2
+}
+
+# host -> npm package, pinned version, bin name
+package_of() {
+    case $1 in
+        claude-code) echo "@anthropic-ai/claude-code" ;;
+        codex) echo "@openai/codex" ;;
+        gemini-cli) echo "@google/gemini-cli" ;;
+        *) die "unknown host \`$1\` (expected claude-code, codex or gemini-cli)" ;;
+    esac
+}
+version_of() {
+    case $1 in
+        claude-code) echo "$CLAUDE_CODE_VERSION" ;;
+        codex) echo "$CODEX_VERSION" ;;
+        gemini-cli) echo "$GEMINI_CLI_VERSION" ;;
+    esac
+}
+bin_of() {
+    case $1 in
+        claude-code) echo claude ;;
+        codex) echo codex ;;
+        gemini-cli) echo gemini ;;
+    esac
+}
+
+# Prints the host's `--version` line; fails (showing its stderr) when the binary
+# does not run. HOME points into the prefix so a host's first-run files never
+# land in the real home.
+check_runs() {
+    local prefix=$1 host=$2 bin out
+    bin="$prefix/node_modules/.bin/$(bin_of "$host")"
+    [ -x "$bin" ] || return 1
+    mkdir -p "$prefix/.version-home"
+    if ! out=$(HOME="$prefix/.version-home" CI=true DISABLE_AUTOUPDATER=1 \
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+        timeout 60 "$bin" --version </dev/null 2>"$prefix/.version-stderr"); then
+        cat "$prefix/.version-stderr" >&2
+        return 1
+    fi
+    rm -rf "$prefix/.version-home" "$prefix/.version-stderr"
+    printf '%s\n' "$out" | head -n 1
+}
+
+install_host() {
+    local host=$1 pkg version prefix marker staging line
+    pkg=$(package_of "$host")
+    version=$(version_of "$host")
+    prefix="$hosts_dir/$host"
+    marker="$prefix/.installed"
+
+    if [ -f "$marker" ] && [ "$(cat "$marker")" = "$pkg@$version" ] &&
+        [ -x "$prefix/node_modules/.bin/$(bin_of "$host")" ]; then
+        say "$host: $pkg@$version already installed in $prefix"
+        return 0
+    fi
+
+    say "$host: installing $pkg@$version into $prefix"
+    staging="$hosts_dir/.staging-$host-$$"
+    rm -rf "$staging"
+    mkdir -p "$staging"
+    printf '{"name":"keryx-e2e-%s","private":true}\n' "$host" >"$staging/package.json"
+    # Optional dependencies stay on: Claude Code and Codex ship their native binary
+    # as a per-platform optional package. Scripts stay on: Claude Code's postinstall
+    # puts that binary in place.
+    if ! (cd "$staging" && npm install --no-audit --no-fund --no-update-notifier \
+        --loglevel=error --save-exact "$pkg@$version" </dev/null >&2); then
+        rm -rf "$staging"
+        die "$host: \`npm install $pkg@$version\` failed (is the npm registry reachable?)"
+    fi
+    if ! line=$(check_runs "$staging" "$host"); then
+        rm -rf "$staging"
+        die "$host: installed, but \`$(bin_of "$host") --version\` does not run"
+    fi
+    printf '%s@%s\n' "$pkg" "$version" >"$staging/.installed"
+    rm -rf "$prefix"
+    mv "$staging" "$prefix"
+    say "$host: ok ($line)"
+}
+
+command -v npm >/dev/null 2>&1 || die "npm not found: install Node.js and npm (e.g. \`apt-get install -y nodejs npm\`)"
+command -v node >/dev/null 2>&1 || die "node not found: install Node.js (e.g. \`apt-get install -y nodejs\`)"
+
+if [ "$#" -eq 0 ]; then
+    set -- claude-code codex gemini-cli
+fi
+for host in "$@"; do
+    package_of "$host" >/dev/null
+done
+
+mkdir -p "$hosts_dir"
+exec 9>"$hosts_dir/.lock"
+flock 9
+for host in "$@"; do
+    install_host "$host"
+done
