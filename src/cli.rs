@@ -38,6 +38,49 @@ pub enum Command {
     Enable(EnableArgs),
     /// Turn a hook off in the project file (or your own with --user).
     Disable(DisableArgs),
+    /// Built-in hook bodies: scan a prompt or a write for secrets (payload on stdin).
+    #[command(subcommand)]
+    Security(SecurityCommand),
+    /// Built-in hook body: the context guard for shell commands (payload on stdin).
+    #[command(subcommand)]
+    Ctx(CtxCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SecurityCommand {
+    /// Deny a prompt that carries a secret or a hidden instruction.
+    CheckInput(CheckInputArgs),
+    /// Deny a write whose content would put a secret on disk.
+    CheckOutput(CheckOutputArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CheckInputArgs {
+    /// Where the prompt came from, e.g. `untrusted-external`; every source is scanned alike.
+    #[arg(long, value_name = "S", default_value = "untrusted-external")]
+    pub source: String,
+    /// Whose payload and answer shape: `keryx`, or a host when run directly as its hook.
+    #[arg(long, value_name = "HOST", default_value = "keryx")]
+    pub runtime: String,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CheckOutputArgs {
+    /// Whose payload and answer shape: `keryx`, or a host when run directly as its hook.
+    #[arg(long, value_name = "HOST", default_value = "keryx")]
+    pub runtime: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CtxCommand {
+    /// Deny a shell command that would pour secrets into, or flood, the model's context.
+    Hook(CtxHookArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CtxHookArgs {
+    /// Whose payload and answer shape: `keryx`, or a host when run directly as its hook.
+    pub host: String,
 }
 
 #[derive(Debug, clap::Args)]

@@ -1,6 +1,7 @@
 //! Every environment variable keryx-hooks reads, named once.
 
 pub const HOME: &str = "HOME";
+pub const PATH: &str = "PATH";
 pub const KERYX_HOME: &str = "KERYX_HOME";
 pub const KERYX_HOOKS: &str = "KERYX_HOOKS";
 pub const KERYX_SNAPSHOT_ROOT: &str = "KERYX_SNAPSHOT_ROOT";

@@ -56,6 +56,13 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Command::Untrust(a) => commands::untrust::run(a),
         Command::Enable(a) => commands::toggle::enable(a),
         Command::Disable(a) => commands::toggle::disable(a),
+        Command::Security(cli::SecurityCommand::CheckInput(a)) => {
+            commands::security::check_input(a)
+        }
+        Command::Security(cli::SecurityCommand::CheckOutput(a)) => {
+            commands::security::check_output(a)
+        }
+        Command::Ctx(cli::CtxCommand::Hook(a)) => commands::ctx::hook(a),
     };
     match result {
         Ok(code) => code,

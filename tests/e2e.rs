@@ -1098,3 +1098,50 @@ macro_rules! host_tests {
 host_tests!(claude_code, Host::ClaudeCode);
 host_tests!(codex, Host::Codex);
 host_tests!(gemini_cli, Host::GeminiCli);
+
+/// With only the built-ins (no user or project hooks), an ordinary shell
+/// command runs, and ctx-guard denies reading a secret file into the model's
+/// context: the file's content never reaches the model.
+fn builtins_guard_the_default_config(host: Host) {
+    let env = E2eEnv::new();
+    // Built at run time so this file itself does not look like it holds one.
+    let planted = ["e2e", "planted", "dotenv", "content"].join("-");
+    std::fs::write(env.project.join(".env"), format!("TOKEN={planted}\n")).unwrap();
+    let marker = env.path("ordinary-ran");
+    let pre = host.event(Moment::PreTool);
+    let hooks = hooks_config(&[(pre, "*", keryx_command(host, pre))]);
+    let scenario = Scenario::new()
+        .shell(&format!("touch {}", sh_quote(marker.to_str().unwrap())))
+        .shell("cat .env")
+        .text("final text.");
+    let run = env.run(host, &hooks, &scenario);
+    assert_eq!(run.code, 0, "the host failed\n{}", run.describe());
+    assert!(
+        marker.exists(),
+        "an ordinary command was blocked by the default config\n{}",
+        run.describe()
+    );
+    let seen: String = run.requests.iter().map(|r| r.to_string()).collect();
+    assert!(
+        !seen.contains(&planted),
+        "the secret reached the model\n{}",
+        run.describe()
+    );
+    let last = run.main_requests().len() - 1;
+    let results = run.tool_results(run.body(last));
+    assert!(
+        results.iter().any(|r| r.contains(".env")),
+        "the ctx-guard reason did not reach the model: {results:?}\n{}",
+        run.describe()
+    );
+}
+
+#[test]
+fn claude_code_builtins_guard_the_default_config() {
+    builtins_guard_the_default_config(Host::ClaudeCode);
+}
+
+#[test]
+fn codex_builtins_guard_the_default_config() {
+    builtins_guard_the_default_config(Host::Codex);
+}

@@ -2,7 +2,9 @@
 //! hermetic home (temp HOME, XDG_*, KERYX_HOME, KERYX_SNAPSHOT_ROOT) with a
 //! cleared environment.
 
+mod builtins;
 mod common;
 mod config;
 mod e2e;
+mod runtime;
 mod trust;

@@ -50,8 +50,12 @@ impl CtxGuardConfig {
         let doc = std::fs::read_to_string(runtime_toml)
             .ok()
             .and_then(|t| t.parse::<DocumentMut>().ok());
-        let table = doc.as_ref().and_then(|d| d.get("ctx_guard")).and_then(Item::as_table_like);
-        cfg.max_cat_bytes = super::ports::int_setting(table, "max_cat_bytes", DEFAULT_MAX_CAT_BYTES);
+        let table = doc
+            .as_ref()
+            .and_then(|d| d.get("ctx_guard"))
+            .and_then(Item::as_table_like);
+        cfg.max_cat_bytes =
+            super::ports::int_setting(table, "max_cat_bytes", DEFAULT_MAX_CAT_BYTES);
         cfg
     }
 }
@@ -79,7 +83,9 @@ pub fn check_with(payload: &Value, cfg: &CtxGuardConfig) -> Verdict {
     if tool == "apply_patch" {
         return Verdict::Allow; // Codex puts patches in `command` too.
     }
-    let command = input.and_then(|i| i.get("command")).or_else(|| payload.get("command"));
+    let command = input
+        .and_then(|i| i.get("command"))
+        .or_else(|| payload.get("command"));
     let cwd = input
         .and_then(|i| i.get("cwd").or_else(|| i.get("workdir")))
         .or_else(|| payload.get("cwd"))
@@ -89,9 +95,16 @@ pub fn check_with(payload: &Value, cfg: &CtxGuardConfig) -> Verdict {
         Some(Value::String(s)) => check_command(s, cwd.as_deref(), cfg),
         Some(Value::Array(argv)) => {
             // Codex sends an argv; `bash -lc SCRIPT` is the usual shape.
-            let argv: Vec<String> = argv.iter().filter_map(Value::as_str).map(str::to_owned).collect();
+            let argv: Vec<String> = argv
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect();
             let script = Script {
-                commands: vec![Command { words: argv, ..Command::default() }],
+                commands: vec![Command {
+                    words: argv,
+                    ..Command::default()
+                }],
                 ..Script::default()
             };
             verdict(Guard { cfg, depth: 0 }.script(&script, cwd))
@@ -146,7 +159,10 @@ impl Guard<'_> {
                 && reaches_context(script, i, Concern::Secret)
             {
                 let inner = Script::parse(&inner);
-                let g = Guard { cfg: self.cfg, depth: self.depth + 1 };
+                let g = Guard {
+                    cfg: self.cfg,
+                    depth: self.depth + 1,
+                };
                 if let Some(r) = g.script(&inner, cwd.clone()) {
                     return Some(r);
                 }
@@ -190,7 +206,12 @@ impl Guard<'_> {
             return None;
         }
         let mut files: Vec<&str> = reader.operands(argv);
-        files.extend(cmd.redirects.iter().filter(|r| r.reads_file()).map(|r| r.target.as_str()));
+        files.extend(
+            cmd.redirects
+                .iter()
+                .filter(|r| r.reads_file())
+                .map(|r| r.target.as_str()),
+        );
         let (file, kind) = files
             .into_iter()
             .find_map(|f| secret_path(f, self.cfg.home.as_deref()).map(|k| (f, k)))?;
@@ -206,7 +227,14 @@ impl Guard<'_> {
         ))
     }
 
-    fn flood(&self, script: &Script, i: usize, name: &str, argv: &[String], cwd: Option<&Path>) -> Option<String> {
+    fn flood(
+        &self,
+        script: &Script,
+        i: usize,
+        name: &str,
+        argv: &[String],
+        cwd: Option<&Path>,
+    ) -> Option<String> {
         let (what, alternative) = match name {
             "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" => {
                 let reader = Reader::of(name)?;
@@ -235,18 +263,29 @@ impl Guard<'_> {
                 let flags = short_flags(argv);
                 let recursive = match name {
                     "ls" => flags.contains('R') || argv.iter().any(|a| a == "--recursive"),
-                    "tree" => !flags.contains('L') && !argv.iter().any(|a| a.starts_with("--max-depth") || a == "-d"),
+                    "tree" => {
+                        !flags.contains('L')
+                            && !argv
+                                .iter()
+                                .any(|a| a.starts_with("--max-depth") || a == "-d")
+                    }
                     _ => {
                         (flags.contains('a') || argv.iter().any(|a| a == "--all"))
                             && !flags.contains('d')
                             && !flags.contains('s')
-                            && !argv.iter().any(|a| a.starts_with("--max-depth") || a == "--summarize")
+                            && !argv
+                                .iter()
+                                .any(|a| a.starts_with("--max-depth") || a == "--summarize")
                     }
                 };
                 if !recursive {
                     return None;
                 }
-                let ops: Vec<&str> = argv[1..].iter().filter(|a| !a.starts_with('-')).map(String::as_str).collect();
+                let ops: Vec<&str> = argv[1..]
+                    .iter()
+                    .filter(|a| !a.starts_with('-'))
+                    .map(String::as_str)
+                    .collect();
                 let root = self.huge_root_of(&ops, cwd)?;
                 (
                     format!("lists {root} recursively"),
@@ -267,7 +306,13 @@ impl Guard<'_> {
         ))
     }
 
-    fn big_file(&self, script: &Script, i: usize, argv: &[String], cwd: Option<&Path>) -> Option<String> {
+    fn big_file(
+        &self,
+        script: &Script,
+        i: usize,
+        argv: &[String],
+        cwd: Option<&Path>,
+    ) -> Option<String> {
         let limit = self.cfg.max_cat_bytes;
         let (file, size) = operands_after_options(argv).into_iter().find_map(|f| {
             let path = self.resolve(f, cwd)?;
@@ -308,7 +353,8 @@ impl Guard<'_> {
     /// `"/ (the whole filesystem)"` or `"~ (your home directory)"` when one
     /// of `roots` (or the cwd, when there are none) is such a place.
     fn huge_root_of(&self, roots: &[&str], cwd: Option<&Path>) -> Option<String> {
-        let mut candidates: Vec<PathBuf> = roots.iter().filter_map(|r| self.resolve(r, cwd)).collect();
+        let mut candidates: Vec<PathBuf> =
+            roots.iter().filter_map(|r| self.resolve(r, cwd)).collect();
         if roots.is_empty()
             && let Some(c) = cwd
         {
@@ -318,7 +364,12 @@ impl Guard<'_> {
             let p = crate::paths::absolute(p);
             if p == Path::new("/") {
                 Some("`/` (the whole filesystem)".to_owned())
-            } else if self.cfg.home.as_deref().is_some_and(|h| crate::paths::absolute(h) == p) {
+            } else if self
+                .cfg
+                .home
+                .as_deref()
+                .is_some_and(|h| crate::paths::absolute(h) == p)
+            {
                 Some("`~` (your whole home directory)".to_owned())
             } else if ["/home", "/Users"].iter().any(|h| Path::new(h) == p) {
                 Some(format!("`{}` (every user's home)", p.display()))
@@ -384,7 +435,16 @@ fn pipeline_end_reaches(script: &Script, end: usize, concern: Concern) -> bool {
                 let stores = o.words.is_empty()
                     || matches!(
                         o.words.first().map(String::as_str),
-                        Some("export" | "local" | "declare" | "typeset" | "readonly" | "eval" | "source" | ".")
+                        Some(
+                            "export"
+                                | "local"
+                                | "declare"
+                                | "typeset"
+                                | "readonly"
+                                | "eval"
+                                | "source"
+                                | "."
+                        )
                     );
                 !stores && owner < end && reaches_context(script, owner, concern)
             }
@@ -400,16 +460,31 @@ fn sink_hides(cmd: &Command, concern: Concern) -> bool {
         return true;
     }
     let argv = unwrap_wrappers(&cmd.words);
-    let Some(first) = argv.first() else { return false };
+    let Some(first) = argv.first() else {
+        return false;
+    };
     let name = basename(first);
     if matches!(
         name,
-        "wc" | "md5sum" | "sha1sum" | "sha224sum" | "sha256sum" | "sha384sum" | "sha512sum" | "b2sum" | "shasum"
-            | "cksum" | "sum" | "true" | ":"
+        "wc" | "md5sum"
+            | "sha1sum"
+            | "sha224sum"
+            | "sha256sum"
+            | "sha384sum"
+            | "sha512sum"
+            | "b2sum"
+            | "shasum"
+            | "cksum"
+            | "sum"
+            | "true"
+            | ":"
     ) {
         return true;
     }
-    if argv.iter().any(|a| a == "--password-stdin" || a == "--with-token") {
+    if argv
+        .iter()
+        .any(|a| a == "--password-stdin" || a == "--with-token")
+    {
         return true;
     }
     if let Some(r) = Reader::of(name)
@@ -418,7 +493,10 @@ fn sink_hides(cmd: &Command, concern: Concern) -> bool {
         return true;
     }
     concern == Concern::Flood
-        && matches!(name, "head" | "tail" | "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" | "less" | "more")
+        && matches!(
+            name,
+            "head" | "tail" | "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" | "less" | "more"
+        )
 }
 
 /// Strips `sudo`, `env`, `nice`, `timeout 5` and friends off the front.
@@ -427,7 +505,10 @@ fn unwrap_wrappers(words: &[String]) -> &[String] {
     for _ in 0..8 {
         let Some(first) = w.first() else { return w };
         let (valued, skip_assignments): (&[&str], bool) = match basename(first) {
-            "sudo" | "doas" => (&["-u", "-g", "-C", "-p", "-h", "-U", "-r", "-t", "-D"], false),
+            "sudo" | "doas" => (
+                &["-u", "-g", "-C", "-p", "-h", "-U", "-r", "-t", "-D"],
+                false,
+            ),
             "env" => (&["-u", "-C", "-S", "--unset", "--chdir"], true),
             "nice" => (&["-n", "--adjustment"], false),
             "ionice" => (&["-c", "-n", "-p", "-P", "-u"], false),
@@ -533,12 +614,37 @@ const GREP: Reader = Reader {
     script_first: true,
     script_options: &["-e", "-f", "--regexp", "--file"],
     valued: &[
-        "-e", "-f", "-m", "-A", "-B", "-C", "-d", "-D", "--regexp", "--file", "--max-count", "--include",
-        "--exclude", "--exclude-dir", "--exclude-from", "--label", "--after-context", "--before-context",
-        "--context", "--directories", "--devices", "--binary-files",
+        "-e",
+        "-f",
+        "-m",
+        "-A",
+        "-B",
+        "-C",
+        "-d",
+        "-D",
+        "--regexp",
+        "--file",
+        "--max-count",
+        "--include",
+        "--exclude",
+        "--exclude-dir",
+        "--exclude-from",
+        "--label",
+        "--after-context",
+        "--before-context",
+        "--context",
+        "--directories",
+        "--devices",
+        "--binary-files",
     ],
     valued_letters: "efmABCdD",
-    silent_long: &["--quiet", "--silent", "--count", "--files-with-matches", "--files-without-match"],
+    silent_long: &[
+        "--quiet",
+        "--silent",
+        "--count",
+        "--files-with-matches",
+        "--files-without-match",
+    ],
     silent_letters: "qclL",
     kind: ReaderKind::Grep,
 };
@@ -547,14 +653,58 @@ const RG: Reader = Reader {
     script_first: true,
     script_options: &["-e", "-f", "--regexp", "--file"],
     valued: &[
-        "-e", "-f", "-g", "-t", "-T", "-m", "-A", "-B", "-C", "-M", "-j", "-E", "-r", "-d", "--regexp", "--file",
-        "--glob", "--iglob", "--type", "--type-not", "--type-add", "--max-count", "--max-depth", "--depth",
-        "--max-columns", "--threads", "--encoding", "--replace", "--pre", "--pre-glob", "--sort", "--sortr",
-        "--colors", "--engine", "--ignore-file", "--max-filesize", "--context", "--after-context",
-        "--before-context", "--path-separator", "-G", "--file-search-regex",
+        "-e",
+        "-f",
+        "-g",
+        "-t",
+        "-T",
+        "-m",
+        "-A",
+        "-B",
+        "-C",
+        "-M",
+        "-j",
+        "-E",
+        "-r",
+        "-d",
+        "--regexp",
+        "--file",
+        "--glob",
+        "--iglob",
+        "--type",
+        "--type-not",
+        "--type-add",
+        "--max-count",
+        "--max-depth",
+        "--depth",
+        "--max-columns",
+        "--threads",
+        "--encoding",
+        "--replace",
+        "--pre",
+        "--pre-glob",
+        "--sort",
+        "--sortr",
+        "--colors",
+        "--engine",
+        "--ignore-file",
+        "--max-filesize",
+        "--context",
+        "--after-context",
+        "--before-context",
+        "--path-separator",
+        "-G",
+        "--file-search-regex",
     ],
     valued_letters: "efgtTmABCMjErdG",
-    silent_long: &["--quiet", "--count", "--count-matches", "--files-with-matches", "--files-without-match", "--files"],
+    silent_long: &[
+        "--quiet",
+        "--count",
+        "--count-matches",
+        "--files-with-matches",
+        "--files-without-match",
+        "--files",
+    ],
     // Not `L`: for rg that is --follow.
     silent_letters: "qcl",
     kind: ReaderKind::Rg,
@@ -584,7 +734,18 @@ const AWK: Reader = Reader {
 const JQ: Reader = Reader {
     script_first: true,
     script_options: &["-f", "--from-file"],
-    valued: &["-f", "--from-file", "--indent", "-L", "--arg", "--argjson", "--slurpfile", "--rawfile", "--args", "--jsonargs"],
+    valued: &[
+        "-f",
+        "--from-file",
+        "--indent",
+        "-L",
+        "--arg",
+        "--argjson",
+        "--slurpfile",
+        "--rawfile",
+        "--args",
+        "--jsonargs",
+    ],
     valued_letters: "fL",
     silent_long: &[],
     silent_letters: "",
@@ -612,10 +773,12 @@ impl Reader {
             "sed" | "gsed" => SED,
             "awk" | "gawk" | "mawk" | "nawk" => AWK,
             "jq" | "yq" | "gojq" => JQ,
-            "cat" | "tac" | "nl" | "less" | "more" | "most" | "head" | "tail" | "bat" | "batcat" | "base64"
-            | "base32" | "basenc" | "xxd" | "hexdump" | "hd" | "od" | "strings" | "diff" | "sort" | "uniq"
-            | "cut" | "column" | "fold" | "fmt" | "paste" | "pr" | "expand" | "rev" | "view" | "zcat"
-            | "zless" | "iconv" | "tr" => PLAIN,
+            "cat" | "tac" | "nl" | "less" | "more" | "most" | "head" | "tail" | "bat"
+            | "batcat" | "base64" | "base32" | "basenc" | "xxd" | "hexdump" | "hd" | "od"
+            | "strings" | "diff" | "sort" | "uniq" | "cut" | "column" | "fold" | "fmt"
+            | "paste" | "pr" | "expand" | "rev" | "view" | "zcat" | "zless" | "iconv" | "tr" => {
+                PLAIN
+            }
             _ => return None,
         })
     }
@@ -623,9 +786,14 @@ impl Reader {
     /// Whether one option word switches content output off.
     fn is_silent_word(&self, a: &str) -> bool {
         if a.starts_with("--") {
-            return self.silent_long.iter().any(|l| a == *l || a.starts_with(&format!("{l}=")));
+            return self
+                .silent_long
+                .iter()
+                .any(|l| a == *l || a.starts_with(&format!("{l}=")));
         }
-        let Some(letters) = a.strip_prefix('-') else { return false };
+        let Some(letters) = a.strip_prefix('-') else {
+            return false;
+        };
         // Letters after a valued one are its value (`-m1`, `-eq`).
         letters
             .chars()
@@ -664,7 +832,11 @@ impl Reader {
                 continue;
             }
             options.push(a);
-            if self.script_options.iter().any(|o| a == *o || a.starts_with(&format!("{o}="))) {
+            if self
+                .script_options
+                .iter()
+                .any(|o| a == *o || a.starts_with(&format!("{o}=")))
+            {
                 script_given = true;
             }
             let takes_next = if a.starts_with("--") {
@@ -672,7 +844,10 @@ impl Reader {
             } else {
                 // `-A3` carries its value; `-A 3` and `-iA 3` take the next.
                 let letters = &a[1..];
-                match letters.char_indices().find(|(_, c)| self.valued_letters.contains(*c)) {
+                match letters
+                    .char_indices()
+                    .find(|(_, c)| self.valued_letters.contains(*c))
+                {
                     Some((k, c)) => {
                         if "ef".contains(c) && self.script_first {
                             script_given = true;
@@ -700,10 +875,18 @@ impl Reader {
     fn recursive(&self, argv: &[String]) -> bool {
         match self.kind {
             ReaderKind::Rg => true,
-            ReaderKind::Grep if matches!(argv.first().map(|a| basename(a)), Some("ag" | "ack")) => true,
+            ReaderKind::Grep if matches!(argv.first().map(|a| basename(a)), Some("ag" | "ack")) => {
+                true
+            }
             ReaderKind::Grep => self.options(argv).iter().any(|a| {
-                matches!(*a, "--recursive" | "--dereference-recursive" | "--directories=recurse")
-                    || (!a.starts_with("--") && a[1..].chars().take_while(|c| !self.valued_letters.contains(*c)).any(|c| c == 'r' || c == 'R'))
+                matches!(
+                    *a,
+                    "--recursive" | "--dereference-recursive" | "--directories=recurse"
+                ) || (!a.starts_with("--")
+                    && a[1..]
+                        .chars()
+                        .take_while(|c| !self.valued_letters.contains(*c))
+                        .any(|c| c == 'r' || c == 'R'))
             }),
             _ => false,
         }
@@ -756,15 +939,22 @@ impl<'a> FindArgs<'a> {
         }
         let expr = argv.get(i..).unwrap_or(&[]);
         let bounded = expr.windows(2).any(|w| {
-            matches!(w[0].as_str(), "-maxdepth" | "-depth") && w[1].parse::<u32>().is_ok_and(|n| n <= 3)
+            matches!(w[0].as_str(), "-maxdepth" | "-depth")
+                && w[1].parse::<u32>().is_ok_and(|n| n <= 3)
         }) || expr.iter().any(|a| a == "-quit");
         let has = |names: &[&str]| expr.iter().any(|a| names.contains(&a.as_str()));
-        let silent = has(&["-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"])
-            && !has(&["-print", "-print0", "-printf", "-ls"]);
+        let silent = has(&[
+            "-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf",
+            "-fls",
+        ]) && !has(&["-print", "-print0", "-printf", "-ls"]);
         if roots.is_empty() {
             roots.push(".");
         }
-        FindArgs { roots, bounded, silent }
+        FindArgs {
+            roots,
+            bounded,
+            silent,
+        }
     }
 }
 
@@ -823,8 +1013,17 @@ impl SecretKind {
 }
 
 /// Dotfile templates that hold placeholders, not secrets.
-const TEMPLATE_SUFFIXES: [&str; 9] =
-    [".example", ".sample", ".template", ".tmpl", ".tpl", ".dist", ".defaults", ".default", ".schema"];
+const TEMPLATE_SUFFIXES: [&str; 9] = [
+    ".example",
+    ".sample",
+    ".template",
+    ".tmpl",
+    ".tpl",
+    ".dist",
+    ".defaults",
+    ".default",
+    ".schema",
+];
 
 /// Paths (as trailing component sequences) that hold credentials. A `*`
 /// in the path given to a command may stand for any one component.
@@ -839,8 +1038,14 @@ const SECRET_TAILS: [(&[&str], SecretKind); 14] = [
     (&[".gnupg", "secring.gpg"], SecretKind::KeyFile),
     (&["library", "keychains"], SecretKind::Keychain),
     (&[".local", "share", "keyrings"], SecretKind::Keychain),
-    (&[".config", "gcloud", "application_default_credentials.json"], SecretKind::CredentialStore),
-    (&[".config", "gcloud", "credentials.db"], SecretKind::CredentialStore),
+    (
+        &[".config", "gcloud", "application_default_credentials.json"],
+        SecretKind::CredentialStore,
+    ),
+    (
+        &[".config", "gcloud", "credentials.db"],
+        SecretKind::CredentialStore,
+    ),
     (&["etc", "shadow"], SecretKind::CredentialStore),
     (&["etc", "gshadow"], SecretKind::CredentialStore),
 ];
@@ -877,7 +1082,10 @@ fn secret_path(word: &str, home: Option<&Path>) -> Option<SecretKind> {
     }
     // Case-insensitive: macOS filesystems are, and `.ENV` is still a .env.
     let lower = path.to_ascii_lowercase();
-    let comps: Vec<&str> = lower.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
+    let comps: Vec<&str> = lower
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
     let (&base, dirs) = comps.split_last()?;
     let in_home = dirs == ["~"];
 
@@ -885,9 +1093,14 @@ fn secret_path(word: &str, home: Option<&Path>) -> Option<SecretKind> {
         if ssh == comps.len() - 1 {
             return Some(SecretKind::SshDir);
         }
-        let public = base.ends_with(".pub") || base.starts_with("known_hosts") || base == "authorized_keys";
+        let public =
+            base.ends_with(".pub") || base.starts_with("known_hosts") || base == "authorized_keys";
         if !public {
-            return Some(if is_ssh_key_name(base) { SecretKind::SshPrivateKey } else { SecretKind::SshDir });
+            return Some(if is_ssh_key_name(base) {
+                SecretKind::SshPrivateKey
+            } else {
+                SecretKind::SshDir
+            });
         }
         return None;
     }
@@ -901,17 +1114,14 @@ fn secret_path(word: &str, home: Option<&Path>) -> Option<SecretKind> {
     if base.ends_with(".env") && !templated(base) {
         return Some(SecretKind::Dotenv);
     }
-    if [".pem", ".key", ".p12", ".pfx"].iter().any(|s| base.ends_with(s)) {
+    if [".pem", ".key", ".p12", ".pfx"]
+        .iter()
+        .any(|s| base.ends_with(s))
+    {
         return Some(SecretKind::KeyFile);
     }
     if base.ends_with(".keychain") || base.ends_with(".keychain-db") {
         return Some(SecretKind::Keychain);
-    }
-    if let Some((_, k)) = SECRET_NAMES.iter().find(|(n, _)| glob_match(base, n)) {
-        return Some(*k);
-    }
-    if in_home && (glob_match(base, ".npmrc")) {
-        return Some(SecretKind::CredentialStore);
     }
     for (tail, kind) in SECRET_TAILS {
         // The tail itself, or anything under it.
@@ -920,13 +1130,26 @@ fn secret_path(word: &str, home: Option<&Path>) -> Option<SecretKind> {
             return Some(kind);
         }
     }
+    // A bare `*` is not taken to mean `_netrc`: `cat *` is ordinary.
+    let named = |n: &str| glob_match(base, n) && !base.starts_with(['*', '?']);
+    if let Some((_, k)) = SECRET_NAMES.iter().find(|(n, _)| named(n)) {
+        return Some(*k);
+    }
+    if in_home && named(".npmrc") {
+        return Some(SecretKind::CredentialStore);
+    }
     // A directory of nothing but credentials, searched as a whole
     // (`grep -r region ~/.aws`).
-    SECRET_DIRS.iter().find(|(d, _)| base == *d).map(|(_, k)| *k)
+    SECRET_DIRS
+        .iter()
+        .find(|(d, _)| base == *d)
+        .map(|(_, k)| *k)
 }
 
 fn is_ssh_key_name(base: &str) -> bool {
-    ["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "identity"].iter().any(|p| base.starts_with(p))
+    ["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "identity"]
+        .iter()
+        .any(|p| base.starts_with(p))
 }
 
 /// Shell-glob match of `glob` (from the command) against the literal name
@@ -980,7 +1203,13 @@ fn operands_after_options(argv: &[String]) -> Vec<&str> {
 fn show(argv: &[String]) -> String {
     let joined = argv
         .iter()
-        .map(|a| if a.is_empty() || a.contains([' ', '\t', '\n']) { format!("'{a}'") } else { a.clone() })
+        .map(|a| {
+            if a.is_empty() || a.contains([' ', '\t', '\n']) {
+                format!("'{a}'")
+            } else {
+                a.clone()
+            }
+        })
         .collect::<Vec<_>>()
         .join(" ");
     const MAX: usize = 80;
@@ -1013,7 +1242,10 @@ mod tests {
     use super::*;
 
     fn cfg() -> CtxGuardConfig {
-        CtxGuardConfig { max_cat_bytes: 1024, home: Some(PathBuf::from("/home/dev")) }
+        CtxGuardConfig {
+            max_cat_bytes: 1024,
+            home: Some(PathBuf::from("/home/dev")),
+        }
     }
 
     fn run(cmd: &str) -> Verdict {
@@ -1147,7 +1379,10 @@ mod tests {
     #[test]
     fn keychain_queries() {
         denied("security find-generic-password -s github -w", "keychain");
-        denied("security find-internet-password -gs example.com", "keychain");
+        denied(
+            "security find-internet-password -gs example.com",
+            "keychain",
+        );
         denied("security dump-keychain", "keychain");
         denied("secret-tool lookup service github", "keyring");
         allowed("security find-generic-password -s github");
@@ -1170,7 +1405,10 @@ mod tests {
         denied("ls -R /", "whole filesystem");
         denied("ls -laR ~", "home directory");
         denied("tree ~", "home directory");
-        denied("sudo find / -name libssl.so 2>/dev/null", "whole filesystem");
+        denied(
+            "sudo find / -name libssl.so 2>/dev/null",
+            "whole filesystem",
+        );
         denied("find /home -name '*.log'", "every user");
     }
 
@@ -1209,11 +1447,25 @@ mod tests {
         std::fs::write(dir.path().join("small.txt"), b"hi").unwrap();
         let check = |c: &str| check_command(c, Some(dir.path()), &cfg());
         match check("cat big.log") {
-            Verdict::Deny(r) => assert!(r.contains("4 KiB") && r.contains("head -n 200 big.log"), "{r}"),
+            Verdict::Deny(r) => assert!(
+                r.contains("4 KiB") && r.contains("head -n 200 big.log"),
+                "{r}"
+            ),
             Verdict::Allow => panic!("cat big.log should be denied"),
         }
-        assert!(matches!(check(&format!("cat {}/big.log", dir.path().display())), Verdict::Deny(_)));
-        for ok in ["cat small.txt", "cat big.log | head", "cat big.log | grep x", "tail -n 50 big.log", "cat big.log > copy", "cat missing.txt", "wc -l big.log"] {
+        assert!(matches!(
+            check(&format!("cat {}/big.log", dir.path().display())),
+            Verdict::Deny(_)
+        ));
+        for ok in [
+            "cat small.txt",
+            "cat big.log | head",
+            "cat big.log | grep x",
+            "tail -n 50 big.log",
+            "cat big.log > copy",
+            "cat missing.txt",
+            "wc -l big.log",
+        ] {
             assert_eq!(check(ok), Verdict::Allow, "{ok}");
         }
     }
@@ -1221,21 +1473,41 @@ mod tests {
     #[test]
     fn payload_shapes() {
         let deny = |p: Value| matches!(check_with(&p, &cfg()), Verdict::Deny(_));
-        assert!(deny(json!({"toolName": "Bash", "toolInput": {"command": "cat .env"}})));
-        assert!(deny(json!({"tool_name": "Bash", "tool_input": {"command": "cat .env"}})));
-        assert!(deny(json!({"tool_name": "run_shell_command", "tool_input": {"command": "cat .env"}})));
-        assert!(deny(json!({"hook_event_name": "beforeShellExecution", "command": "cat .env", "cwd": "/p"})));
-        assert!(deny(json!({"toolName": "bash", "toolArgs": {"command": "cat .env"}})));
-        assert!(deny(json!({"tool_name": "shell", "tool_input": {"command": ["bash", "-lc", "cat .env"]}})));
-        assert!(deny(json!({"tool_name": "shell", "tool_input": {"command": ["cat", ".env"]}})));
-        assert!(!deny(json!({"tool_name": "apply_patch", "tool_input": {"command": "*** Begin Patch\n cat .env\n*** End Patch"}})));
-        assert!(!deny(json!({"toolName": "Bash", "toolInput": {"command": "cargo test"}})));
+        assert!(deny(
+            json!({"toolName": "Bash", "toolInput": {"command": "cat .env"}})
+        ));
+        assert!(deny(
+            json!({"tool_name": "Bash", "tool_input": {"command": "cat .env"}})
+        ));
+        assert!(deny(
+            json!({"tool_name": "run_shell_command", "tool_input": {"command": "cat .env"}})
+        ));
+        assert!(deny(
+            json!({"hook_event_name": "beforeShellExecution", "command": "cat .env", "cwd": "/p"})
+        ));
+        assert!(deny(
+            json!({"toolName": "bash", "toolArgs": {"command": "cat .env"}})
+        ));
+        assert!(deny(
+            json!({"tool_name": "shell", "tool_input": {"command": ["bash", "-lc", "cat .env"]}})
+        ));
+        assert!(deny(
+            json!({"tool_name": "shell", "tool_input": {"command": ["cat", ".env"]}})
+        ));
+        assert!(!deny(
+            json!({"tool_name": "apply_patch", "tool_input": {"command": "*** Begin Patch\n cat .env\n*** End Patch"}})
+        ));
+        assert!(!deny(
+            json!({"toolName": "Bash", "toolInput": {"command": "cargo test"}})
+        ));
         assert!(!deny(json!({"toolName": "Bash"})));
     }
 
     #[test]
     fn reasons_are_escaped() {
-        let Verdict::Deny(r) = run("cat '.env\u{1b}[2J'") else { panic!() };
+        let Verdict::Deny(r) = run("cat '.env\u{1b}[2J'") else {
+            panic!()
+        };
         assert!(r.contains("\\x1B[2J") && !r.contains('\u{1b}'), "{r}");
     }
 
@@ -1243,7 +1515,10 @@ mod tests {
     fn runtime_toml_sets_the_cat_limit() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("runtime.toml");
-        assert_eq!(CtxGuardConfig::from_runtime_toml(&p).max_cat_bytes, DEFAULT_MAX_CAT_BYTES);
+        assert_eq!(
+            CtxGuardConfig::from_runtime_toml(&p).max_cat_bytes,
+            DEFAULT_MAX_CAT_BYTES
+        );
         std::fs::write(&p, "[ctx_guard]\nmax_cat_bytes = 10\n").unwrap();
         assert_eq!(CtxGuardConfig::from_runtime_toml(&p).max_cat_bytes, 10);
     }

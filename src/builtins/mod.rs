@@ -2,11 +2,13 @@
 //! (`ctx hook`, `security check-input`, `security check-output`); two run
 //! in-process through injectable ports.
 
+pub mod ctx_guard;
 pub mod impact;
 pub mod learning;
 pub mod ports;
 pub mod scanner;
 pub mod security;
+pub mod shell;
 
 use std::collections::BTreeMap;
 
@@ -208,6 +210,7 @@ pub fn run_in_process(
     let verdict = match reg.id.as_str() {
         SECURITY_CHECK_INPUT => rules().map(|r| security::check_input(payload, &r)),
         SECURITY_CHECK_OUTPUT => rules().map(|r| security::check_output(payload, &r)),
+        CTX_GUARD => Ok(ctx_guard::check(payload)),
         _ => return None,
     };
     Some(verdict.map(|v| match v {

@@ -59,7 +59,8 @@ impl Redirect {
 
     /// Whether this feeds a file to stdin (`< FILE`, `<> FILE`).
     pub fn reads_file(&self) -> bool {
-        matches!(self.op, RedirectOp::Read | RedirectOp::ReadWrite) && matches!(self.fd, None | Some(0))
+        matches!(self.op, RedirectOp::Read | RedirectOp::ReadWrite)
+            && matches!(self.fd, None | Some(0))
     }
 }
 
@@ -173,7 +174,10 @@ struct Parser<'a> {
 }
 
 fn is_meta(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>')
+    matches!(
+        b,
+        b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>'
+    )
 }
 
 /// Words that open or close a compound command: dropped where a command
@@ -182,7 +186,19 @@ fn is_meta(b: u8) -> bool {
 fn is_keyword(w: &str) -> bool {
     matches!(
         w,
-        "if" | "then" | "else" | "elif" | "fi" | "do" | "done" | "while" | "until" | "!" | "{" | "}" | "time" | "esac"
+        "if" | "then"
+            | "else"
+            | "elif"
+            | "fi"
+            | "do"
+            | "done"
+            | "while"
+            | "until"
+            | "!"
+            | "{"
+            | "}"
+            | "time"
+            | "esac"
     )
 }
 
@@ -412,7 +428,10 @@ impl Parser<'_> {
             pos: 0,
             script: std::mem::take(&mut self.script),
             pipelines: self.pipelines,
-            ctx: Ctx { substitution_of: Some(owner), ..Ctx::default() },
+            ctx: Ctx {
+                substitution_of: Some(owner),
+                ..Ctx::default()
+            },
             cur: None,
             closed_group: None,
             heredocs: Vec::new(),
@@ -428,7 +447,10 @@ impl Parser<'_> {
         let dir = self.s[self.pos];
         self.pos += 2;
         self.substitution(owner);
-        Word { text: format!("{}(…)", dir as char), quoted: false }
+        Word {
+            text: format!("{}(…)", dir as char),
+            quoted: false,
+        }
     }
 
     /// Skips to the `)` matching `open` already-open parens, quote-aware.
@@ -475,7 +497,9 @@ impl Parser<'_> {
             self.pos += 1;
         }
         if self.pos > digits_start {
-            fd = std::str::from_utf8(&self.s[digits_start..self.pos]).ok().and_then(|d| d.parse().ok());
+            fd = std::str::from_utf8(&self.s[digits_start..self.pos])
+                .ok()
+                .and_then(|d| d.parse().ok());
         }
         let ops: [(&[u8], RedirectOp); 13] = [
             (b"&>>", RedirectOp::AppendBoth),
@@ -514,13 +538,18 @@ impl Parser<'_> {
         } else {
             self.word(owner.unwrap_or(usize::MAX))
         };
-        if op == RedirectOp::DupOut && !target.text.chars().all(|c| c.is_ascii_digit() || c == '-') {
+        if op == RedirectOp::DupOut && !target.text.chars().all(|c| c.is_ascii_digit() || c == '-')
+        {
             op = RedirectOp::WriteBoth; // `>&file` is bash for `&>file`
         }
         if op == RedirectOp::HereDoc {
             self.heredocs.push((target.text.clone(), strip_tabs));
         }
-        let r = Redirect { fd, op, target: target.text };
+        let r = Redirect {
+            fd,
+            op,
+            target: target.text,
+        };
         match (self.closed_group, owner) {
             (Some(g), _) => self.script.groups[g].redirects.push(r),
             (None, Some(i)) => self.script.commands[i].redirects.push(r),
@@ -533,7 +562,10 @@ impl Parser<'_> {
     fn read_heredoc_bodies(&mut self) {
         for (delim, strip_tabs) in std::mem::take(&mut self.heredocs) {
             while self.pos < self.s.len() {
-                let end = self.s[self.pos..].iter().position(|&b| b == b'\n').map_or(self.s.len(), |n| self.pos + n);
+                let end = self.s[self.pos..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(self.s.len(), |n| self.pos + n);
                 let mut line = &self.s[self.pos..end];
                 self.pos = (end + 1).min(self.s.len());
                 if strip_tabs {
@@ -617,7 +649,10 @@ impl Parser<'_> {
             // Not a word at all (a stray operator byte); never loop on it.
             self.pos += 1;
         }
-        Word { text: String::from_utf8_lossy(&out).into_owned(), quoted }
+        Word {
+            text: String::from_utf8_lossy(&out).into_owned(),
+            quoted,
+        }
     }
 
     fn skip_backticks(&mut self) {
@@ -786,38 +821,59 @@ mod tests {
     use super::*;
 
     fn words(src: &str) -> Vec<Vec<String>> {
-        Script::parse(src).commands.into_iter().map(|c| c.words).collect()
+        Script::parse(src)
+            .commands
+            .into_iter()
+            .map(|c| c.words)
+            .collect()
     }
 
     fn w(list: &[&[&str]]) -> Vec<Vec<String>> {
-        list.iter().map(|c| c.iter().map(|s| s.to_string()).collect()).collect()
+        list.iter()
+            .map(|c| c.iter().map(|s| s.to_string()).collect())
+            .collect()
     }
 
     #[test]
     fn quotes_and_escapes() {
-        assert_eq!(words(r#"echo 'a b' "c $HOME d" e\ f ~/x ${HOME}/y"#), w(&[&["echo", "a b", "c ~ d", "e f", "~/x", "~/y"]]));
-        assert_eq!(words(r#"printf "%s\n" "a\"b" $'x\ty'"#), w(&[&["printf", "%s\\n", "a\"b", "x\ty"]]));
-        assert_eq!(words("echo a#b # comment\nls"), w(&[&["echo", "a#b"], &["ls"]]));
+        assert_eq!(
+            words(r#"echo 'a b' "c $HOME d" e\ f ~/x ${HOME}/y"#),
+            w(&[&["echo", "a b", "c ~ d", "e f", "~/x", "~/y"]])
+        );
+        assert_eq!(
+            words(r#"printf "%s\n" "a\"b" $'x\ty'"#),
+            w(&[&["printf", "%s\\n", "a\"b", "x\ty"]])
+        );
+        assert_eq!(
+            words("echo a#b # comment\nls"),
+            w(&[&["echo", "a#b"], &["ls"]])
+        );
     }
 
     #[test]
     fn lists_and_pipelines() {
         let s = Script::parse("cat a | grep b | head -5 && ls; pwd & echo x || true");
-        let shape: Vec<(String, usize, usize)> =
-            s.commands.iter().map(|c| (c.words[0].clone(), c.pipeline, c.stage)).collect();
+        let shape: Vec<(String, usize, usize)> = s
+            .commands
+            .iter()
+            .map(|c| (c.words[0].clone(), c.pipeline, c.stage))
+            .collect();
         assert_eq!(shape[0].1, shape[1].1);
         assert_eq!(shape[1].1, shape[2].1);
         assert_eq!((shape[0].2, shape[1].2, shape[2].2), (0, 1, 2));
         assert_ne!(shape[2].1, shape[3].1);
-        assert_eq!(s.commands.len(), 6);
+        assert_eq!(s.commands.len(), 7);
         assert!(s.is_last_stage(2) && !s.is_last_stage(0));
     }
 
     #[test]
     fn substitutions_know_their_owner() {
         let s = Script::parse("export $(grep -v '^#' .env | xargs) && echo \"$(cat x)\" `cat y`");
-        let owners: Vec<(String, Option<usize>)> =
-            s.commands.iter().map(|c| (c.words[0].clone(), c.substitution_of)).collect();
+        let owners: Vec<(String, Option<usize>)> = s
+            .commands
+            .iter()
+            .map(|c| (c.words[0].clone(), c.substitution_of))
+            .collect();
         assert_eq!(owners[0], ("export".into(), None));
         assert_eq!(owners[1], ("grep".into(), Some(0)));
         assert_eq!(owners[2], ("xargs".into(), Some(0)));
@@ -829,7 +885,9 @@ mod tests {
 
     #[test]
     fn redirects() {
-        let s = Script::parse("cat < .env > out.txt 2>&1; base64 <id_rsa; cmd &>log; x >&2; y 2>/dev/null");
+        let s = Script::parse(
+            "cat < .env > out.txt 2>&1; base64 <id_rsa; cmd &>log; x >&2; y 2>/dev/null",
+        );
         let c = &s.commands;
         assert!(c[0].redirects[0].reads_file() && c[0].redirects[0].target == ".env");
         assert!(c[0].redirects[1].hides_stdout());
@@ -852,21 +910,28 @@ mod tests {
 
     #[test]
     fn heredocs_are_data() {
-        let s = Script::parse("cat <<'EOF' > notes.md\ncat .env\n$(rm -rf /)\nEOF\necho done\ncat <<-X\n\tbody\n\tX\nls");
+        let s = Script::parse(
+            "cat <<'EOF' > notes.md\ncat .env\n$(rm -rf /)\nEOF\necho done\ncat <<-X\n\tbody\n\tX\nls",
+        );
         let names: Vec<&str> = s.commands.iter().map(|c| c.words[0].as_str()).collect();
         assert_eq!(names, ["cat", "echo", "cat", "ls"]);
     }
 
     #[test]
     fn keywords_assignments_and_compounds() {
-        let s = Script::parse("if grep -q k .env; then FOO=1 make test; fi; for f in *.rs; do wc -l \"$f\"; done < list");
+        let s = Script::parse(
+            "if grep -q k .env; then FOO=1 make test; fi; for f in *.rs; do wc -l \"$f\"; done < list",
+        );
         let c = &s.commands;
         assert_eq!(c[0].words, ["grep", "-q", "k", ".env"]);
         assert_eq!(c[1].assignments, ["FOO=1"]);
         assert_eq!(c[1].words, ["make", "test"]);
         assert_eq!(c[4].words, ["wc", "-l", "$f"]);
         assert!(c[5].words.is_empty() && c[5].redirects[0].target == "list");
-        assert_eq!(words("arr=(a b) && echo ${arr[@]}"), w(&[&[], &["echo", "${arr[@]}"]]));
+        assert_eq!(
+            words("arr=(a b) && echo ${arr[@]}"),
+            w(&[&[], &["echo", "${arr[@]}"]])
+        );
     }
 
     #[test]
@@ -874,13 +939,28 @@ mod tests {
         let s = Script::parse("diff <(sort a) <(sort b); while read l; do :; done < <(cat .env)");
         assert_eq!(s.commands[0].words, ["diff", "<(…)", "<(…)"]);
         assert_eq!(s.commands[1].substitution_of, Some(0));
-        let cat = s.commands.iter().position(|c| c.words.first().map(String::as_str) == Some("cat")).unwrap();
+        let cat = s
+            .commands
+            .iter()
+            .position(|c| c.words.first().map(String::as_str) == Some("cat"))
+            .unwrap();
         assert!(s.commands[cat].substitution_of.is_some());
     }
 
     #[test]
     fn hostile_input_terminates() {
-        for src in ["$(((((", "\"unterminated", "'x", "`a", "${", "a\\", "((((((((((((((((((((((((((((((((((((((((x", ")))", "<<", "2>"] {
+        for src in [
+            "$(((((",
+            "\"unterminated",
+            "'x",
+            "`a",
+            "${",
+            "a\\",
+            "((((((((((((((((((((((((((((((((((((((((x",
+            ")))",
+            "<<",
+            "2>",
+        ] {
             let _ = Script::parse(src);
         }
         let deep = "$(".repeat(100) + &")".repeat(100);

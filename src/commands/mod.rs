@@ -1,7 +1,9 @@
 //! One file per command; each reads like that command's manual.
 
+pub mod ctx;
 pub mod list;
 pub mod run;
+pub mod security;
 pub mod test;
 pub mod toggle;
 pub mod trust;

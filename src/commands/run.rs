@@ -97,6 +97,11 @@ pub fn run(args: &RunArgs) -> ExitCode {
         ));
     };
     let Some(event) = adapter.canonical_event(&settings.host_event) else {
+        if adapter.unmapped_events().contains(&settings.host_event) {
+            // A host event keryx has no canonical event for (e.g. Claude
+            // Code's PostToolBatch): nothing to run, nothing to say.
+            return ExitCode::SUCCESS;
+        }
         return unspeakable(&format!(
             "host `{}` has no event `{}` that keryx-hooks handles",
             adapter.name(),
@@ -106,6 +111,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
     if env_vars::get(env_vars::KERYX_HOOKS).as_deref() == Some("off") {
         return emit(adapter, &settings.host_event, event, &FireResult::none());
     }
+    crate::runner::install_signal_handlers();
     let result = handle(adapter, event, &settings);
     emit(adapter, &settings.host_event, event, &result)
 }
@@ -154,6 +160,7 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
         .filter(|c| c.is_absolute())
         .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")));
     let loc = Locations::resolve(&cwd);
+    crate::runner::set_probe_cache_dir(loc.state_dir.clone());
     let user_file = s
         .snapshot
         .as_ref()
@@ -172,8 +179,10 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
                 ),
             ));
     }
+    // The flag, then what the host says, then the user's runtime.toml.
     let profile = s
         .profile
+        .or(input.profile)
         .or_else(|| runtime_profile(&loc))
         .unwrap_or(Profile::DEFAULT);
     input.profile = Some(profile);
@@ -353,7 +362,7 @@ fn fire_with_state(
         );
         sub.fields
             .insert("parentSessionId".into(), json!(input.session_id));
-        sub.fields.insert("spawnKind".into(), json!("internal"));
+        sub.fields.insert("spawnKind".into(), json!("external"));
         sub.fields.insert(
             "inheritedHookIds".into(),
             json!(fire::inherited_hook_ids(regs)),

@@ -80,7 +80,7 @@ pub fn probe_bwrap(program: &Path) -> Result<Launcher, String> {
 #[cfg(target_os = "linux")]
 fn find_bwrap() -> Option<PathBuf> {
     let system = ["/usr/bin", "/usr/local/bin", "/bin"].map(PathBuf::from);
-    let path = crate::env_vars::get("PATH").unwrap_or_default();
+    let path = crate::env_vars::get(crate::env_vars::PATH).unwrap_or_default();
     let on_path = std::env::split_paths(&path).filter(|d| d.is_absolute());
     system
         .into_iter()

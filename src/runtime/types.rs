@@ -183,9 +183,11 @@ impl FireResult {
     }
 
     /// The shim could not work at all: deny on gate-capable events, with a
-    /// reason naming the problem; nothing on the others.
+    /// reason naming the problem; nothing on the others. Stop is the
+    /// exception: a "deny" there would feed the error back to the agent as
+    /// its next instruction, turn after turn, and guards nothing.
     pub fn broken(event: Option<Event>, reason: impl Into<String>) -> Self {
-        let gate = event.is_none_or(Event::is_gate_capable);
+        let gate = event.is_none_or(|e| e.is_gate_capable() && e != Event::Stop);
         let mut r = FireResult::none();
         if gate {
             r.outcome = Outcome::Deny;

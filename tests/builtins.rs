@@ -1,0 +1,305 @@
+//! The built-in hook bodies as the runtime spawns them (`security
+//! check-input`, `security check-output`, `ctx hook`) and as hosts run them
+//! directly; and ctx-guard against the command corpora in
+//! tests/fixtures/commands/.
+
+use std::path::{Path, PathBuf};
+
+use keryx_hooks::builtins::ctx_guard::{self, CtxGuardConfig};
+use keryx_hooks::builtins::ports::Verdict;
+use serde_json::json;
+
+use crate::common::{Env, Run};
+
+/// Built by concatenation so this file never holds a key-shaped string.
+fn aws_key() -> String {
+    ["AKIA", "Z7Q4M2XJ5PRT3LKB"].concat()
+}
+
+fn deny_reason(run: &Run) -> String {
+    run.code(0);
+    let v = run.json();
+    assert_eq!(v["decision"], "deny", "{v}");
+    v["reason"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn check_input_denies_a_prompt_carrying_an_aws_key() {
+    let env = Env::new();
+    let key = aws_key();
+    let payload = json!({
+        "event": "UserPromptSubmit", "sessionId": "s", "cwd": env.project,
+        "prompt": format!("use {key} to deploy"), "hook_event_name": "UserPromptSubmit",
+    });
+    let run = env.run_stdin(
+        &[
+            "security",
+            "check-input",
+            "--source",
+            "untrusted-external",
+            "--runtime",
+            "keryx",
+        ],
+        payload.to_string(),
+    );
+    let reason = deny_reason(&run);
+    assert!(
+        reason.contains("AWS access key id") && reason.contains("line 1, column 5"),
+        "{reason}"
+    );
+    assert!(!run.stdout.contains(&key) && !run.stderr.contains(&key));
+    assert_eq!(run.stdout.lines().count(), 1);
+}
+
+#[test]
+fn check_input_is_silent_on_a_clean_prompt() {
+    let env = Env::new();
+    let run = env.run_stdin(
+        &["security", "check-input", "--runtime", "keryx"],
+        json!({"prompt": "rename `parse` to `parse_args`", "cwd": env.project}).to_string(),
+    );
+    run.code(0);
+    assert_eq!(run.stdout, "");
+    assert_eq!(run.stderr, "");
+}
+
+#[test]
+fn check_input_answers_claude_code_in_its_own_shape() {
+    let env = Env::new();
+    let payload = json!({"session_id": "s", "hook_event_name": "UserPromptSubmit", "cwd": env.project,
+                         "prompt": format!("key={}", aws_key())});
+    let run = env.run_stdin(
+        &["security", "check-input", "--runtime", "claude-code"],
+        payload.to_string(),
+    );
+    run.code(0);
+    let v = run.json();
+    assert_eq!(v["decision"], "block", "{v}");
+    assert!(v["reason"].as_str().unwrap().contains("AWS access key id"));
+}
+
+#[test]
+fn check_output_denies_a_write_of_a_secret_for_keryx_and_claude_code() {
+    let env = Env::new();
+    let key = aws_key();
+    let keryx = json!({"event": "PreToolUse", "toolName": "Write", "cwd": env.project,
+                       "toolInput": {"file_path": "config.py", "content": format!("\n\nKEY = \"{key}\"\n")}});
+    let run = env.run_stdin(
+        &["security", "check-output", "--runtime", "keryx"],
+        keryx.to_string(),
+    );
+    let reason = deny_reason(&run);
+    assert!(
+        reason.contains("`config.py`") && reason.contains("line 3, column 8"),
+        "{reason}"
+    );
+    assert!(!run.stdout.contains(&key));
+
+    let claude = json!({"session_id": "s", "hook_event_name": "PreToolUse", "cwd": env.project,
+                        "tool_name": "Edit",
+                        "tool_input": {"file_path": "a.py", "old_string": "x", "new_string": key}});
+    let run = env.run_stdin(
+        &["security", "check-output", "--runtime", "claude-code"],
+        claude.to_string(),
+    );
+    run.code(0);
+    let v = run.json();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+}
+
+#[test]
+fn check_output_allows_clean_writes_silently() {
+    let env = Env::new();
+    let payload = json!({"toolName": "Write", "toolInput": {"file_path": "a.rs", "content": "fn main() {}\n"}});
+    let run = env.run_stdin(&["security", "check-output"], payload.to_string());
+    run.code(0);
+    assert_eq!(run.stdout, "");
+}
+
+#[test]
+fn user_rules_in_runtime_toml_are_applied_and_a_broken_file_denies() {
+    let env = Env::new();
+    let payload = json!({"toolName": "Write", "cwd": env.project,
+                         "toolInput": {"file_path": "a", "content": "t = acme_0123456789abcdef"}});
+    let args = ["security", "check-output", "--runtime", "keryx"];
+    assert_eq!(env.run_stdin(&args, payload.to_string()).stdout, "");
+
+    env.write(
+        env.keryx_home().join("runtime.toml"),
+        "[[security.rules]]\nid = \"acme-token\"\nkind = \"Acme token\"\nregex = 'acme_[0-9a-f]{16}'\n",
+    );
+    let reason = deny_reason(&env.run_stdin(&args, payload.to_string()));
+    assert!(
+        reason.contains("Acme token (rule `acme-token`)"),
+        "{reason}"
+    );
+
+    env.write(
+        env.keryx_home().join("runtime.toml"),
+        "[[security.rules]]\nid = \"x\"\nregex = '('\n",
+    );
+    let clean = json!({"toolName": "Write", "cwd": env.project, "toolInput": {"file_path": "a", "content": "ok"}});
+    let reason = deny_reason(&env.run_stdin(&args, clean.to_string()));
+    assert!(
+        reason.contains("cannot load its secret rules") && reason.contains("runtime.toml"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn an_unreadable_payload_is_a_deny_not_an_allow() {
+    let env = Env::new();
+    for args in [
+        &["security", "check-input", "--runtime", "keryx"][..],
+        &["security", "check-output", "--runtime", "keryx"][..],
+        &["ctx", "hook", "keryx"][..],
+    ] {
+        let reason = deny_reason(&env.run_stdin(args, "{not json"));
+        assert!(
+            reason.contains("could not read the hook payload"),
+            "{args:?}: {reason}"
+        );
+    }
+}
+
+#[test]
+fn ctx_hook_denies_cat_dotenv_and_allows_ordinary_commands() {
+    let env = Env::new();
+    let payload = |cmd: &str| {
+        json!({"event": "PreToolUse", "toolName": "Bash", "cwd": env.project,
+               "toolInput": {"command": cmd}, "tool_input": {"command": cmd}})
+        .to_string()
+    };
+    let reason = deny_reason(&env.run_stdin(&["ctx", "hook", "keryx"], payload("cat .env")));
+    assert!(
+        reason.contains("dotenv") && reason.contains("grep -q"),
+        "{reason}"
+    );
+
+    let run = env.run_stdin(
+        &["ctx", "hook", "keryx"],
+        payload("git status && cargo test 2>&1 | tail -20"),
+    );
+    run.code(0);
+    assert_eq!(run.stdout, "");
+}
+
+#[test]
+fn ctx_hook_answers_each_host_in_its_own_shape() {
+    let env = Env::new();
+    let claude = json!({"session_id": "s", "hook_event_name": "PreToolUse", "cwd": env.project,
+                        "tool_name": "Bash", "tool_input": {"command": "cat ~/.aws/credentials"}});
+    let run = env.run_stdin(&["ctx", "hook", "claude-code"], claude.to_string());
+    run.code(0);
+    let v = run.json();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    assert!(
+        v["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("AWS credentials")
+    );
+
+    let gemini = json!({"session_id": "s", "hook_event_name": "BeforeTool", "cwd": env.project,
+                        "tool_name": "run_shell_command", "tool_input": {"command": "grep -r password /"}});
+    let run = env.run_stdin(&["ctx", "hook", "gemini-cli"], gemini.to_string());
+    run.code(0);
+    let v = run.json();
+    assert_eq!(v["decision"], "deny", "{v}");
+    assert!(v["reason"].as_str().unwrap().contains("whole filesystem"));
+}
+
+#[test]
+fn ctx_hook_reads_the_cat_limit_from_runtime_toml() {
+    let env = Env::new();
+    env.write(env.project.join("big.log"), vec![b'x'; 5000]);
+    let payload =
+        json!({"toolName": "Bash", "cwd": env.project, "toolInput": {"command": "cat big.log"}})
+            .to_string();
+    let run = env.run_stdin(&["ctx", "hook", "keryx"], &payload);
+    run.code(0);
+    assert_eq!(run.stdout, "", "5000 bytes is under the default limit");
+
+    env.write(
+        env.keryx_home().join("runtime.toml"),
+        "[ctx_guard]\nmax_cat_bytes = 1000\n",
+    );
+    let reason = deny_reason(&env.run_stdin(&["ctx", "hook", "keryx"], &payload));
+    assert!(
+        reason.contains("big.log") && reason.contains("tail -n 200"),
+        "{reason}"
+    );
+}
+
+fn corpus(name: &str) -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/commands")
+        .join(name);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(str::to_owned)
+        .collect()
+}
+
+fn corpus_cfg() -> CtxGuardConfig {
+    CtxGuardConfig {
+        max_cat_bytes: ctx_guard::DEFAULT_MAX_CAT_BYTES,
+        home: Some(PathBuf::from("/home/dev")),
+    }
+}
+
+const CORPUS_CWD: &str = "/home/dev/proj";
+
+#[test]
+fn ctx_guard_denies_none_of_the_ordinary_command_corpus() {
+    let commands = corpus("ordinary.txt");
+    assert!(
+        commands.len() >= 300,
+        "the corpus has {} commands",
+        commands.len()
+    );
+    let cfg = corpus_cfg();
+    let denied: Vec<String> = commands
+        .iter()
+        .filter_map(
+            |c| match ctx_guard::check_command(c, Some(Path::new(CORPUS_CWD)), &cfg) {
+                Verdict::Deny(r) => Some(format!("{c}\n    -> {r}")),
+                Verdict::Allow => None,
+            },
+        )
+        .collect();
+    assert!(denied.is_empty(), "false denies:\n{}", denied.join("\n"));
+}
+
+#[test]
+fn ctx_guard_denies_every_command_of_the_secret_and_flood_corpus() {
+    let cfg = corpus_cfg();
+    let mut wrong = Vec::new();
+    for line in corpus("denied.txt") {
+        let (expect, command) = line
+            .split_once('\t')
+            .unwrap_or_else(|| panic!("no tab in {line:?}"));
+        match ctx_guard::check_command(command, Some(Path::new(CORPUS_CWD)), &cfg) {
+            Verdict::Deny(r) if r.contains(expect) => {}
+            Verdict::Deny(r) => wrong.push(format!("{command}: reason lacks {expect:?}: {r}")),
+            Verdict::Allow => wrong.push(format!("{command}: allowed")),
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn ctx_guard_payload_through_the_in_process_entry_point() {
+    let deny = ctx_guard::check(
+        &json!({"toolName": "Bash", "toolInput": {"command": "base64 ~/.ssh/id_rsa"}}),
+    );
+    assert!(
+        matches!(deny, Verdict::Deny(ref r) if r.contains("SSH private key")),
+        "{deny:?}"
+    );
+    let allow = ctx_guard::check(&json!({"toolName": "Bash", "toolInput": {"command": "ls -la"}}));
+    assert_eq!(allow, Verdict::Allow);
+}
