@@ -7,4 +7,5 @@ mod common;
 mod config;
 mod e2e;
 mod runtime;
+mod shim;
 mod trust;

@@ -607,3 +607,44 @@ fn the_test_command_runs_one_hook_and_explains_failures() {
         .code(1)
         .stderr_has("no hook `nope`");
 }
+
+/// A project's command hooks run only once trusted, and stop when what
+/// runs changes; the session-start notice names them meanwhile.
+#[test]
+fn project_hooks_run_only_while_trusted() {
+    let env = Env::new();
+    let marker = env.project.join("project-hook-ran");
+    let config = |script: &str| {
+        json!({"schemaVersion": "1.0.0", "hooks": {"Stop": [
+            {"id": "proj-obs", "class": "observe", "runsIn": "unsandboxed",
+             "command": {"argv": ["/bin/sh", "-c", script]}}
+        ]}})
+        .to_string()
+    };
+    let touch = format!("touch {}", marker.display());
+    env.write(env.project_hooks(), config(&touch));
+
+    fire(&env, "Stop", json!({}));
+    assert!(!marker.exists(), "an untrusted project hook ran");
+    let v = fire(&env, "SessionStart", json!({}));
+    let notices = v["notices"].to_string();
+    assert!(
+        notices.contains("proj-obs") && notices.contains("keryx-hooks trust"),
+        "{notices}"
+    );
+
+    env.run(&["trust", "--yes"]).code(0);
+    fire(&env, "Stop", json!({}));
+    assert!(marker.exists(), "a trusted project hook did not run");
+
+    std::fs::remove_file(&marker).unwrap();
+    env.write(
+        env.project_hooks(),
+        config(&format!("{touch}; echo changed")),
+    );
+    fire(&env, "Stop", json!({}));
+    assert!(!marker.exists(), "a project hook changed since trusted ran");
+    env.run(&["test", "proj-obs"])
+        .code(1)
+        .stderr_has("not trusted");
+}

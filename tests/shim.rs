@@ -1,0 +1,281 @@
+//! `run <host> <event>` as hosts drive it: bad input never panics, hangs or
+//! turns a gate into an allow; per-session state under concurrency; the
+//! Stop-loop guard; de-duplication of double deliveries.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::{Env, Run};
+
+fn fixture(host: &str, name: &str) -> Value {
+    let p = format!(
+        "{}/tests/fixtures/payloads/{host}/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// A Claude Code PreToolUse payload for `command`, in `env`'s project.
+fn claude_pre_tool(env: &Env, call: &str, command: &str) -> Value {
+    let mut p = fixture("claude-code", "PreToolUse-basic-Bash.json");
+    p["cwd"] = json!(env.project);
+    p["tool_use_id"] = json!(call);
+    p["tool_input"]["command"] = json!(command);
+    p
+}
+
+fn deny_reason(run: &Run) -> String {
+    let v = run.json();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn bad_payloads_deny_gates_and_stay_silent_elsewhere() {
+    let env = Env::new();
+    let nested = "[".repeat(200_000);
+    let truncated = r#"{"session_id": "s", "tool_name": "Ba"#;
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("empty", Vec::new(), "empty"),
+        ("truncated", truncated.as_bytes().to_vec(), "JSON"),
+        (
+            "invalid utf-8",
+            b"{\"session_id\": \"\xff\xfe\"}".to_vec(),
+            "UTF-8",
+        ),
+        ("nested", nested.into_bytes(), "deep"),
+        ("not an object", b"[1, 2]".to_vec(), "object"),
+        (
+            "missing fields",
+            br#"{"hook_event_name": "PreToolUse"}"#.to_vec(),
+            "session_id",
+        ),
+        (
+            "wrong type",
+            br#"{"session_id": 7, "tool_name": "Bash", "tool_input": {}}"#.to_vec(),
+            "session_id",
+        ),
+    ];
+    for (name, stdin, needle) in cases {
+        let start = Instant::now();
+        let run = env.run_stdin(&["run", "claude-code", "PreToolUse"], &stdin);
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{name} took {:?}",
+            start.elapsed()
+        );
+        run.code(0);
+        let reason = deny_reason(&run);
+        assert!(
+            reason.to_lowercase().contains(&needle.to_lowercase()),
+            "{name}: {reason}"
+        );
+
+        let run = env.run_stdin(&["run", "claude-code", "PostToolUse"], &stdin);
+        run.code(0);
+        assert_eq!(run.stdout, "", "{name}: a non-gate event says nothing");
+    }
+}
+
+#[test]
+fn a_50_mb_payload_is_refused_quickly_with_bounded_memory() {
+    let env = Env::new();
+    let mut big =
+        br#"{"session_id": "s", "tool_name": "Bash", "tool_input": {"command": ""#.to_vec();
+    big.extend(std::iter::repeat_n(b'a', 50 << 20));
+    big.extend(br#""}}"#);
+    let run = env.run_stdin(&["run", "claude-code", "PreToolUse"], &big);
+    run.code(0);
+    assert!(
+        deny_reason(&run).contains("larger than 16777216 bytes"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn stdin_that_never_closes_is_not_waited_for() {
+    let env = Env::new();
+    let payload = claude_pre_tool(&env, "t-open", "ls");
+    let mut child = env
+        .cmd(&["run", "claude-code", "PreToolUse"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(payload.to_string().as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    // stdin stays open, as Claude Code sometimes leaves it.
+    let start = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    assert!(start.elapsed() < Duration::from_secs(5), "waited for EOF");
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "",
+        "ls is allowed: silence"
+    );
+}
+
+#[test]
+fn usage_errors_under_run_are_never_an_accidental_exit_2() {
+    let env = Env::new();
+    let run = env.run_stdin(
+        &["run", "claude-code", "PreToolUse", "--no-such-flag"],
+        "{}",
+    );
+    run.code(0);
+    assert!(deny_reason(&run).contains("bad arguments"));
+    let run = env.run_stdin(&["run", "claude-code", "PostToolBatch"], "{}");
+    run.code(0);
+    assert_eq!(run.stdout, "", "an event keryx does not map is ignored");
+    // A host nobody can speak to: a deliberate block, with the reason.
+    env.run_stdin(&["run", "no-such-host", "PreToolUse"], "{}")
+        .code(2)
+        .stderr_has("unknown host");
+    env.run_stdin(&["run", "claude-code", "PreTooluse"], "{}")
+        .code(2)
+        .stderr_has("no event");
+}
+
+#[test]
+fn allow_is_silence_and_every_answer_is_one_json_object() {
+    let env = Env::new();
+    let run = env.run_stdin(
+        &["run", "claude-code", "PreToolUse"],
+        claude_pre_tool(&env, "t1", "ls -la").to_string(),
+    );
+    run.code(0);
+    assert_eq!(run.stdout, "");
+    let run = env.run_stdin(
+        &["run", "claude-code", "PreToolUse"],
+        claude_pre_tool(&env, "t2", "cat ~/.ssh/id_rsa").to_string(),
+    );
+    run.code(0);
+    let _ = deny_reason(&run);
+    assert_eq!(run.stdout.trim().lines().count(), 1);
+}
+
+#[test]
+fn a_second_delivery_of_one_tool_call_runs_nothing_and_repeats_the_answer() {
+    let env = Env::new();
+    let count = env.project.join("count");
+    env.write(env.user_hooks(), json!({"schemaVersion": "1.0.0", "hooks": {"PreToolUse": [
+        {"id": "counter", "class": "gate", "runsIn": "unsandboxed",
+         "command": {"argv": ["/bin/sh", "-c", format!("echo x >> {}; echo counted >&2; exit 2", count.display())]}}
+    ]}}).to_string());
+    let payload = claude_pre_tool(&env, "dup-1", "ls").to_string();
+    let first = env.run_stdin(&["run", "claude-code", "PreToolUse"], &payload);
+    let second = env.run_stdin(&["run", "claude-code", "PreToolUse"], &payload);
+    assert_eq!(first.stdout, second.stdout);
+    assert_eq!(deny_reason(&second), "counted");
+    assert_eq!(
+        std::fs::read_to_string(&count).unwrap().lines().count(),
+        1,
+        "the hook ran once"
+    );
+}
+
+#[test]
+fn a_stop_gate_stops_blocking_after_8_in_a_row() {
+    let env = Env::new();
+    env.write(
+        env.user_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": {"Stop": [
+            {"id": "always", "class": "gate", "runsIn": "unsandboxed",
+             "command": {"argv": ["/bin/sh", "-c", "echo 'keep going' >&2; exit 2"]}}
+        ]}})
+        .to_string(),
+    );
+    let mut p = fixture("claude-code", "Stop-basic.json");
+    p["cwd"] = json!(env.project);
+    let mut blocked = 0;
+    for i in 0..9 {
+        p["stop_hook_active"] = json!(i > 0);
+        let run = env.run_stdin(&["run", "claude-code", "Stop"], p.to_string());
+        run.code(0);
+        if run.stdout.contains("\"block\"") {
+            blocked += 1;
+        } else {
+            assert_eq!(i, 8, "stopped blocking early, at {i}");
+        }
+    }
+    assert_eq!(blocked, 8);
+}
+
+/// 32 events of one session at once (hosts run tool calls in parallel):
+/// every record is present once and the stream is valid JSONL.
+#[test]
+fn concurrent_events_of_one_session_keep_every_record() {
+    let env = Env::new();
+    env.write(env.user_hooks(), json!({"schemaVersion": "1.0.0", "hooks": {"PostToolUse": [
+        {"id": "obs", "class": "observe", "runsIn": "unsandboxed", "command": {"argv": ["true"]}}
+    ]}}).to_string());
+    let mut base = fixture("claude-code", "PostToolUse-basic-Bash.json");
+    base["cwd"] = json!(env.project);
+    let session = base["session_id"].as_str().unwrap().to_owned();
+    let children: Vec<_> = (0..32)
+        .map(|i| {
+            let mut p = base.clone();
+            p["tool_use_id"] = json!(format!("par-{i}"));
+            let mut c = env
+                .cmd(&["run", "claude-code", "PostToolUse"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(p.to_string().as_bytes())
+                .unwrap();
+            c
+        })
+        .collect();
+    for c in children {
+        assert!(c.wait_with_output().unwrap().status.success());
+    }
+    let records = env.home.join(format!(
+        ".local/state/keryx/sessions/claude-code-{session}/records.jsonl"
+    ));
+    let text = std::fs::read_to_string(records).unwrap();
+    let mut ids: Vec<String> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("valid JSONL"))
+        .filter(|l| l["record"]["hookId"] == "obs")
+        .map(|l| l["correlationId"].as_str().unwrap().to_owned())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 32);
+}
+
+#[test]
+fn session_start_prunes_session_dirs_older_than_7_days() {
+    let env = Env::new();
+    let sessions = env.home.join(".local/state/keryx/sessions");
+    let old = sessions.join("claude-code-old");
+    let fresh = sessions.join("claude-code-fresh");
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::create_dir_all(&fresh).unwrap();
+    let status = Command::new("touch")
+        .args(["-d", "8 days ago"])
+        .arg(&old)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut p = fixture("claude-code", "SessionStart-basic-startup.json");
+    p["cwd"] = json!(env.project);
+    env.run_stdin(&["run", "claude-code", "SessionStart"], p.to_string())
+        .code(0);
+    assert!(!old.exists(), "a stale session dir survived");
+    assert!(fresh.exists());
+}
