@@ -1,8 +1,44 @@
 #!/bin/sh
-# Builds keryx-hooks from this checkout and installs it with cargo.
+# Sets keryx-hooks up on this machine: builds and installs the binary from
+# this checkout with cargo, then wires it into agent hosts.
+#
+#   install/install.sh                      # wire every host whose config dir exists
+#   install/install.sh claude-code codex    # wire these hosts (their dirs are created)
+#
+# Wiring is `keryx-hooks install <host>...`: it snapshots ~/.keryx (created
+# with the built-in hooks only when missing) and merges its entries into each
+# host's config without touching anything else. Run it again at any time.
+#
+# KERYX_HOOKS_BIN=/path/to/keryx-hooks skips the build and wires with that binary.
 set -eu
 cd "$(dirname "$0")/.."
-cargo install --locked --path .
-bin="${CARGO_HOME:-$HOME/.cargo}/bin/keryx-hooks"
+
+if [ -n "${KERYX_HOOKS_BIN:-}" ]; then
+    bin=$KERYX_HOOKS_BIN
+else
+    if ! command -v cargo >/dev/null 2>&1; then
+        echo "error: cargo not found; install Rust first (https://rustup.rs), then run this again" >&2
+        exit 1
+    fi
+    cargo install --locked --path .
+    bin="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin/keryx-hooks"
+fi
 "$bin" --version
-echo "installed: $bin"
+echo "binary: $bin"
+
+# No hosts named: every host whose own config directory exists.
+if [ "$#" -eq 0 ]; then
+    found() { [ -d "$1" ]; }
+    if found "$HOME/.claude"; then set -- "$@" claude-code; fi
+    if found "${CODEX_HOME:-$HOME/.codex}"; then set -- "$@" codex; fi
+    if found "$HOME/.gemini"; then set -- "$@" gemini-cli; fi
+    if found "$HOME/.cursor"; then set -- "$@" cursor; fi
+    if found "${COPILOT_HOME:-$HOME/.copilot}"; then set -- "$@" copilot; fi
+    if found "${KIMI_CODE_HOME:-$HOME/.kimi-code}" || found "$HOME/.kimi"; then set -- "$@" kimi; fi
+    if [ "$#" -eq 0 ]; then
+        echo "no agent host found (none of ~/.claude ~/.codex ~/.gemini ~/.cursor ~/.copilot ~/.kimi-code ~/.kimi exists)."
+        echo "name the hosts to wire: install/install.sh claude-code codex gemini-cli cursor copilot kimi"
+        exit 0
+    fi
+fi
+exec "$bin" install "$@"

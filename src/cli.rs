@@ -38,6 +38,14 @@ pub enum Command {
     Enable(EnableArgs),
     /// Turn a hook off in the project file (or your own with --user).
     Disable(DisableArgs),
+    /// Snapshot your hooks and wire keryx-hooks into agent hosts (merges, never overwrites).
+    Install(InstallArgs),
+    /// Take keryx-hooks out of agent hosts' configs, leaving everything else as it was.
+    Uninstall(UninstallArgs),
+    /// Show whether each hook snapshot is current and wired (exit 1 when not).
+    Status(StatusArgs),
+    /// Check the installation; with --fix, repair what can be repaired.
+    Doctor(DoctorArgs),
     /// Built-in hook bodies: scan a prompt or a write for secrets (payload on stdin).
     #[command(subcommand)]
     Security(SecurityCommand),
@@ -149,6 +157,70 @@ pub struct DisableArgs {
     /// Required to turn off a built-in gate (only possible with --user).
     #[arg(long)]
     pub acknowledge_gate_risk: bool,
+}
+
+/// Which of a host's config files to edit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScopeArg {
+    /// Your own config (`~/.claude/settings.json`, `~/.codex/config.toml`, …).
+    User,
+    /// This project's config (`.claude/settings.json`, `.codex/config.toml`, …).
+    Project,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct InstallArgs {
+    /// Hosts to wire: claude-code, codex, gemini-cli, cursor, copilot, kimi.
+    #[arg(required = true, value_name = "HOST")]
+    pub hosts: Vec<String>,
+    /// Edit your own host configs or this project's.
+    #[arg(long, value_enum, default_value = "user")]
+    pub scope: ScopeArg,
+    /// The hook source to snapshot (default `$KERYX_HOME`, i.e. `~/.keryx`).
+    #[arg(long, value_name = "DIR")]
+    pub source: Option<std::path::PathBuf>,
+    /// Print what would change, as a diff, and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print a machine-readable report.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct UninstallArgs {
+    /// Hosts to unwire: claude-code, codex, gemini-cli, cursor, copilot, kimi.
+    #[arg(required = true, value_name = "HOST")]
+    pub hosts: Vec<String>,
+    /// Edit your own host configs or this project's.
+    #[arg(long, value_enum, default_value = "user")]
+    pub scope: ScopeArg,
+    /// Print what would change, as a diff, and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct StatusArgs {
+    /// Print the state as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Report only this hook source (default: `$KERYX_HOME` and every installed snapshot).
+    #[arg(long, value_name = "DIR")]
+    pub source: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DoctorArgs {
+    /// Resync stale snapshots, rewire their hosts, prune old session state, then check again.
+    #[arg(long)]
+    pub fix: bool,
+    /// Print the checks as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Check only this hook source (default: `$KERYX_HOME` and every installed snapshot).
+    #[arg(long, value_name = "DIR")]
+    pub source: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]

@@ -14,6 +14,7 @@ pub mod env_vars;
 pub mod error;
 pub mod escape;
 pub mod hosts;
+pub mod install;
 pub mod log;
 pub mod output;
 pub mod paths;
@@ -56,6 +57,10 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Command::Untrust(a) => commands::untrust::run(a),
         Command::Enable(a) => commands::toggle::enable(a),
         Command::Disable(a) => commands::toggle::disable(a),
+        Command::Install(a) => commands::install::run(a),
+        Command::Uninstall(a) => commands::uninstall::run(a),
+        Command::Status(a) => commands::status::run(a),
+        Command::Doctor(a) => commands::doctor::run(a),
         Command::Security(cli::SecurityCommand::CheckInput(a)) => {
             commands::security::check_input(a)
         }

@@ -303,3 +303,72 @@ fn ctx_guard_payload_through_the_in_process_entry_point() {
     let allow = ctx_guard::check(&json!({"toolName": "Bash", "toolInput": {"command": "ls -la"}}));
     assert_eq!(allow, Verdict::Allow);
 }
+
+#[test]
+fn the_learning_sink_records_redacted_observations_once_enabled() {
+    let env = Env::new();
+    let key = aws_key();
+    // A distinct call id per event: the shim drops a repeated one.
+    let fire = |event: &str, call: &str| {
+        let payload = json!({
+            "event": event, "sessionId": "s-learn", "cwd": env.project,
+            "toolName": "Bash", "toolCallId": call, "toolInput": {"command": "env"},
+            "toolOutput": format!("AWS_ACCESS_KEY_ID={key}"),
+        });
+        env.run_stdin(&["run", "keryx", event], payload.to_string())
+            .code(0);
+    };
+    let log = env
+        .home
+        .join(".local/state/keryx/learning/observations.jsonl");
+    fire("PostToolUse", "c1");
+    assert!(!log.exists(), "the sink is off by default");
+
+    env.write(
+        env.keryx_home().join("runtime.toml"),
+        "[learning]\nenabled = true\n",
+    );
+    fire("PostToolUse", "c2");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains(&key), "{text}");
+    let rec: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(rec["kind"], "tool-complete", "{rec}");
+    assert_eq!(rec["sessionId"], "s-learn");
+    assert!(text.contains("[REDACTED:aws-access-key-id]"), "{text}");
+}
+
+#[test]
+fn impact_evidence_reaches_the_model_on_the_first_edit_only() {
+    let env = Env::new();
+    env.write(env.project.join("src/lib.rs"), "pub mod store;\n");
+    env.write(env.project.join("src/store.rs"), "pub fn get() {}\n");
+    env.write(env.project.join("src/api.rs"), "use crate::store::get;\n");
+    env.write(env.project.join("tests/store.rs"), "#[test]\nfn t() {}\n");
+    env.write(
+        env.keryx_home().join("runtime.toml"),
+        "[impact]\nenabled = true\n",
+    );
+    let edit = |call: &str| {
+        let payload = json!({
+            "event": "PreToolUse", "sessionId": "s-impact", "cwd": env.project,
+            "toolName": "Edit", "toolCallId": call,
+            "toolInput": {"file_path": env.project.join("src/store.rs"), "old_string": "get", "new_string": "fetch"},
+        });
+        let run = env.run_stdin(&["run", "keryx", "PreToolUse"], payload.to_string());
+        run.code(0);
+        run.json()
+    };
+    let first = edit("e1");
+    let context = first["additionalContext"].as_str().unwrap_or_default();
+    assert!(
+        context.contains("`src/api.rs`") && context.contains("`src/lib.rs`"),
+        "{first}"
+    );
+    assert!(
+        context.contains("related tests: `tests/store.rs`"),
+        "{first}"
+    );
+    assert_ne!(first["outcome"], "deny", "{first}");
+    let second = edit("e2");
+    assert!(second.get("additionalContext").is_none(), "{second}");
+}

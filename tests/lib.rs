@@ -6,6 +6,8 @@ mod builtins;
 mod common;
 mod config;
 mod e2e;
+mod install;
 mod runtime;
 mod shim;
+mod snapshot;
 mod trust;

@@ -1161,16 +1161,32 @@ fn glob_match(glob: &str, lit: &str) -> bool {
     if lit.starts_with('.') && !glob.starts_with('.') {
         return false;
     }
-    fn rec(g: &[u8], l: &[u8]) -> bool {
-        match (g.first(), l.first()) {
-            (None, None) => true,
-            (Some(b'*'), _) => rec(&g[1..], l) || (!l.is_empty() && rec(g, &l[1..])),
-            (Some(b'?'), Some(_)) => rec(&g[1..], &l[1..]),
-            (Some(a), Some(b)) if a == b => rec(&g[1..], &l[1..]),
-            _ => false,
+    // Greedy with one backtrack point (the last `*`): linear in practice,
+    // never exponential, whatever the model puts in a command.
+    let (g, l) = (glob.as_bytes(), lit.as_bytes());
+    let (mut gi, mut li) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while li < l.len() {
+        match g.get(gi) {
+            Some(b'*') => {
+                star = Some((gi, li));
+                gi += 1;
+            }
+            Some(&c) if c == b'?' || c == l[li] => {
+                gi += 1;
+                li += 1;
+            }
+            _ => match star {
+                Some((sg, sl)) => {
+                    gi = sg + 1;
+                    li = sl + 1;
+                    star = Some((sg, sl + 1));
+                }
+                None => return false,
+            },
         }
     }
-    rec(glob.as_bytes(), lit.as_bytes())
+    g[gi..].iter().all(|&c| c == b'*')
 }
 
 fn basename(w: &str) -> &str {
@@ -1524,11 +1540,44 @@ mod tests {
     }
 
     #[test]
+    fn random_command_soup_never_panics() {
+        let mut tokens: Vec<&str> = "cat grep rg -r -e -f -q find / ~ .env id_rsa | && ; $( ) ( ` ' \" > < 2>&1 \
+             head bash -c sudo -u timeout env x=1 -- security find-generic-password -w cd .. { } << EOF ls \
+             -R tree du -a -maxdepth eval xargs wc jq --arg sed -i awk"
+            .split_whitespace()
+            .collect();
+        tokens.push("\n");
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..20_000 {
+            let n = (next() % 14) as usize;
+            let mut cmd = String::new();
+            for _ in 0..n {
+                cmd.push_str(tokens[(next() % tokens.len() as u64) as usize]);
+                if next() % 4 != 0 {
+                    cmd.push(' ');
+                }
+            }
+            let _ = run(&cmd);
+        }
+    }
+
+    #[test]
     fn glob_matching() {
         assert!(glob_match("*", "credentials"));
         assert!(glob_match("cred*", "credentials"));
         assert!(!glob_match("*", ".netrc"));
         assert!(glob_match(".n*", ".netrc"));
         assert!(!glob_match("config", "credentials"));
+        assert!(glob_match("c*t*s", "credentials") && !glob_match("c*x", "credentials"));
+        assert!(glob_match("?redential?", "credentials") && glob_match("**", "x"));
+        // Many stars against a long name: answered at once, not exponentially.
+        let stars = "*a".repeat(30) + "b";
+        assert!(!glob_match(&stars, &"a".repeat(60)));
     }
 }

@@ -210,7 +210,10 @@ pub fn run_in_process(
     let verdict = match reg.id.as_str() {
         SECURITY_CHECK_INPUT => rules().map(|r| security::check_input(payload, &r)),
         SECURITY_CHECK_OUTPUT => rules().map(|r| security::check_output(payload, &r)),
-        CTX_GUARD => Ok(ctx_guard::check(payload)),
+        CTX_GUARD => Ok(ctx_guard::check_with(
+            payload,
+            &ctx_guard::CtxGuardConfig::from_runtime_toml(&loc.runtime_settings_file()),
+        )),
         _ => return None,
     };
     Some(verdict.map(|v| match v {

@@ -966,4 +966,27 @@ mod tests {
         let deep = "$(".repeat(100) + &")".repeat(100);
         assert!(Script::parse(&deep).too_deep);
     }
+
+    #[test]
+    fn random_shell_soup_never_panics() {
+        // Deterministic pseudo-random strings over the shell's syntax bytes.
+        let alphabet: Vec<char> = " \t\n;&|()<>$`'\"\\{}#=~*?!-0129abcé.".chars().collect();
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..20_000 {
+            let len = (next() % 40) as usize;
+            let src: String = (0..len)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .collect();
+            let script = Script::parse(&src);
+            for (i, c) in script.commands.iter().enumerate() {
+                assert!(c.substitution_of.is_none_or(|o| o < i), "{src:?}");
+            }
+        }
+    }
 }

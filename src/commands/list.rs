@@ -128,6 +128,33 @@ fn handler_text(h: &Handler) -> String {
     }
 }
 
+/// Per event of `row`, the hosts that cannot enforce its decisions there
+/// (no gate and no bridge), so a gate is never assumed to guard everywhere.
+fn ungated(row: &Row) -> Vec<(&'static str, Vec<&'static str>)> {
+    let r = row.first;
+    if !r.class.has_decision_power() {
+        return Vec::new();
+    }
+    row.events
+        .iter()
+        .filter_map(|name| {
+            let event = name.parse::<crate::runtime::events::Event>().ok()?;
+            if !event.is_gate_capable() {
+                return None;
+            }
+            let hosts: Vec<&'static str> = crate::hosts::host_names()
+                .iter()
+                .copied()
+                .filter(|h| {
+                    crate::hosts::adapter(h)
+                        .is_some_and(|a| !a.can_gate(event) && a.bridge_for(event).is_none())
+                })
+                .collect();
+            (!hosts.is_empty()).then_some((*name, hosts))
+        })
+        .collect()
+}
+
 fn row_text(row: &Row, profile: Profile) -> String {
     let r = row.first;
     let mut s = format!(
@@ -143,6 +170,11 @@ fn row_text(row: &Row, profile: Profile) -> String {
     );
     if r.command().is_some() {
         s.push_str(&format!(" runsIn={}", r.effective_runs_in(profile)));
+        if r.network == crate::config::model::Network::Restricted {
+            // No proxy allowlist is configurable yet, so the sandbox keeps
+            // its network namespace empty: say so rather than imply access.
+            s.push_str(" network=restricted (no proxy configured: no network)");
+        }
     }
     if !r.profiles.is_empty() {
         s.push_str(&format!(
@@ -155,6 +187,9 @@ fn row_text(row: &Row, profile: Profile) -> String {
         ));
     }
     s.push_str(&format!("\n  {}\n", handler_text(&r.handler)));
+    for (event, hosts) in ungated(row) {
+        s.push_str(&format!("  cannot gate {event} on: {}\n", hosts.join(", ")));
+    }
     s
 }
 
@@ -178,6 +213,8 @@ fn row_json(row: &Row, profile: Profile) -> Value {
         "runsIn": r.runs_in.as_str(),
         "effectiveRunsIn": r.effective_runs_in(profile).as_str(),
         "network": r.network.as_str(),
+        "effectiveNetwork": "none",
+        "ungatedOn": ungated(row).into_iter().map(|(e, h)| (e.to_owned(), json!(h))).collect::<serde_json::Map<_, _>>(),
         "profiles": r.profiles.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
         "handler": handler,
         "source": r.source,

@@ -1,12 +1,16 @@
 //! One file per command; each reads like that command's manual.
 
 pub mod ctx;
+pub mod doctor;
+pub mod install;
 pub mod list;
 pub mod run;
 pub mod security;
+pub mod status;
 pub mod test;
 pub mod toggle;
 pub mod trust;
+pub mod uninstall;
 pub mod untrust;
 pub mod validate;
 

@@ -188,6 +188,14 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
     input.profile = Some(profile);
 
     let mut notices: Vec<String> = loc.warnings.clone();
+    // At most one drift line, at SessionStart, for a host wired to a
+    // snapshot: a resync is the user's call, so it is said, never done.
+    if event == Event::SessionStart
+        && let Some(key) = &s.snapshot
+        && let Some(line) = crate::install::classify::session_start_line(&loc, key)
+    {
+        notices.push(line);
+    }
     if !loaded.ok() {
         return config_invalid(event, &loaded, notices);
     }

@@ -1,0 +1,862 @@
+//! `keryx-hooks doctor [--fix] [--json] [--source DIR]`: every check of the
+//! installation as data (name, ok|warn|fail, detail, the command that fixes
+//! it). `--fix` resyncs every known source's snapshot, rewires the hosts its
+//! manifest records, prunes old session state, runs the checks again and
+//! says what it fixed and what it could not, with the command that would.
+//!
+//! Exit 1 when a check fails or a fix did not work; warnings alone exit 0.
+
+use std::collections::BTreeSet;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde::Serialize;
+use serde_json::json;
+
+use crate::cli::DoctorArgs;
+use crate::config::model::{Profile, RunsIn};
+use crate::config::{self, load};
+use crate::error::CmdResult;
+use crate::escape::escape;
+use crate::hosts::{self, ConfigFormat};
+use crate::install::classify::Scope;
+use crate::install::classify::{self, DriftState};
+use crate::install::{hostfile, manifest, snapshot};
+use crate::output;
+use crate::paths::Locations;
+use crate::trust::TrustState;
+
+use super::status::{self, SourceStatus};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Ok,
+    Warn,
+    Fail,
+}
+
+impl Level {
+    fn as_str(self) -> &'static str {
+        match self {
+            Level::Ok => "ok",
+            Level::Warn => "warn",
+            Level::Fail => "fail",
+        }
+    }
+}
+
+/// One finding.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub name: String,
+    pub status: Level,
+    pub detail: String,
+    /// The command (or step) that fixes it.
+    pub fix: Option<String>,
+}
+
+impl Check {
+    fn new(name: impl Into<String>, status: Level, detail: impl Into<String>) -> Check {
+        Check {
+            name: name.into(),
+            status,
+            detail: detail.into(),
+            fix: None,
+        }
+    }
+
+    fn fix(mut self, fix: impl Into<String>) -> Check {
+        self.fix = Some(fix.into());
+        self
+    }
+}
+
+/// One thing `--fix` tried.
+#[derive(Debug, Clone, Serialize)]
+pub struct FixAction {
+    pub action: String,
+    pub ok: bool,
+    pub detail: String,
+    /// For a fix that did not work, the command that would.
+    pub command: Option<String>,
+}
+
+pub fn run(args: &DoctorArgs) -> CmdResult {
+    let loc = super::here();
+    super::print_location_warnings(&loc);
+    crate::runner::set_probe_cache_dir(loc.state_dir.clone());
+    let source = args.source.as_deref();
+
+    let before = checks(&loc, source);
+    let mut actions = Vec::new();
+    let after = if args.fix {
+        actions = fix(&loc, source);
+        checks(&loc, source)
+    } else {
+        before.clone()
+    };
+    let fixed: Vec<&Check> = if args.fix {
+        before
+            .iter()
+            .filter(|b| b.status != Level::Ok)
+            .filter(|b| {
+                after
+                    .iter()
+                    .any(|a| a.name == b.name && a.status == Level::Ok)
+                    || !after.iter().any(|a| a.name == b.name)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let open: Vec<&Check> = after.iter().filter(|c| c.status != Level::Ok).collect();
+    let failed = after.iter().any(|c| c.status == Level::Fail) || actions.iter().any(|a| !a.ok);
+
+    if args.json {
+        let mut v = json!({
+            "schemaVersion": "1",
+            "ok": !failed,
+            "checks": after,
+        });
+        if args.fix {
+            v["fixes"] = json!(actions);
+            v["fixed"] = json!(fixed.iter().map(|c| &c.name).collect::<Vec<_>>());
+            v["notFixed"] = json!(open);
+        }
+        output::json(&v);
+    } else {
+        for c in &after {
+            output::stdout(&check_text(c));
+        }
+        if args.fix {
+            output::line("");
+            if actions.is_empty() {
+                output::line("--fix: nothing to do");
+            }
+            for a in &actions {
+                output::line(&format!(
+                    "{} {}: {}",
+                    if a.ok { "fixed:" } else { "not fixed:" },
+                    a.action,
+                    a.detail
+                ));
+                if let Some(cmd) = &a.command {
+                    output::line(&format!("  run: {cmd}"));
+                }
+            }
+            for c in &open {
+                if let Some(cmd) = &c.fix {
+                    output::line(&format!(
+                        "still {}: {} — run: {cmd}",
+                        c.status.as_str(),
+                        c.name
+                    ));
+                }
+            }
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn check_text(c: &Check) -> String {
+    let mut s = format!("{:<5} {}: {}\n", c.status.as_str(), c.name, c.detail);
+    if c.status != Level::Ok
+        && let Some(f) = &c.fix
+    {
+        s.push_str(&format!("      fix: {f}\n"));
+    }
+    s
+}
+
+/// Every check, in a stable order.
+pub fn checks(loc: &Locations, source: Option<&Path>) -> Vec<Check> {
+    let mut out = Vec::new();
+    let wired_hosts = host_checks(loc, &mut out);
+    double_registration(&wired_hosts, &mut out);
+    snapshot_checks(loc, &mut out);
+    let statuses = status::assess_all(loc, source);
+    drift_checks(&statuses, &mut out);
+    let regs = config_checks(loc, &mut out);
+    sandbox_check(loc, &regs, &mut out);
+    sessions_check(loc, &mut out);
+    out
+}
+
+/// The host configs: which binary each of our entries runs, whether every
+/// mapped event is wired to an existing snapshot, Codex's review step.
+/// Returns the hosts that carry any entry of ours.
+fn host_checks(loc: &Locations, out: &mut Vec<Check>) -> BTreeSet<String> {
+    let mut wired = BTreeSet::new();
+    let this = std::env::current_exe()
+        .ok()
+        .and_then(|p| std::fs::canonicalize(p).ok());
+    for name in hosts::host_names() {
+        let Some(adapter) = hosts::adapter(name) else {
+            continue;
+        };
+        if adapter.config_files().format == ConfigFormat::None {
+            continue;
+        }
+        for file in classify::host_config_entries(loc, adapter) {
+            let shown = escape(&file.path.to_string_lossy());
+            let entries = match file.entries {
+                Ok(e) => e,
+                Err(e) => {
+                    out.push(
+                        Check::new(
+                            format!("host-config ({name})"),
+                            Level::Fail,
+                            format!("`{shown}` cannot be read: {}", escape(&e)),
+                        )
+                        .fix(format!(
+                            "repair `{shown}` by hand, then run `keryx-hooks install {name}`"
+                        )),
+                    );
+                    continue;
+                }
+            };
+            if entries.is_empty() {
+                continue;
+            }
+            wired.insert((*name).to_owned());
+            let install = match file.scope {
+                Scope::Project => format!("keryx-hooks install {name} --scope project"),
+                Scope::User => format!("keryx-hooks install {name}"),
+            };
+
+            // The binary each entry runs.
+            let binaries: BTreeSet<String> = entries
+                .iter()
+                .map(|e| e.binary.clone())
+                .filter(|b| !b.is_empty())
+                .collect();
+            for b in binaries {
+                let (level, detail) =
+                    binary_state(Path::new(&b), this.as_deref(), file.scope == Scope::User);
+                let mut c = Check::new(
+                    format!("binary ({name})"),
+                    level,
+                    format!("`{shown}` runs `{}`: {detail}", escape(&b)),
+                );
+                if level != Level::Ok {
+                    c = c.fix(install.clone());
+                }
+                out.push(c);
+            }
+
+            // Every mapped event, each at a snapshot that exists.
+            let missing: Vec<&str> = adapter
+                .wired_events()
+                .map(|(ev, _)| ev)
+                .filter(|ev| !entries.iter().any(|e| e.host_event == *ev))
+                .collect();
+            let dangling: BTreeSet<&str> = entries
+                .iter()
+                .filter_map(|e| e.snapshot_key.as_deref())
+                .filter(|k| !loc.snapshot_dir(k).join(manifest::MANIFEST_FILE).is_file())
+                .collect();
+            let check = if !dangling.is_empty() {
+                Check::new(
+                    format!("wiring ({name})"),
+                    Level::Fail,
+                    format!(
+                        "`{shown}` points at snapshot {} that is not installed, so those events are denied",
+                        dangling
+                            .iter()
+                            .map(|k| format!("`{}`", escape(k)))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+                .fix("keryx-hooks doctor --fix")
+            } else if !missing.is_empty() {
+                Check::new(
+                    format!("wiring ({name})"),
+                    Level::Fail,
+                    format!(
+                        "`{shown}` does not wire {}",
+                        missing
+                            .iter()
+                            .map(|e| format!("`{e}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+                .fix(install.clone())
+            } else {
+                Check::new(
+                    format!("wiring ({name})"),
+                    Level::Ok,
+                    format!(
+                        "`{shown}` wires all {} events",
+                        adapter.wired_events().count()
+                    ),
+                )
+            };
+            out.push(check);
+
+            if *name == "codex" {
+                out.push(
+                    Check::new(
+                        "codex-review",
+                        Level::Warn,
+                        format!(
+                            "`{shown}` carries keryx-hooks entries; Codex runs new or changed hooks only \
+                             after you review them: open `/hooks` in Codex and approve them"
+                        ),
+                    )
+                    .fix("open `/hooks` in Codex and approve the keryx-hooks entries"),
+                );
+            }
+        }
+    }
+    wired
+}
+
+/// Whether the binary at `path` exists, is executable and is this version.
+/// Another binary is asked for its version only when a user-scope file
+/// names it: a project file is repository-controlled, and doctor must not
+/// run what a repository points it at.
+fn binary_state(path: &Path, this: Option<&Path>, may_run: bool) -> (Level, String) {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return (
+            Level::Fail,
+            "it does not exist, so every event fails in the host".into(),
+        );
+    };
+    if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+        return (Level::Fail, "it is not an executable file".into());
+    }
+    let canonical = std::fs::canonicalize(path).ok();
+    if canonical.is_some() && canonical.as_deref() == this {
+        return (
+            Level::Ok,
+            format!("this binary, version {}", env!("CARGO_PKG_VERSION")),
+        );
+    }
+    if !may_run {
+        return (
+            Level::Warn,
+            "not this binary (a project file; its version was not checked)".into(),
+        );
+    }
+    match binary_version(path) {
+        Ok(v) if v == env!("CARGO_PKG_VERSION") => (Level::Ok, format!("version {v}")),
+        Ok(v) => (
+            Level::Warn,
+            format!(
+                "version {} there, but this is {}",
+                escape(&v),
+                env!("CARGO_PKG_VERSION")
+            ),
+        ),
+        Err(e) => (Level::Warn, format!("its version is unknown: {e}")),
+    }
+}
+
+fn binary_version(path: &Path) -> Result<String, String> {
+    let mut child = Command::new(path)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        match child.try_wait().map_err(|e| e.to_string())? {
+            Some(_) => break,
+            None if Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err("`--version` did not answer within 3 s".into());
+            }
+            None => std::thread::sleep(Duration::from_millis(10)),
+        }
+    }
+    let mut text = String::new();
+    if let Some(mut o) = child.stdout.take() {
+        use std::io::Read;
+        let _ = o.by_ref().take(4096).read_to_string(&mut text);
+    }
+    text.trim()
+        .strip_prefix("keryx-hooks ")
+        .map(str::to_owned)
+        .ok_or_else(|| "it does not answer `--version` like keryx-hooks".into())
+}
+
+/// Cursor (with third-party configs on) and Copilot also run the hooks in
+/// `.claude/settings.json`, so wiring them as well delivers events twice.
+fn double_registration(wired: &BTreeSet<String>, out: &mut Vec<Check>) {
+    if !wired.contains("claude-code") {
+        return;
+    }
+    for (host, how) in [
+        (
+            "cursor",
+            "Cursor also runs the hooks in `.claude/settings.json` when its third-party configs setting is on",
+        ),
+        (
+            "copilot",
+            "Copilot also runs the hooks in `.claude/settings.json`",
+        ),
+    ] {
+        if wired.contains(host) {
+            out.push(
+                Check::new(
+                    "double-registration",
+                    Level::Warn,
+                    format!(
+                        "both `claude-code` and `{host}` are wired: {how}, so events reach keryx-hooks twice \
+                         (tool calls are de-duplicated by session and call id; other events run twice)"
+                    ),
+                )
+                .fix(format!(
+                    "keryx-hooks uninstall {host}, or turn off its third-party hook configs"
+                )),
+            );
+        }
+    }
+}
+
+/// Every installed snapshot: a readable manifest, and files that match it.
+fn snapshot_checks(loc: &Locations, out: &mut Vec<Check>) {
+    for s in snapshot::installed(&loc.snapshot_root) {
+        let name = format!("snapshot ({})", s.key);
+        let shown = escape(&s.dir.to_string_lossy());
+        match &s.manifest {
+            Err(e) => out.push(Check::new(name, Level::Fail, escape(e)).fix(format!(
+                "move `{shown}` away, then run `keryx-hooks install <host>...`"
+            ))),
+            Ok(m) => match manifest::verify(&s.dir, m) {
+                Ok(()) => out.push(Check::new(
+                    name,
+                    Level::Ok,
+                    format!(
+                        "{} files from `{}`, taken {} by keryx-hooks {}",
+                        m.files.len(),
+                        escape(&m.source_path),
+                        escape(&m.created_at),
+                        escape(&m.binary_version)
+                    ),
+                )),
+                Err(e) => out.push(
+                    Check::new(
+                        name,
+                        Level::Fail,
+                        format!("the snapshot differs from its manifest: {}", escape(&e)),
+                    )
+                    .fix("keryx-hooks doctor --fix"),
+                ),
+            },
+        }
+    }
+    let leftovers = snapshot::leftovers(&loc.snapshot_root);
+    if !leftovers.is_empty() {
+        out.push(
+            Check::new(
+                "snapshot-leftovers",
+                Level::Warn,
+                format!(
+                    "{} temp director{} left by an interrupted sync under `{}`",
+                    leftovers.len(),
+                    if leftovers.len() == 1 { "y" } else { "ies" },
+                    escape(&loc.snapshot_root.to_string_lossy())
+                ),
+            )
+            .fix("keryx-hooks doctor --fix"),
+        );
+    }
+}
+
+fn drift_checks(statuses: &[SourceStatus], out: &mut Vec<Check>) {
+    for s in statuses {
+        let name = format!("drift ({})", escape(&s.source.to_string_lossy()));
+        let c = match &s.result {
+            Ok(a) => {
+                let level = match a.state {
+                    DriftState::Current => Level::Ok,
+                    DriftState::NeverMigrated | DriftState::StaleButStable => Level::Warn,
+                    DriftState::HalfApplied => Level::Fail,
+                };
+                let mut detail = format!("{}: {}", a.state.as_str(), a.state.meaning());
+                let unwired: Vec<&str> = a
+                    .hosts
+                    .iter()
+                    .filter(|(_, ok)| !ok)
+                    .map(|(h, _)| h.as_str())
+                    .collect();
+                if !unwired.is_empty() {
+                    detail.push_str(&format!(" (not wired: {})", escape(&unwired.join(", "))));
+                } else if a.state == DriftState::HalfApplied {
+                    detail.push_str(" (no host is recorded as using it)");
+                }
+                Check::new(name, level, detail)
+            }
+            Err(w) => Check::new(
+                name,
+                Level::Warn,
+                format!("the state could not be determined: {}", escape(w)),
+            ),
+        };
+        out.push(match s.fix() {
+            Some(f) => c.fix(f),
+            None => c,
+        });
+    }
+}
+
+/// Loads the live config (user and project layers) and each snapshot's own
+/// `hooks.json`; returns every registration that may run, for the sandbox check.
+fn config_checks(loc: &Locations, out: &mut Vec<Check>) -> Vec<config::model::Registration> {
+    let mut regs = Vec::new();
+    let live = load::load(&config::sources(loc, None));
+    push_config_check(out, "config", &live, "keryx-hooks validate");
+    let trust = crate::trust::evaluate(&live, loc);
+    let file = trust
+        .file
+        .as_ref()
+        .map(|f| escape(&f.to_string_lossy()))
+        .unwrap_or_default();
+    out.push(match &trust.state {
+        TrustState::NoCommandHooks => Check::new(
+            "project-trust",
+            Level::Ok,
+            "this project defines no command hooks",
+        ),
+        TrustState::Trusted => Check::new(
+            "project-trust",
+            Level::Ok,
+            format!("the command hooks in `{file}` are trusted"),
+        ),
+        TrustState::Untrusted => Check::new(
+            "project-trust",
+            Level::Warn,
+            format!("the command hooks in `{file}` are not trusted, so they do not run"),
+        )
+        .fix("keryx-hooks trust"),
+        TrustState::Changed => Check::new(
+            "project-trust",
+            Level::Warn,
+            format!("`{file}` changed since you trusted it, so its command hooks do not run"),
+        )
+        .fix("keryx-hooks trust"),
+        TrustState::StoreRefused(why) => Check::new(
+            "project-trust",
+            Level::Fail,
+            format!("the trust store cannot be used: {}", escape(why)),
+        ),
+    });
+    for w in &trust.warnings {
+        out.push(Check::new("project-trust", Level::Warn, escape(w)));
+    }
+    let mut kept = live;
+    crate::trust::apply(&mut kept, loc);
+    regs.extend(kept.registrations);
+
+    for s in snapshot::installed(&loc.snapshot_root) {
+        if s.manifest.is_err() {
+            continue;
+        }
+        let loaded = load::load(&load::Sources {
+            user_file: s.dir.join("hooks.json"),
+            project_file: None,
+            project_root: None,
+            cache_dir: Some(loc.config_cache_dir()),
+        });
+        push_config_check(
+            out,
+            &format!("config (snapshot {})", s.key),
+            &loaded,
+            "fix the source's hooks.json (`keryx-hooks validate`), then `keryx-hooks doctor --fix`",
+        );
+        regs.extend(
+            loaded
+                .registrations
+                .into_iter()
+                .filter(|r| r.scope == crate::config::model::Scope::User),
+        );
+    }
+    regs
+}
+
+fn push_config_check(out: &mut Vec<Check>, name: &str, loaded: &load::Loaded, fix: &str) {
+    let errors: Vec<String> = loaded.errors().map(|d| d.to_string()).collect();
+    let warnings: Vec<String> = loaded.warnings().map(|d| d.to_string()).collect();
+    out.push(if let Some(first) = errors.first() {
+        Check::new(
+            name,
+            Level::Fail,
+            format!(
+                "{} error{} (every gate-capable event is denied until fixed); first: {}",
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" },
+                escape(first)
+            ),
+        )
+        .fix(fix)
+    } else if let Some(first) = warnings.first() {
+        Check::new(
+            name,
+            Level::Warn,
+            format!("{} warning(s); first: {}", warnings.len(), escape(first)),
+        )
+        .fix(fix)
+    } else {
+        Check::new(name, Level::Ok, "loads without errors")
+    });
+}
+
+/// The default profile from `runtime.toml`, as `run` resolves it.
+fn profile(loc: &Locations) -> Profile {
+    std::fs::read_to_string(loc.runtime_settings_file())
+        .ok()
+        .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
+        .and_then(|d| {
+            d.get("profile")
+                .and_then(|v| v.as_str())
+                .and_then(Profile::parse)
+        })
+        .unwrap_or(Profile::DEFAULT)
+}
+
+fn sandbox_check(loc: &Locations, regs: &[config::model::Registration], out: &mut Vec<Check>) {
+    let profile = profile(loc);
+    let mut needing: Vec<&str> = regs
+        .iter()
+        .filter(|r| r.enabled && r.command().is_some())
+        .filter(|r| r.effective_runs_in(profile) == RunsIn::Sandbox)
+        .map(|r| r.id.as_str())
+        .collect();
+    needing.sort();
+    needing.dedup();
+    let list = needing
+        .iter()
+        .map(|i| format!("`{}`", escape(i)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    out.push(match crate::runner::sandbox_launcher() {
+        Ok(l) => Check::new(
+            "sandbox",
+            Level::Ok,
+            format!("`{}` works here", l.program.display()),
+        ),
+        Err(why) if needing.is_empty() => Check::new(
+            "sandbox",
+            Level::Warn,
+            format!(
+                "no sandbox launcher ({}); no hook needs one under profile `{}`",
+                escape(&why),
+                profile.as_str()
+            ),
+        ),
+        Err(why) => Check::new(
+            "sandbox",
+            Level::Fail,
+            format!(
+                "no sandbox launcher ({}); these hooks fail without one under profile `{}` \
+                 (a failing gate denies): {list}",
+                escape(&why),
+                profile.as_str()
+            ),
+        )
+        .fix("install bubblewrap (e.g. `apt-get install bubblewrap`), or mark the hooks `runsIn: \"unsandboxed\"` where the profile allows"),
+    });
+}
+
+fn stale_sessions(loc: &Locations) -> Vec<PathBuf> {
+    let now = SystemTime::now();
+    let Ok(entries) = std::fs::read_dir(loc.sessions_dir()) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| {
+            e.metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| now.duration_since(t).ok())
+                .is_some_and(|age| age > crate::session::MAX_AGE)
+        })
+        .map(|e| e.path())
+        .collect()
+}
+
+fn sessions_check(loc: &Locations, out: &mut Vec<Check>) {
+    let stale = stale_sessions(loc);
+    out.push(if stale.is_empty() {
+        Check::new("sessions", Level::Ok, "no session state older than 7 days")
+    } else {
+        Check::new(
+            "sessions",
+            Level::Warn,
+            format!(
+                "{} session director{} under `{}` untouched for over 7 days",
+                stale.len(),
+                if stale.len() == 1 { "y" } else { "ies" },
+                escape(&loc.sessions_dir().to_string_lossy())
+            ),
+        )
+        .fix("keryx-hooks doctor --fix")
+    });
+}
+
+/// What `--fix` does: resync every known source (a no-op when its snapshot
+/// is already exact), rewire the hosts its manifest records where they no
+/// longer point at it, clear temp leftovers and prune old sessions.
+fn fix(loc: &Locations, source: Option<&Path>) -> Vec<FixAction> {
+    let mut actions = Vec::new();
+    for src in classify::known_sources(loc, source) {
+        let shown = escape(&src.to_string_lossy());
+        match snapshot::sync(&src, &loc.snapshot_root, &[], false) {
+            Ok(r) => {
+                if r.changed {
+                    actions.push(FixAction {
+                        action: "resync".into(),
+                        ok: true,
+                        detail: format!("copied `{shown}` into snapshot `{}`", r.key),
+                        command: None,
+                    });
+                }
+                for w in r.warnings {
+                    actions.push(FixAction {
+                        action: "resync".into(),
+                        ok: true,
+                        detail: format!("note: {}", escape(&w)),
+                        command: None,
+                    });
+                }
+            }
+            Err(e) => {
+                actions.push(FixAction {
+                    action: "resync".into(),
+                    ok: false,
+                    detail: format!("`{shown}`: {}", escape(&e)),
+                    command: Some(format!(
+                        "fix the cause, then `keryx-hooks doctor --fix --source '{shown}'`"
+                    )),
+                });
+                continue;
+            }
+        }
+        let wired = |h: &str, k: &str| classify::host_wired(loc, h, k);
+        let Ok(a) = classify::assess(&src, &loc.snapshot_root, None, &wired) else {
+            continue;
+        };
+        if a.state != DriftState::HalfApplied {
+            continue;
+        }
+        let unwired: Vec<String> = a
+            .hosts
+            .iter()
+            .filter(|(_, ok)| !ok)
+            .map(|(h, _)| h.clone())
+            .collect();
+        if unwired.is_empty() {
+            actions.push(FixAction {
+                action: "rewire".into(),
+                ok: false,
+                detail: format!("no host is recorded as using snapshot `{}`", a.key),
+                command: Some(install_command(loc, &src, "<host>...")),
+            });
+            continue;
+        }
+        actions.push(match rewire(loc, &unwired, &src) {
+            Ok(detail) => FixAction {
+                action: "rewire".into(),
+                ok: true,
+                detail,
+                command: None,
+            },
+            Err(why) => FixAction {
+                action: "rewire".into(),
+                ok: false,
+                detail: format!(
+                    "{} not wired to snapshot `{}`: {}",
+                    unwired.join(", "),
+                    a.key,
+                    escape(&why)
+                ),
+                command: Some(install_command(loc, &src, &unwired.join(" "))),
+            },
+        });
+    }
+    let leftovers = snapshot::leftovers(&loc.snapshot_root);
+    if !leftovers.is_empty() {
+        let left = snapshot::clean_all_leftovers(&loc.snapshot_root);
+        actions.push(FixAction {
+            action: "leftovers".into(),
+            ok: left == 0,
+            detail: format!(
+                "removed {} of {} temp directories",
+                leftovers.len() - left.min(leftovers.len()),
+                leftovers.len()
+            ),
+            command: None,
+        });
+    }
+    let stale = stale_sessions(loc).len();
+    if stale > 0 {
+        let removed = crate::session::prune(&loc.sessions_dir());
+        actions.push(FixAction {
+            action: "sessions".into(),
+            ok: removed >= stale,
+            detail: format!("removed {removed} session directories older than 7 days"),
+            command: None,
+        });
+    }
+    actions
+}
+
+fn install_command(loc: &Locations, source: &Path, hosts: &str) -> String {
+    if snapshot::snapshot_key(source) == snapshot::snapshot_key(&loc.keryx_home) {
+        format!("keryx-hooks install {hosts}")
+    } else {
+        format!(
+            "keryx-hooks install {hosts} --source '{}'",
+            escape(&source.to_string_lossy())
+        )
+    }
+}
+
+/// Rewires `hosts` to the snapshot of `source` with the installer's own
+/// host editor, in the scope(s) where their entries of ours already are
+/// (user scope when none are left).
+fn rewire(loc: &Locations, hosts: &[String], source: &Path) -> Result<String, String> {
+    let key = snapshot::snapshot_key(source);
+    let mut done = Vec::new();
+    for name in hosts {
+        let adapter =
+            hosts::adapter(name).ok_or_else(|| format!("unknown host `{}`", escape(name)))?;
+        let mut scopes: Vec<Scope> = classify::host_config_entries(loc, adapter)
+            .into_iter()
+            .filter(|f| f.entries.as_ref().is_ok_and(|e| !e.is_empty()))
+            .map(|f| f.scope)
+            .collect();
+        scopes.dedup();
+        if scopes.is_empty() {
+            scopes.push(Scope::User);
+        }
+        for scope in scopes {
+            let regs = hostfile::budget_registrations(source, scope, loc)
+                .map_err(|errors| format!("the hooks do not load: {}", errors.join("; ")))?;
+            let files = hostfile::wire_host(adapter, scope, loc, &key, &regs, false)?;
+            for f in files {
+                done.push(format!("`{}`", escape(&f.path.to_string_lossy())));
+            }
+        }
+    }
+    Ok(format!(
+        "wired {} to snapshot `{key}` in {}",
+        hosts.join(", "),
+        done.join(", ")
+    ))
+}

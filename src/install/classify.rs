@@ -1,0 +1,424 @@
+//! The drift classifier (ARCHITECTURE §6, the spec's
+//! `lib/hooks-staleness-core.sh`): is a hook source's snapshot missing,
+//! half wired, stale, or current? States are evaluated in that order and are
+//! mutually exclusive. It never fails its caller: an internal error comes
+//! back as a warning, and a warning is never read as `current`.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::hash;
+use super::manifest::{self, Manifest};
+use super::snapshot;
+use crate::escape::escape;
+use crate::hosts::{self, ConfigFormat};
+use crate::paths::Locations;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DriftState {
+    /// No snapshot for this source.
+    NeverMigrated,
+    /// A snapshot exists, but some host it records does not point at it for
+    /// every event it maps (or it records no host at all).
+    HalfApplied,
+    /// Wired, but the live source differs from the snapshot.
+    StaleButStable,
+    Current,
+}
+
+impl DriftState {
+    /// The stable name used in output and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DriftState::NeverMigrated => "never_migrated",
+            DriftState::HalfApplied => "half_applied",
+            DriftState::StaleButStable => "stale_but_stable",
+            DriftState::Current => "current",
+        }
+    }
+
+    /// One sentence a user can act on.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            DriftState::NeverMigrated => "no snapshot has been taken of this source",
+            DriftState::HalfApplied => {
+                "the snapshot exists, but not every host that should use it is wired to it"
+            }
+            DriftState::StaleButStable => {
+                "the source has changed since the snapshot was taken; sessions still run the snapshot"
+            }
+            DriftState::Current => "the snapshot matches the source and every host points at it",
+        }
+    }
+}
+
+/// Answers "does `host` point at snapshot `key` for every event it maps?".
+/// A parameter so the classifier can be tested without host files.
+pub type WiredCheck<'a> = &'a dyn Fn(&str, &str) -> Result<bool, String>;
+
+/// Everything the classifier found out about one source.
+#[derive(Debug, Clone)]
+pub struct Assessment {
+    pub state: DriftState,
+    pub source: PathBuf,
+    pub key: String,
+    pub dir: PathBuf,
+    pub manifest: Option<Manifest>,
+    /// The live source hash, when the classifier got that far.
+    pub live_hash: Option<String>,
+    /// The hosts the manifest records, and whether each is wired.
+    pub hosts: Vec<(String, bool)>,
+}
+
+/// The drift state of `source`'s snapshot under `snapshot_root`.
+pub fn classify(
+    source: &Path,
+    snapshot_root: &Path,
+    hosts_wired_check: WiredCheck,
+) -> Result<DriftState, String> {
+    assess(source, snapshot_root, None, hosts_wired_check).map(|a| a.state)
+}
+
+/// [`classify`] with the details, and the source-hash stat cache `cache`.
+pub fn assess(
+    source: &Path,
+    snapshot_root: &Path,
+    cache: Option<&Path>,
+    wired: WiredCheck,
+) -> Result<Assessment, String> {
+    let key = snapshot::snapshot_key(source);
+    let dir = snapshot_root.join(&key);
+    assess_at(source, key, dir, cache, wired)
+}
+
+fn assess_at(
+    source: &Path,
+    key: String,
+    dir: PathBuf,
+    cache: Option<&Path>,
+    wired: WiredCheck,
+) -> Result<Assessment, String> {
+    match std::fs::symlink_metadata(&dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // "Never migrated" only means something for a hook source.
+            if !source.join("hooks.json").is_file() {
+                return Err(format!(
+                    "`{}` has no `hooks.json`, so it is not a hook source",
+                    source.display()
+                ));
+            }
+            return Ok(Assessment {
+                state: DriftState::NeverMigrated,
+                source: source.to_path_buf(),
+                key,
+                dir,
+                manifest: None,
+                live_hash: None,
+                hosts: Vec::new(),
+            });
+        }
+        Err(e) => return Err(format!("cannot read `{}`: {e}", dir.display())),
+        Ok(_) => {}
+    }
+    let m = manifest::read(&dir)?;
+    assess_manifest(source, key, dir, m, cache, wired)
+}
+
+/// The states after `never_migrated`, for a snapshot whose manifest is read.
+fn assess_manifest(
+    source: &Path,
+    key: String,
+    dir: PathBuf,
+    m: Manifest,
+    cache: Option<&Path>,
+    wired: WiredCheck,
+) -> Result<Assessment, String> {
+    let mut hosts = Vec::new();
+    for host in &m.hosts {
+        hosts.push((host.clone(), wired(host, &key)?));
+    }
+    let half = m.hosts.is_empty() || hosts.iter().any(|(_, ok)| !ok);
+    let mut a = Assessment {
+        state: DriftState::HalfApplied,
+        source: source.to_path_buf(),
+        key,
+        dir,
+        manifest: None,
+        live_hash: None,
+        hosts,
+    };
+    if !half {
+        let live = hash::source_hash(source, cache)?;
+        a.state = if live == m.source_hash {
+            DriftState::Current
+        } else {
+            DriftState::StaleButStable
+        };
+        a.live_hash = Some(live);
+    }
+    a.manifest = Some(m);
+    Ok(a)
+}
+
+/// The hook sources worth reporting: `explicit` alone when given; otherwise
+/// `$KERYX_HOME` (when it holds a `hooks.json`) and the source of every
+/// installed snapshot, each once.
+pub fn known_sources(loc: &Locations, explicit: Option<&Path>) -> Vec<PathBuf> {
+    if let Some(s) = explicit {
+        return vec![crate::paths::absolute(s)];
+    }
+    let mut out: Vec<PathBuf> = Vec::new();
+    let mut keys: Vec<String> = Vec::new();
+    let mut add = |p: PathBuf| {
+        let k = snapshot::snapshot_key(&p);
+        if !keys.contains(&k) {
+            keys.push(k);
+            out.push(p);
+        }
+    };
+    if loc.user_hooks_file().is_file() {
+        add(loc.keryx_home.clone());
+    }
+    for s in snapshot::installed(&loc.snapshot_root) {
+        if let Ok(m) = s.manifest {
+            add(PathBuf::from(m.source_path));
+        }
+    }
+    out
+}
+
+/// The stat cache [`assess`] should use for `source`.
+pub fn cache_for(loc: &Locations, source: &Path) -> PathBuf {
+    hash::cache_file(&loc.state_dir, source)
+}
+
+/// The one SessionStart line for the snapshot `key` a host runs us with, or
+/// `None` when it is current. Fail-open: a missing snapshot is left to the
+/// loader's own diagnostic, and a panic in here costs the line, nothing else.
+pub fn session_start_line(loc: &Locations, key: &str) -> Option<String> {
+    let started = Instant::now();
+    let line = std::panic::catch_unwind(|| drift_line(loc, key)).unwrap_or_else(|_| {
+        Some(format!(
+            "keryx-hooks: could not check whether hook snapshot `{}` is current; run `keryx-hooks doctor --fix`",
+            escape(key)
+        ))
+    });
+    tracing::debug!(
+        elapsed_us = started.elapsed().as_micros() as u64,
+        drift = line.is_some(),
+        "SessionStart drift check"
+    );
+    line
+}
+
+fn drift_line(loc: &Locations, key: &str) -> Option<String> {
+    let dir = loc.snapshot_dir(key);
+    if !dir.is_dir() {
+        return None;
+    }
+    let wired = |host: &str, key: &str| host_wired(loc, host, key);
+    let result = manifest::read(&dir).and_then(|m| {
+        let source = PathBuf::from(&m.source_path);
+        let cache = cache_for(loc, &source);
+        assess_manifest(
+            &source,
+            key.to_owned(),
+            dir.clone(),
+            m,
+            Some(&cache),
+            &wired,
+        )
+    });
+    let key = escape(key);
+    match result {
+        Ok(a) => match a.state {
+            DriftState::Current | DriftState::NeverMigrated => None,
+            DriftState::StaleButStable => Some(format!(
+                "keryx-hooks: your hook source `{}` has changed since snapshot `{key}` was taken, so \
+                 sessions still run the old hooks; run `keryx-hooks doctor --fix` to resync",
+                escape(&a.source.to_string_lossy())
+            )),
+            DriftState::HalfApplied => {
+                let missing: Vec<&str> = a
+                    .hosts
+                    .iter()
+                    .filter(|(_, ok)| !ok)
+                    .map(|(h, _)| h.as_str())
+                    .collect();
+                Some(format!(
+                    "keryx-hooks: hook snapshot `{key}` is not wired into every host that should use it{}; \
+                     run `keryx-hooks doctor --fix`",
+                    if missing.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (not: {})", escape(&missing.join(", ")))
+                    }
+                ))
+            }
+        },
+        Err(w) => Some(format!(
+            "keryx-hooks: could not check whether hook snapshot `{key}` is current ({}); run `keryx-hooks doctor --fix`",
+            escape(&w)
+        )),
+    }
+}
+
+/// Whether `host` points at snapshot `key` for every event it maps, in any
+/// config file it reads (user or project scope). A host the user runs by
+/// hand (`keryx`) has nothing to wire.
+pub fn host_wired(loc: &Locations, host: &str, key: &str) -> Result<bool, String> {
+    let adapter = hosts::adapter(host).ok_or_else(|| format!("unknown host `{}`", escape(host)))?;
+    if adapter.config_files().format == ConfigFormat::None {
+        return Ok(true);
+    }
+    let mut error = None;
+    for HostFile {
+        path: file,
+        entries,
+        ..
+    } in host_config_entries(loc, adapter)
+    {
+        match entries {
+            Ok(entries) => {
+                let all = adapter.wired_events().all(|(event, _)| {
+                    entries
+                        .iter()
+                        .any(|e| e.host_event == event && e.snapshot_key.as_deref() == Some(key))
+                });
+                if all {
+                    return Ok(true);
+                }
+            }
+            Err(e) if e.contains(&file.display().to_string()) => error = Some(e),
+            Err(e) => error = Some(format!("`{}`: {e}", file.display())),
+        }
+    }
+    error.map_or(Ok(false), Err)
+}
+
+pub use super::hostfile::{Scope, WiredEntry};
+
+/// One host config file that exists, with our entries in it.
+#[derive(Debug)]
+pub struct HostFile {
+    pub scope: Scope,
+    pub path: PathBuf,
+    pub entries: Result<Vec<WiredEntry>, String>,
+}
+
+/// Every existing config file `host` reads (user scope, then this
+/// project's) with our entries in it, or why it could not be read.
+pub fn host_config_entries(loc: &Locations, host: &hosts::Adapter) -> Vec<HostFile> {
+    [Scope::User, Scope::Project]
+        .into_iter()
+        .flat_map(|scope| {
+            super::hostfile::config_files(host, scope, loc)
+                .into_iter()
+                .map(move |path| (scope, path))
+        })
+        .filter(|(_, path)| std::fs::symlink_metadata(path).is_ok())
+        .map(|(scope, path)| HostFile {
+            entries: super::hostfile::wired_events(host, &path),
+            scope,
+            path,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn write(root: &Path, rel: &str, body: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, body).unwrap();
+    }
+
+    #[test]
+    fn every_state_in_order() {
+        let t = tempfile::tempdir().unwrap();
+        let src = t.path().join("hooks");
+        let root = t.path().join("snap");
+        write(&src, "hooks.json", "{}");
+        let wired_none = |_: &str, _: &str| Ok(false);
+        let wired_all = |_: &str, _: &str| Ok(true);
+        let broken = |_: &str, _: &str| Err("unreadable settings".to_owned());
+
+        assert_eq!(
+            classify(&src, &root, &wired_all),
+            Ok(DriftState::NeverMigrated)
+        );
+        snapshot::sync(&src, &root, &[], false).unwrap();
+        // No host recorded: nothing points at it yet.
+        assert_eq!(
+            classify(&src, &root, &wired_all),
+            Ok(DriftState::HalfApplied)
+        );
+        snapshot::sync(&src, &root, &["claude-code".into()], false).unwrap();
+        assert_eq!(
+            classify(&src, &root, &wired_none),
+            Ok(DriftState::HalfApplied)
+        );
+        assert_eq!(classify(&src, &root, &wired_all), Ok(DriftState::Current));
+        write(&src, "extra.sh", "echo");
+        assert_eq!(
+            classify(&src, &root, &wired_all),
+            Ok(DriftState::StaleButStable)
+        );
+        // Half applied wins over stale: the order is the contract.
+        assert_eq!(
+            classify(&src, &root, &wired_none),
+            Ok(DriftState::HalfApplied)
+        );
+        // Errors are warnings, never current.
+        assert!(classify(&src, &root, &broken).is_err());
+        std::fs::remove_file(src.join("hooks.json")).unwrap();
+        assert!(classify(&src, &root, &wired_all).is_err());
+        write(&src, "hooks.json", "{}");
+        let dir = root.join(snapshot::snapshot_key(&src));
+        std::fs::write(dir.join("manifest.json"), "{").unwrap();
+        assert!(classify(&src, &root, &wired_all).is_err());
+    }
+
+    /// The SessionStart check's warm path (nothing changed, stat cache
+    /// filled) must stay well under the 5 ms budget; the best of a few runs
+    /// keeps a loaded machine from failing it by accident.
+    #[test]
+    fn warm_check_is_cheap() {
+        let t = tempfile::tempdir().unwrap();
+        let src = t.path().join("hooks");
+        let root = t.path().join("snap");
+        write(&src, "hooks.json", "{}");
+        for i in 0..40 {
+            write(
+                &src,
+                &format!("scripts/s{i}.sh"),
+                &"echo hello\n".repeat(200),
+            );
+            std::fs::set_permissions(
+                src.join(format!("scripts/s{i}.sh")),
+                std::fs::Permissions::from_mode(0o755),
+            )
+            .unwrap();
+        }
+        snapshot::sync(&src, &root, &["claude-code".into()], false).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        let cache = t.path().join("cache.json");
+        let wired = |_: &str, _: &str| Ok(true);
+        assess(&src, &root, Some(&cache), &wired).unwrap();
+        let best = (0..5)
+            .map(|_| {
+                let s = Instant::now();
+                let reads = hash::content_reads();
+                let a = assess(&src, &root, Some(&cache), &wired).unwrap();
+                assert_eq!(a.state, DriftState::Current);
+                assert_eq!(hash::content_reads(), reads);
+                s.elapsed()
+            })
+            .min()
+            .unwrap();
+        assert!(best.as_micros() < 5000, "warm drift check took {best:?}");
+    }
+}

@@ -1,0 +1,152 @@
+//! Reading and replacing one host file without ever leaving it half
+//! written: an advisory lock on its directory (every installer run takes it,
+//! so concurrent installs serialise), a temp file in the same directory,
+//! fsync, rename, fsync of the directory. The original is backed up once.
+
+use std::fs::File;
+use std::io::{ErrorKind, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// Mode of a file we create: what hosts create themselves.
+pub const NEW_FILE_MODE: u32 = 0o644;
+
+/// The file to edit behind `path`: a symlink is followed (dotfile managers
+/// link these files), a dead one is refused rather than replaced by a file.
+pub fn resolve(path: &Path) -> Result<PathBuf, String> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(path.to_path_buf()),
+        Err(e) => Err(format!("cannot read `{}`: {e}", path.display())),
+        Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(path) {
+            Ok(real) if real.is_dir() => Err(format!("`{}` links to a directory", path.display())),
+            Ok(real) => Ok(real),
+            Err(_) => {
+                let target = std::fs::read_link(path)
+                    .map(|t| t.display().to_string())
+                    .unwrap_or_else(|_| "?".into());
+                Err(format!(
+                    "`{}` is a symlink to `{target}`, which does not exist; fix or remove the link, then run this again",
+                    path.display()
+                ))
+            }
+        },
+        Ok(m) if m.is_dir() => Err(format!("`{}` is a directory", path.display())),
+        Ok(_) => Ok(path.to_path_buf()),
+    }
+}
+
+/// Holds the advisory lock on a directory until dropped.
+pub struct DirLock(#[allow(dead_code)] File);
+
+/// Locks `dir` (flock on the directory itself, so no lock file is left
+/// beside the user's config).
+pub fn lock(dir: &Path) -> Result<DirLock, String> {
+    let f = File::open(dir).map_err(|e| format!("cannot open `{}`: {e}", dir.display()))?;
+    f.lock()
+        .map_err(|e| format!("cannot lock `{}`: {e}", dir.display()))?;
+    Ok(DirLock(f))
+}
+
+/// The file's text, `None` when it does not exist; a file that is not UTF-8
+/// is refused (it cannot be edited without changing bytes we do not own).
+pub fn read(path: &Path) -> Result<Option<String>, String> {
+    match std::fs::read(path) {
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot read `{}`: {e}", path.display())),
+        Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|e| {
+            format!(
+                "`{}` is not UTF-8 text (invalid byte at offset {}); left as it is",
+                path.display(),
+                e.utf8_error().valid_up_to()
+            )
+        }),
+    }
+}
+
+pub fn mode(path: &Path) -> Option<u32> {
+    std::fs::metadata(path)
+        .ok()
+        .map(|m| m.permissions().mode() & 0o7777)
+}
+
+/// `<file>.keryx-hooks.bak`, beside the file.
+pub fn backup_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".keryx-hooks.bak");
+    path.with_file_name(name)
+}
+
+/// Replaces `path` with `text` in one rename; `mode` is kept. On any error
+/// the original is untouched and the temp file is gone.
+pub fn write_atomic(path: &Path, text: &str, mode: u32) -> Result<(), String> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let fail = |what: &str, e: std::io::Error| {
+        format!(
+            "cannot {what} `{}`: {e}; the file is unchanged",
+            path.display()
+        )
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}.keryx-tmp-"))
+        .tempfile_in(dir)
+        .map_err(|e| fail("create a temp file for", e))?;
+    tmp.write_all(text.as_bytes())
+        .map_err(|e| fail("write", e))?;
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(mode))
+        .map_err(|e| fail("set the mode of", e))?;
+    tmp.as_file().sync_all().map_err(|e| fail("flush", e))?;
+    tmp.persist(path).map_err(|e| fail("replace", e.error))?;
+    // The rename itself is durable only once the directory is.
+    let _ = File::open(dir).and_then(|d| d.sync_all());
+    Ok(())
+}
+
+/// Removes a file we created, durably.
+pub fn remove(path: &Path) -> Result<(), String> {
+    std::fs::remove_file(path).map_err(|e| format!("cannot remove `{}`: {e}", path.display()))?;
+    if let Some(dir) = path.parent() {
+        let _ = File::open(dir).and_then(|d| d.sync_all());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symlinks_dead_links_and_modes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let real = tmp.path().join("real.json");
+        std::fs::write(&real, "{}").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let link = tmp.path().join("link.json");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let resolved = resolve(&link).unwrap();
+        assert_eq!(resolved, std::fs::canonicalize(&real).unwrap());
+        write_atomic(&resolved, "{\"a\": 1}", mode(&resolved).unwrap()).unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&link).unwrap(), "{\"a\": 1}");
+        assert_eq!(mode(&real), Some(0o600));
+
+        let dead = tmp.path().join("dead.json");
+        std::os::unix::fs::symlink(tmp.path().join("gone/x.json"), &dead).unwrap();
+        assert!(resolve(&dead).unwrap_err().contains("does not exist"));
+
+        let bin = tmp.path().join("bin.json");
+        std::fs::write(&bin, b"{\"a\": \"\xff\"}").unwrap();
+        assert!(read(&bin).unwrap_err().contains("not UTF-8"));
+        assert_eq!(read(&tmp.path().join("none.json")).unwrap(), None);
+        assert_eq!(
+            backup_path(&real).file_name().unwrap(),
+            "real.json.keryx-hooks.bak"
+        );
+    }
+}

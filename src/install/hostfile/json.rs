@@ -1,0 +1,1268 @@
+//! Host JSON files (Claude Code, Gemini CLI, Cursor, Copilot) edited as text.
+//! A small reader for JSON with comments keeps the byte span of every value;
+//! our entries are inserted, replaced and removed as splices of the original
+//! bytes, so comments, trailing commas, a BOM, CRLF, foreign keys and their
+//! order survive. Every result is parsed again before it is returned; a file
+//! that cannot be read this way is refused, never rewritten lossy.
+
+use serde_json::{Map, Value};
+
+/// Containers nested deeper than this are refused (no stack overflow on a
+/// hostile file).
+const MAX_DEPTH: usize = 128;
+const BOM: &str = "\u{feff}";
+
+// ------------------------------------------------------------------ reader
+
+/// A value and where it sits in the text.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub start: usize,
+    pub end: usize,
+    pub container: Option<Container>,
+}
+
+/// An object or array: its brackets, children and the commas between them.
+#[derive(Debug, Clone)]
+pub struct Container {
+    pub object: bool,
+    pub open: usize,
+    pub close: usize,
+    pub children: Vec<Child>,
+}
+
+/// A member (with its key) or an array element.
+#[derive(Debug, Clone)]
+pub struct Child {
+    pub key: Option<String>,
+    /// Where the key starts (the value, for an array element).
+    pub start: usize,
+    pub value: Node,
+    /// The comma after the value, when there is one (a trailing comma too).
+    pub comma: Option<usize>,
+}
+
+impl Node {
+    pub fn member(&self, key: &str) -> Option<(usize, &Child)> {
+        let c = self.container.as_ref().filter(|c| c.object)?;
+        // The last duplicate wins, as in the hosts' own parsers.
+        c.children
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, ch)| ch.key.as_deref() == Some(key))
+    }
+
+    pub fn object(&self) -> Option<&Container> {
+        self.container.as_ref().filter(|c| c.object)
+    }
+
+    pub fn array(&self) -> Option<&Container> {
+        self.container.as_ref().filter(|c| !c.object)
+    }
+}
+
+/// Where a document could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "line {}, column {}: {}",
+            self.line, self.column, self.message
+        )
+    }
+}
+
+/// Reads a whole document (JSON plus `//` and `/* */` comments and trailing
+/// commas). `text` must not start with a BOM.
+pub fn parse(text: &str) -> Result<Node, ParseError> {
+    let mut p = Parser {
+        s: text.as_bytes(),
+        pos: 0,
+        depth: 0,
+    };
+    let run = |p: &mut Parser| -> Result<Node, usize> {
+        p.skip_ws()?;
+        let node = p.value()?;
+        p.skip_ws()?;
+        if p.pos != p.s.len() {
+            return Err(p.pos);
+        }
+        Ok(node)
+    };
+    run(&mut p).map_err(|at| {
+        let at = at.min(text.len());
+        let (line, column) = line_col(text, at);
+        let message = p_message(text, at);
+        ParseError {
+            line,
+            column,
+            message,
+        }
+    })
+}
+
+fn p_message(text: &str, at: usize) -> String {
+    match text[at..].chars().next() {
+        None => "unexpected end of the document".into(),
+        Some(c) => format!("unexpected `{}`", c.escape_debug()),
+    }
+}
+
+fn line_col(text: &str, at: usize) -> (usize, usize) {
+    let before = &text[..floor_char(text, at)];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    (line, column)
+}
+
+fn floor_char(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    pos: usize,
+    depth: usize,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.pos).copied()
+    }
+
+    fn skip_ws(&mut self) -> Result<(), usize> {
+        while let Some(b) = self.peek() {
+            match b {
+                b' ' | b'\t' | b'\n' | b'\r' => self.pos += 1,
+                b'/' if self.s.get(self.pos + 1) == Some(&b'/') => {
+                    while self.peek().is_some_and(|b| b != b'\n') {
+                        self.pos += 1;
+                    }
+                }
+                b'/' if self.s.get(self.pos + 1) == Some(&b'*') => {
+                    let start = self.pos;
+                    self.pos += 2;
+                    loop {
+                        match self.peek() {
+                            None => return Err(start),
+                            Some(b'*') if self.s.get(self.pos + 1) == Some(&b'/') => {
+                                self.pos += 2;
+                                break;
+                            }
+                            Some(_) => self.pos += 1,
+                        }
+                    }
+                }
+                _ => break,
+            }
+        }
+        Ok(())
+    }
+
+    fn value(&mut self) -> Result<Node, usize> {
+        let start = self.pos;
+        match self.peek() {
+            Some(b'{') => self.container(true),
+            Some(b'[') => self.container(false),
+            Some(b'"') => {
+                self.string()?;
+                let raw = std::str::from_utf8(&self.s[start..self.pos]).map_err(|_| start)?;
+                serde_json::from_str::<String>(raw).map_err(|_| start)?;
+                Ok(self.scalar(start))
+            }
+            Some(b'-' | b'0'..=b'9') => {
+                while self
+                    .peek()
+                    .is_some_and(|b| matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
+                {
+                    self.pos += 1;
+                }
+                let text = std::str::from_utf8(&self.s[start..self.pos]).map_err(|_| start)?;
+                serde_json::from_str::<Value>(text).map_err(|_| start)?;
+                Ok(self.scalar(start))
+            }
+            _ => {
+                for lit in ["true", "false", "null"] {
+                    if self.s[self.pos..].starts_with(lit.as_bytes()) {
+                        self.pos += lit.len();
+                        return Ok(self.scalar(start));
+                    }
+                }
+                Err(start)
+            }
+        }
+    }
+
+    fn scalar(&self, start: usize) -> Node {
+        Node {
+            start,
+            end: self.pos,
+            container: None,
+        }
+    }
+
+    fn string(&mut self) -> Result<(), usize> {
+        let start = self.pos;
+        self.pos += 1;
+        loop {
+            match self.peek() {
+                None => return Err(start),
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                Some(b'\\') => self.pos += 2,
+                Some(b) if b < 0x20 => return Err(self.pos),
+                Some(_) => self.pos += 1,
+            }
+        }
+    }
+
+    fn container(&mut self, object: bool) -> Result<Node, usize> {
+        let open = self.pos;
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(open);
+        }
+        let close_byte = if object { b'}' } else { b']' };
+        self.pos += 1;
+        let mut children = Vec::new();
+        loop {
+            self.skip_ws()?;
+            if self.peek() == Some(close_byte) {
+                break;
+            }
+            let start = self.pos;
+            let key = if object {
+                if self.peek() != Some(b'"') {
+                    return Err(self.pos);
+                }
+                self.string()?;
+                let raw = std::str::from_utf8(&self.s[start..self.pos]).map_err(|_| start)?;
+                let key: String = serde_json::from_str(raw).map_err(|_| start)?;
+                self.skip_ws()?;
+                if self.peek() != Some(b':') {
+                    return Err(self.pos);
+                }
+                self.pos += 1;
+                self.skip_ws()?;
+                Some(key)
+            } else {
+                None
+            };
+            let value = self.value()?;
+            self.skip_ws()?;
+            let comma = match self.peek() {
+                Some(b',') => {
+                    self.pos += 1;
+                    Some(self.pos - 1)
+                }
+                Some(b) if b == close_byte => None,
+                _ => return Err(self.pos),
+            };
+            children.push(Child {
+                key,
+                start,
+                value,
+                comma,
+            });
+            if comma.is_none() {
+                self.skip_ws()?;
+                if self.peek() != Some(close_byte) {
+                    return Err(self.pos);
+                }
+                break;
+            }
+        }
+        let close = self.pos;
+        self.pos += 1;
+        self.depth -= 1;
+        Ok(Node {
+            start: open,
+            end: self.pos,
+            container: Some(Container {
+                object,
+                open,
+                close,
+                children,
+            }),
+        })
+    }
+}
+
+/// The value a node holds (comments dropped, the last duplicate key wins).
+pub fn to_value(text: &str, node: &Node) -> Value {
+    match &node.container {
+        None => serde_json::from_str(&text[node.start..node.end]).unwrap_or(Value::Null),
+        Some(c) if c.object => {
+            let mut m = Map::new();
+            for ch in &c.children {
+                m.insert(
+                    ch.key.clone().unwrap_or_default(),
+                    to_value(text, &ch.value),
+                );
+            }
+            Value::Object(m)
+        }
+        Some(c) => Value::Array(
+            c.children
+                .iter()
+                .map(|ch| to_value(text, &ch.value))
+                .collect(),
+        ),
+    }
+}
+
+// ------------------------------------------------------------------ splices
+
+/// Replace `start..end` with `text`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Splice {
+    pub start: usize,
+    pub end: usize,
+    pub text: String,
+}
+
+pub fn apply(text: &str, mut splices: Vec<Splice>) -> String {
+    splices.sort_by_key(|s| std::cmp::Reverse(s.start));
+    let mut out = text.to_owned();
+    for s in splices {
+        out.replace_range(s.start..s.end, &s.text);
+    }
+    out
+}
+
+/// How the file is laid out, so inserted text looks like its neighbours.
+#[derive(Debug, Clone)]
+struct Style {
+    unit: String,
+    nl: &'static str,
+}
+
+impl Style {
+    fn of(text: &str, root: &Node) -> Style {
+        let nl = if text.contains("\r\n") { "\r\n" } else { "\n" };
+        let unit = root
+            .container
+            .as_ref()
+            .and_then(|c| c.children.first())
+            .filter(|ch| own_line(text, ch.start))
+            .map(|ch| line_indent(text, ch.start).to_owned())
+            .filter(|i| !i.is_empty())
+            .unwrap_or_else(|| "  ".to_owned());
+        Style { unit, nl }
+    }
+
+    /// `value` pretty-printed with this file's indent unit, its first line
+    /// at the cursor and the rest indented by `indent`.
+    fn render(&self, value: &Value, indent: &str) -> String {
+        let mut buf = Vec::new();
+        let fmt = serde_json::ser::PrettyFormatter::with_indent(self.unit.as_bytes());
+        let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
+        serde::Serialize::serialize(value, &mut ser).expect("a Value always serializes");
+        let pretty = String::from_utf8(buf).expect("serde_json writes UTF-8");
+        // JSON strings never hold a raw newline, so every '\n' is layout.
+        pretty.replace('\n', &format!("{}{indent}", self.nl))
+    }
+
+    fn render_child(&self, key: Option<&str>, value: &Value, indent: &str) -> String {
+        let v = self.render(value, indent);
+        match key {
+            Some(k) => format!("{}: {v}", Value::String(k.to_owned())),
+            None => v,
+        }
+    }
+}
+
+fn line_start(text: &str, pos: usize) -> usize {
+    text[..pos].rfind('\n').map_or(0, |i| i + 1)
+}
+
+fn line_indent(text: &str, pos: usize) -> &str {
+    let start = line_start(text, pos);
+    let line = &text[start..pos];
+    let n = line.len() - line.trim_start_matches([' ', '\t']).len();
+    &line[..n]
+}
+
+/// Whether only whitespace stands before `pos` on its line.
+fn own_line(text: &str, pos: usize) -> bool {
+    text[line_start(text, pos)..pos]
+        .chars()
+        .all(|c| c == ' ' || c == '\t')
+}
+
+/// Between tokens there are no strings, so a `/` can only start a comment.
+fn has_comment(text: &str, from: usize, to: usize) -> bool {
+    from < to && text[from..to].contains('/')
+}
+
+/// Where the whitespace before `pos` starts.
+fn ws_start(text: &str, pos: usize) -> usize {
+    let before = &text[..pos];
+    before.trim_end_matches([' ', '\t', '\n', '\r']).len()
+}
+
+/// Inserts a child at the end of `c`.
+fn insert_child(
+    text: &str,
+    style: &Style,
+    c: &Container,
+    key: Option<&str>,
+    value: &Value,
+) -> Splice {
+    let parent_indent = line_indent(text, c.open);
+    match c.children.last() {
+        None => {
+            let indent = format!("{parent_indent}{}", style.unit);
+            let child = style.render_child(key, value, &indent);
+            let body = format!("{nl}{indent}{child}{nl}{parent_indent}", nl = style.nl);
+            if has_comment(text, c.open + 1, c.close) {
+                // Keep the comments; go in just before the closing bracket.
+                if own_line(text, c.close) {
+                    let at = line_start(text, c.close);
+                    Splice {
+                        start: at,
+                        end: at,
+                        text: format!("{indent}{child}{}", style.nl),
+                    }
+                } else {
+                    Splice {
+                        start: c.close,
+                        end: c.close,
+                        text: body,
+                    }
+                }
+            } else {
+                Splice {
+                    start: c.open + 1,
+                    end: c.close,
+                    text: body,
+                }
+            }
+        }
+        Some(last) => {
+            let first = &c.children[0];
+            let (sep, child) = if own_line(text, first.start) {
+                let indent = line_indent(text, first.start).to_owned();
+                (
+                    format!("{}{indent}", style.nl),
+                    style.render_child(key, value, &indent),
+                )
+            } else {
+                // A one-line container stays on one line.
+                let compact = serde_json::to_string(value).expect("a Value always serializes");
+                let child = match key {
+                    Some(k) => format!("{}: {compact}", Value::String(k.to_owned())),
+                    None => compact,
+                };
+                (" ".to_owned(), child)
+            };
+            match last.comma {
+                // Keep the file's trailing-comma habit.
+                Some(comma) => Splice {
+                    start: comma + 1,
+                    end: comma + 1,
+                    text: format!("{sep}{child},"),
+                },
+                None => Splice {
+                    start: last.value.end,
+                    end: last.value.end,
+                    text: format!(",{sep}{child}"),
+                },
+            }
+        }
+    }
+}
+
+/// Removes child `i` of `c` with its separator. Without comments around it
+/// this is the exact inverse of [`insert_child`]; with comments, whole lines
+/// go, so no comment can swallow what follows.
+fn remove_child(text: &str, c: &Container, i: usize) -> Vec<Splice> {
+    let ch = &c.children[i];
+    let n = c.children.len();
+    let own_end = ch.comma.map_or(ch.value.end, |p| p + 1);
+    let whole_lines = |start_fallback: usize| -> Splice {
+        if own_line(text, ch.start) {
+            let start = line_start(text, ch.start);
+            let rest = &text[own_end..];
+            let spaces = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+            let mut end = own_end + spaces;
+            if text[end..].starts_with("\r\n") {
+                end += 2;
+            } else if text[end..].starts_with('\n') {
+                end += 1;
+            } else {
+                end = own_end;
+            }
+            Splice {
+                start,
+                end,
+                text: String::new(),
+            }
+        } else {
+            Splice {
+                start: start_fallback,
+                end: own_end,
+                text: String::new(),
+            }
+        }
+    };
+    if n == 1 {
+        if has_comment(text, c.open + 1, ch.start) || has_comment(text, own_end, c.close) {
+            return vec![whole_lines(ws_start(text, ch.start))];
+        }
+        return vec![Splice {
+            start: c.open + 1,
+            end: c.close,
+            text: String::new(),
+        }];
+    }
+    if i == 0 {
+        let next = &c.children[1];
+        if has_comment(text, own_end, next.start) {
+            return vec![whole_lines(ch.start)];
+        }
+        return vec![Splice {
+            start: ch.start,
+            end: next.start,
+            text: String::new(),
+        }];
+    }
+    let prev = &c.children[i - 1];
+    let prev_comma = prev.comma.expect("a child after another follows a comma");
+    let commented = has_comment(text, prev_comma + 1, ch.start);
+    match ch.comma {
+        Some(_) if !commented => vec![Splice {
+            start: ws_start(text, ch.start),
+            end: own_end,
+            text: String::new(),
+        }],
+        Some(_) => vec![whole_lines(ws_start(text, ch.start))],
+        None if !commented => vec![Splice {
+            start: prev_comma,
+            end: ch.value.end,
+            text: String::new(),
+        }],
+        None => {
+            // The last child goes; the comma before it would be left dangling.
+            let mut s = vec![whole_lines(ws_start(text, ch.start))];
+            s.push(Splice {
+                start: prev_comma,
+                end: prev_comma + 1,
+                text: String::new(),
+            });
+            s
+        }
+    }
+}
+
+fn replace_value(text: &str, style: &Style, node: &Node, value: &Value) -> Splice {
+    let indent = line_indent(text, node.start);
+    Splice {
+        start: node.start,
+        end: node.end,
+        text: style.render(value, indent),
+    }
+}
+
+// ------------------------------------------------------------------ host shapes
+
+/// How a host lays out its hook registrations under `hooks.<Event>`.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape {
+    /// `[{matcher, hooks: [handler]}]` (Claude Code, Gemini) rather than a
+    /// flat `[handler]` (Cursor, Copilot).
+    pub nested: bool,
+    /// The file also needs `"version": 1` at the top level.
+    pub version: bool,
+    /// Where a handler keeps its shell command.
+    pub command_keys: &'static [&'static str],
+    /// Where a handler keeps its timeout.
+    pub timeout_keys: &'static [&'static str],
+}
+
+/// One of our entries as it should be: the item that goes into the event's
+/// array (a group for nested shapes, a handler for flat ones).
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub key: String,
+    pub item: Value,
+}
+
+/// One of our handlers found in a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub key: String,
+    pub command: String,
+    pub timeout: Option<u64>,
+}
+
+type Ours<'a> = &'a dyn Fn(&str) -> bool;
+
+fn command_of<'a>(shape: &Shape, handler: &'a Value) -> Option<&'a str> {
+    shape
+        .command_keys
+        .iter()
+        .find_map(|k| handler.get(*k).and_then(Value::as_str))
+}
+
+/// Where one of our handlers sits: member of `hooks`, item, handler in a group.
+#[derive(Debug, Clone, Copy)]
+struct Hit {
+    event: usize,
+    item: usize,
+    handler: Option<usize>,
+}
+
+/// What an event's array holds of ours.
+struct Scan {
+    /// Items whose handlers are all ours.
+    pure: Vec<usize>,
+    /// Our handlers inside items that also hold someone else's.
+    mixed: Vec<Hit>,
+}
+
+fn scan(text: &str, shape: &Shape, ours: Ours, event: usize, arr: &Container) -> Scan {
+    let mut s = Scan {
+        pure: Vec::new(),
+        mixed: Vec::new(),
+    };
+    for (i, item) in arr.children.iter().enumerate() {
+        if shape.nested {
+            let Some((_, handlers)) = item.value.member("hooks") else {
+                continue;
+            };
+            let Some(hs) = handlers.value.array() else {
+                continue;
+            };
+            let mine: Vec<usize> = hs
+                .children
+                .iter()
+                .enumerate()
+                .filter(|(_, h)| command_of(shape, &to_value(text, &h.value)).is_some_and(ours))
+                .map(|(j, _)| j)
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            if mine.len() == hs.children.len() {
+                s.pure.push(i);
+            } else {
+                s.mixed.extend(mine.into_iter().map(|j| Hit {
+                    event,
+                    item: i,
+                    handler: Some(j),
+                }));
+            }
+        } else if command_of(shape, &to_value(text, &item.value)).is_some_and(ours) {
+            s.pure.push(i);
+        }
+    }
+    s
+}
+
+/// Splits off a BOM, and gives an empty document an object to edit.
+fn body_of(text: &str) -> (&'static str, String) {
+    let (bom, body) = match text.strip_prefix(BOM) {
+        Some(rest) => (BOM, rest),
+        None => ("", text),
+    };
+    if body.trim().is_empty() {
+        let tail = if body.is_empty() { "\n" } else { body };
+        (bom, format!("{{}}{tail}"))
+    } else {
+        (bom, body.to_owned())
+    }
+}
+
+fn describe(e: &ParseError) -> String {
+    format!("it is not valid JSON (with comments) at {e}")
+}
+
+/// Whether `c` holds one child and no comment beside it.
+fn bare_only_child(text: &str, c: &Container) -> bool {
+    let [ch] = c.children.as_slice() else {
+        return false;
+    };
+    let own_end = ch.comma.map_or(ch.value.end, |p| p + 1);
+    !has_comment(text, c.open + 1, ch.start) && !has_comment(text, own_end, c.close)
+}
+
+/// The path from the root to a hit, as (container, child index) pairs.
+fn removal(text: &str, root: &Node, hooks_idx: usize, hit: Hit) -> Vec<Splice> {
+    let rootc = root.object().expect("checked by the caller");
+    let hooks = &rootc.children[hooks_idx].value;
+    let hooksc = hooks.object().expect("checked by the caller");
+    let ev = &hooksc.children[hit.event].value;
+    let arr = ev.array().expect("checked by the caller");
+    let mut levels: Vec<(&Container, usize)> =
+        vec![(rootc, hooks_idx), (hooksc, hit.event), (arr, hit.item)];
+    if let Some(h) = hit.handler {
+        let group = &arr.children[hit.item].value;
+        let (_, handlers) = group.member("hooks").expect("scan found it");
+        levels.push((handlers.value.array().expect("scan found it"), h));
+    }
+    // Remove the highest container that our removal would leave empty: a
+    // group without handlers, an event without groups, `hooks` without events.
+    // A container holding a comment stays, so the comment does too.
+    let mut level = levels.len() - 1;
+    while level > 0 && bare_only_child(text, levels[level].0) {
+        level -= 1;
+    }
+    let (c, i) = levels[level];
+    remove_child(text, c, i)
+}
+
+/// Adds or updates our entries, one per event in `entries`, and removes any
+/// other entry of ours (an event no longer wired, a duplicate, our handler
+/// inside someone else's group).
+pub fn install(text: &str, shape: &Shape, entries: &[Entry], ours: Ours) -> Result<String, String> {
+    edit(text, shape, entries, ours, true)
+}
+
+/// Removes every entry of ours, and the containers that only held ours.
+pub fn uninstall(text: &str, shape: &Shape, ours: Ours) -> Result<String, String> {
+    edit(text, shape, &[], ours, false)
+}
+
+fn edit(
+    text: &str,
+    shape: &Shape,
+    entries: &[Entry],
+    ours: Ours,
+    install: bool,
+) -> Result<String, String> {
+    if !install && text.trim_start_matches(BOM).trim().is_empty() {
+        return Ok(text.to_owned());
+    }
+    let (bom, mut body) = body_of(text);
+    let original = body.clone();
+    // One edit per pass, re-reading the file after each: simple to get right
+    // and these files are small. The bound only guards against a bug.
+    for _ in 0..10_000 {
+        let root = parse(&body).map_err(|e| describe(&e))?;
+        match next_edit(&body, &root, shape, entries, ours, install)? {
+            Some(splices) => body = apply(&body, splices),
+            None => {
+                verify(&original, &body, shape, entries, ours)?;
+                return Ok(if !install && body == original {
+                    text.to_owned()
+                } else {
+                    format!("{bom}{body}")
+                });
+            }
+        }
+    }
+    Err("internal error: the edit did not settle".into())
+}
+
+fn next_edit(
+    text: &str,
+    root: &Node,
+    shape: &Shape,
+    entries: &[Entry],
+    ours: Ours,
+    install: bool,
+) -> Result<Option<Vec<Splice>>, String> {
+    let Some(rootc) = root.object() else {
+        return if install {
+            Err("its top level is not an object".into())
+        } else {
+            Ok(None)
+        };
+    };
+    let style = Style::of(text, root);
+    if install && shape.version && root.member("version").is_none() {
+        return Ok(Some(vec![insert_child(
+            text,
+            &style,
+            rootc,
+            Some("version"),
+            &Value::from(1),
+        )]));
+    }
+    let Some((hooks_idx, hooks)) = root.member("hooks") else {
+        if install && !entries.is_empty() {
+            let empty = Value::Object(Map::new());
+            return Ok(Some(vec![insert_child(
+                text,
+                &style,
+                rootc,
+                Some("hooks"),
+                &empty,
+            )]));
+        }
+        return Ok(None);
+    };
+    let Some(hooksc) = hooks.value.object() else {
+        return if install {
+            Err("its `hooks` is not an object".into())
+        } else {
+            Ok(None)
+        };
+    };
+    for (ei, member) in hooksc.children.iter().enumerate() {
+        let key = member.key.as_deref().unwrap_or_default();
+        let wanted = entries.iter().find(|e| e.key == key);
+        let Some(arr) = member.value.array() else {
+            if wanted.is_some() {
+                return Err(format!("its `hooks.{key}` is not an array"));
+            }
+            continue;
+        };
+        let s = scan(text, shape, ours, ei, arr);
+        if let Some(hit) = s.mixed.first() {
+            return Ok(Some(removal(text, root, hooks_idx, *hit)));
+        }
+        match wanted {
+            None => {
+                if let Some(&item) = s.pure.first() {
+                    let hit = Hit {
+                        event: ei,
+                        item,
+                        handler: None,
+                    };
+                    return Ok(Some(removal(text, root, hooks_idx, hit)));
+                }
+            }
+            Some(entry) => {
+                if let Some(&dup) = s.pure.get(1) {
+                    return Ok(Some(remove_child(text, arr, dup)));
+                }
+                match s.pure.first() {
+                    Some(&i) => {
+                        let node = &arr.children[i].value;
+                        if to_value(text, node) != entry.item {
+                            return Ok(Some(vec![replace_value(text, &style, node, &entry.item)]));
+                        }
+                    }
+                    None => {
+                        return Ok(Some(vec![insert_child(
+                            text,
+                            &style,
+                            arr,
+                            None,
+                            &entry.item,
+                        )]));
+                    }
+                }
+            }
+        }
+    }
+    if install {
+        for entry in entries {
+            if hooks.value.member(&entry.key).is_none() {
+                let list = Value::Array(vec![entry.item.clone()]);
+                return Ok(Some(vec![insert_child(
+                    text,
+                    &style,
+                    hooksc,
+                    Some(&entry.key),
+                    &list,
+                )]));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The result must read back: ours exactly as asked, everyone else's
+/// handlers all still there, and strict JSON stays strict JSON.
+fn verify(
+    original: &str,
+    result: &str,
+    shape: &Shape,
+    entries: &[Entry],
+    ours: Ours,
+) -> Result<(), String> {
+    let fail = |why: String| {
+        Err(format!(
+            "internal error: the edited text failed its check ({why}); nothing was written"
+        ))
+    };
+    let root = match parse(result) {
+        Ok(r) => r,
+        Err(e) => return fail(describe(&e)),
+    };
+    if serde_json::from_str::<Value>(original).is_ok()
+        && serde_json::from_str::<Value>(result).is_err()
+    {
+        return fail("strict JSON became JSON with comments".into());
+    }
+    let found = find_in(result, &root, shape, ours);
+    let mut keys: Vec<&str> = found.iter().map(|f| f.key.as_str()).collect();
+    keys.sort_unstable();
+    let mut want: Vec<&str> = entries.iter().map(|e| e.key.as_str()).collect();
+    want.sort_unstable();
+    if keys != want {
+        return fail(format!("our entries are {keys:?}, expected {want:?}"));
+    }
+    let foreign = |text: &str| -> Vec<String> {
+        let Ok(root) = parse(text) else {
+            return Vec::new();
+        };
+        let mut out = all_handlers(text, &root, shape)
+            .into_iter()
+            .filter(|(_, h)| !command_of(shape, h).is_some_and(ours))
+            .map(|(k, h)| format!("{k} {h}"))
+            .collect::<Vec<_>>();
+        out.sort();
+        out
+    };
+    if foreign(original) != foreign(result) {
+        return fail("another tool's hook entry changed".into());
+    }
+    Ok(())
+}
+
+/// Every handler under `hooks.<Event>`, with its event.
+fn all_handlers(text: &str, root: &Node, shape: &Shape) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    let Some((_, hooks)) = root.member("hooks") else {
+        return out;
+    };
+    let Some(hooksc) = hooks.value.object() else {
+        return out;
+    };
+    for member in &hooksc.children {
+        let key = member.key.clone().unwrap_or_default();
+        let Some(arr) = member.value.array() else {
+            continue;
+        };
+        for item in &arr.children {
+            let v = to_value(text, &item.value);
+            if shape.nested {
+                if let Some(hs) = v.get("hooks").and_then(Value::as_array) {
+                    out.extend(hs.iter().map(|h| (key.clone(), h.clone())));
+                }
+            } else {
+                out.push((key.clone(), v));
+            }
+        }
+    }
+    out
+}
+
+fn find_in(text: &str, root: &Node, shape: &Shape, ours: Ours) -> Vec<Found> {
+    all_handlers(text, root, shape)
+        .into_iter()
+        .filter_map(|(key, h)| {
+            let command = command_of(shape, &h).filter(|c| ours(c))?.to_owned();
+            let timeout = shape
+                .timeout_keys
+                .iter()
+                .find_map(|k| h.get(*k).and_then(Value::as_u64));
+            Some(Found {
+                key,
+                command,
+                timeout,
+            })
+        })
+        .collect()
+}
+
+/// Our handlers in a file, in file order.
+pub fn find(text: &str, shape: &Shape, ours: Ours) -> Result<Vec<Found>, String> {
+    let body = text.strip_prefix(BOM).unwrap_or(text);
+    if body.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let root = parse(body).map_err(|e| describe(&e))?;
+    Ok(find_in(body, &root, shape, ours))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const NESTED: Shape = Shape {
+        nested: true,
+        version: false,
+        command_keys: &["command"],
+        timeout_keys: &["timeout"],
+    };
+    const FLAT: Shape = Shape {
+        nested: false,
+        version: true,
+        command_keys: &["command"],
+        timeout_keys: &["timeout"],
+    };
+
+    fn ours(c: &str) -> bool {
+        c.starts_with("'/bin/keryx-hooks' run ")
+    }
+
+    fn group(ev: &str, timeout: u64) -> Entry {
+        Entry {
+            key: ev.into(),
+            item: json!({"matcher": "*", "hooks": [{"type": "command", "command": format!("'/bin/keryx-hooks' run claude-code {ev}"), "timeout": timeout}]}),
+        }
+    }
+
+    fn cycle(seed: &str, shape: &Shape, entries: &[Entry]) -> String {
+        let once = install(seed, shape, entries, &ours).unwrap();
+        let twice = install(&once, shape, entries, &ours).unwrap();
+        assert_eq!(once, twice, "second install changed the file");
+        let back = uninstall(&once, shape, &ours).unwrap();
+        assert_eq!(back, seed, "uninstall did not restore the seed:\n{once}");
+        once
+    }
+
+    #[test]
+    fn reads_comments_trailing_commas_and_spans() {
+        let t = "{ // c\n \"a\": [1, 2,], /* x */ \"b\": {\"c\": \"d\\\"\"},\n}";
+        let root = parse(t).unwrap();
+        let (_, a) = root.member("a").unwrap();
+        assert_eq!(&t[a.value.start..a.value.end], "[1, 2,]");
+        assert!(a.value.array().unwrap().children[1].comma.is_some());
+        assert_eq!(to_value(t, &root), json!({"a": [1, 2], "b": {"c": "d\""}}));
+    }
+
+    #[test]
+    fn refuses_broken_and_deep_documents() {
+        for bad in [
+            "{",
+            "{\"a\" 1}",
+            "[1 2]",
+            "{\"a\": tru}",
+            "/* open",
+            "{,}",
+            "{\"a\": 01x}",
+            "[\"\\x\"]",
+        ] {
+            assert!(parse(bad).is_err(), "{bad} parsed");
+        }
+        let deep = "[".repeat(100_000);
+        let e = parse(&deep).unwrap_err();
+        assert_eq!(e.line, 1);
+        let e = parse("{\n  \"a\": 1\n  \"b\": 2\n}").unwrap_err();
+        assert_eq!((e.line, e.column), (3, 3));
+    }
+
+    #[test]
+    fn new_file_and_empty_file() {
+        let out = install("", &NESTED, &[group("PreToolUse", 19)], &ours).unwrap();
+        assert_eq!(
+            install(&out, &NESTED, &[group("PreToolUse", 19)], &ours).unwrap(),
+            out
+        );
+        // What is left of a file we created; the file layer deletes it.
+        assert_eq!(uninstall(&out, &NESTED, &ours).unwrap(), "{}\n");
+        assert_eq!(
+            out,
+            "{\n  \"hooks\": {\n    \"PreToolUse\": [\n      {\n        \"matcher\": \"*\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"'/bin/keryx-hooks' run claude-code PreToolUse\",\n            \"timeout\": 19\n          }\n        ]\n      }\n    ]\n  }\n}\n"
+        );
+        let out = install(
+            "",
+            &FLAT,
+            &[Entry {
+                key: "stop".into(),
+                item: json!({"command": "'/bin/keryx-hooks' run cursor stop"}),
+            }],
+            &ours,
+        )
+        .unwrap();
+        assert!(
+            out.starts_with("{\n  \"version\": 1,\n  \"hooks\": {"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn foreign_entries_keys_and_order_survive() {
+        let seed = r#"{
+  "model": "opus",
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "Bash",
+        "hooks": [{ "type": "command", "command": "lint.sh" }]
+      }
+    ],
+    "Notification": []
+  },
+  "permissions": { "allow": ["Bash(ls)"] }
+}
+"#;
+        let out = cycle(seed, &NESTED, &[group("PreToolUse", 19), group("Stop", 8)]);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            v["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+            "lint.sh"
+        );
+        assert_eq!(v["hooks"]["PreToolUse"][1]["hooks"][0]["timeout"], 19);
+        assert_eq!(v["hooks"]["Notification"], json!([]));
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["model", "hooks", "permissions"]);
+    }
+
+    #[test]
+    fn comments_trailing_commas_bom_and_crlf_are_kept() {
+        let seed = "\u{feff}{\r\n\t// my settings\r\n\t\"hooks\": {\r\n\t\t/* keep */\r\n\t\t\"PreToolUse\": [\r\n\t\t\t{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"x\"}]},\r\n\t\t],\r\n\t},\r\n}\r\n";
+        let out = cycle(seed, &NESTED, &[group("PreToolUse", 19), group("Stop", 8)]);
+        assert!(out.starts_with('\u{feff}'));
+        assert!(out.contains("// my settings") && out.contains("/* keep */"));
+        assert!(
+            !out.replace("\r\n", "").contains('\n'),
+            "LF crept into a CRLF file:\n{out:?}"
+        );
+        assert!(
+            out.contains("\r\n\t\t\t{\r\n\t\t\t\t\"matcher\": \"*\""),
+            "{out}"
+        );
+        let found = find(&out, &NESTED, &ours).unwrap();
+        assert_eq!(found.len(), 2);
+    }
+
+    #[test]
+    fn empty_hooks_object_and_inline_arrays() {
+        for seed in [
+            "{\"hooks\": {}}",
+            "{\"hooks\": {\"PreToolUse\": [{\"matcher\": \"x\", \"hooks\": []}]}}",
+            "{\n  \"hooks\": { // none yet\n  }\n}\n",
+            "{}",
+            "{ }\n",
+        ] {
+            let once = install(seed, &NESTED, &[group("PreToolUse", 19)], &ours).unwrap();
+            assert_eq!(
+                install(&once, &NESTED, &[group("PreToolUse", 19)], &ours).unwrap(),
+                once
+            );
+            assert_eq!(find(&once, &NESTED, &ours).unwrap().len(), 1, "{once}");
+            let back = uninstall(&once, &NESTED, &ours).unwrap();
+            // An empty `hooks` goes with our last entry; the file layer
+            // restores the exact bytes from its backup.
+            let norm = |t: &str| {
+                let mut v = to_value(t, &parse(t).unwrap());
+                if v["hooks"] == json!({}) {
+                    v.as_object_mut().unwrap().remove("hooks");
+                }
+                v
+            };
+            assert_eq!(norm(&back), norm(seed), "{seed} -> {once} -> {back}");
+            if seed.contains("none yet") {
+                assert_eq!(back, seed, "{once}");
+            }
+        }
+    }
+
+    #[test]
+    fn updates_in_place_and_drops_stale_and_duplicate_entries() {
+        let seed = "{\"hooks\": {}}";
+        let a = install(
+            seed,
+            &NESTED,
+            &[group("PreToolUse", 19), group("Stop", 8)],
+            &ours,
+        )
+        .unwrap();
+        let b = install(&a, &NESTED, &[group("PreToolUse", 25)], &ours).unwrap();
+        let found = find(&b, &NESTED, &ours).unwrap();
+        assert_eq!(
+            found,
+            vec![Found {
+                key: "PreToolUse".into(),
+                command: "'/bin/keryx-hooks' run claude-code PreToolUse".into(),
+                timeout: Some(25)
+            }]
+        );
+
+        // Our handler inside a foreign group is taken out of it; a duplicate group goes.
+        let mixed = r#"{"hooks": {"PreToolUse": [
+  {"matcher": "*", "hooks": [{"type": "command", "command": "lint.sh"}, {"type": "command", "command": "'/bin/keryx-hooks' run claude-code PreToolUse"}]},
+  {"matcher": "*", "hooks": [{"type": "command", "command": "'/bin/keryx-hooks' run claude-code PreToolUse"}]},
+  {"matcher": "*", "hooks": [{"type": "command", "command": "'/bin/keryx-hooks' run claude-code PreToolUse"}]}
+]}}"#;
+        let out = install(mixed, &NESTED, &[group("PreToolUse", 19)], &ours).unwrap();
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            v["hooks"]["PreToolUse"].as_array().unwrap().len(),
+            2,
+            "{out}"
+        );
+        assert_eq!(
+            v["hooks"]["PreToolUse"][0]["hooks"],
+            json!([{"type": "command", "command": "lint.sh"}])
+        );
+        assert_eq!(v["hooks"]["PreToolUse"][1], group("PreToolUse", 19).item);
+    }
+
+    #[test]
+    fn refuses_wrong_shapes_without_guessing() {
+        assert!(
+            install("[1]", &NESTED, &[group("Stop", 1)], &ours)
+                .unwrap_err()
+                .contains("top level")
+        );
+        assert!(
+            install("{\"hooks\": []}", &NESTED, &[group("Stop", 1)], &ours)
+                .unwrap_err()
+                .contains("`hooks`")
+        );
+        assert!(
+            install(
+                "{\"hooks\": {\"Stop\": {}}}",
+                &NESTED,
+                &[group("Stop", 1)],
+                &ours
+            )
+            .unwrap_err()
+            .contains("hooks.Stop")
+        );
+        assert!(
+            install("{\"a\": 1,, }", &NESTED, &[group("Stop", 1)], &ours)
+                .unwrap_err()
+                .contains("line 1")
+        );
+        // Uninstall of something that is not ours leaves it alone.
+        assert_eq!(uninstall("[1]", &NESTED, &ours).unwrap(), "[1]");
+        assert_eq!(uninstall("", &NESTED, &ours).unwrap(), "");
+    }
+
+    #[test]
+    fn removal_next_to_comments_keeps_the_file_valid() {
+        let seed = "{\n  \"hooks\": {\n    \"Stop\": [\n      {\"hooks\": [{\"command\": \"a\"}]}, // foreign\n      {\"hooks\": [{\"command\": \"'/bin/keryx-hooks' run claude-code Stop\"}]}\n    ]\n  }\n}\n";
+        let out = uninstall(seed, &NESTED, &ours).unwrap();
+        let v = to_value(&out, &parse(&out).unwrap());
+        assert_eq!(
+            v,
+            json!({"hooks": {"Stop": [{"hooks": [{"command": "a"}]}]}}),
+            "{out}"
+        );
+        assert!(out.contains("// foreign"));
+        let seed = "{\"hooks\": {\"Stop\": [\n  {\"hooks\": [{\"command\": \"'/bin/keryx-hooks' run claude-code Stop\"}]}, // ours\n  /* theirs */ {\"hooks\": [{\"command\": \"a\"}]}\n]}}";
+        let out = uninstall(seed, &NESTED, &ours).unwrap();
+        assert_eq!(
+            to_value(&out, &parse(&out).unwrap()),
+            json!({"hooks": {"Stop": [{"hooks": [{"command": "a"}]}]}}),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn one_line_files_stay_one_line() {
+        let seed = "{\"version\": 1, \"hooks\": {\"stop\": [{\"command\": \"a\"}]}}";
+        let e = Entry {
+            key: "stop".into(),
+            item: json!({"command": "'/bin/keryx-hooks' run cursor stop", "timeout": 8}),
+        };
+        let out = cycle(seed, &FLAT, &[e]);
+        assert_eq!(
+            out,
+            "{\"version\": 1, \"hooks\": {\"stop\": [{\"command\": \"a\"}, {\"command\":\"'/bin/keryx-hooks' run cursor stop\",\"timeout\":8}]}}"
+        );
+    }
+}

@@ -1,0 +1,654 @@
+//! Snapshots and drift through the real binary: every drift state produced
+//! and classified by `status`, `doctor --fix` repairing them, the
+//! SessionStart drift line, `kill -9` in the middle of a sync, and a full
+//! disk (a tiny tmpfs in a private mount namespace).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use keryx_hooks::install::{manifest, snapshot};
+use serde_json::{Value, json};
+
+use crate::common::{BIN, Env, Run};
+
+const HOOKS: &str = r#"{"schemaVersion": "1.0.0", "hooks": {}}"#;
+
+/// A hook source in `$KERYX_HOME`: hooks.json and a script beside it.
+fn with_source() -> Env {
+    let env = Env::new();
+    env.write(env.user_hooks(), HOOKS);
+    env.script(
+        env.keryx_home().join("scripts/gate.sh"),
+        "#!/bin/sh\nexit 0\n",
+    );
+    env
+}
+
+fn root(env: &Env) -> PathBuf {
+    env.home.join(".agentic/hooks-snapshot")
+}
+
+fn key(env: &Env) -> String {
+    snapshot::snapshot_key(&env.keryx_home())
+}
+
+fn claude_settings(env: &Env) -> PathBuf {
+    env.home.join(".claude/settings.json")
+}
+
+/// Wires Claude Code the way `install claude-code` does: the snapshot
+/// records the host, and every event the adapter maps runs the shim at it.
+fn wire_claude(env: &Env, skip_event: Option<&str>) {
+    let key = key(env);
+    snapshot::sync(
+        &env.keryx_home(),
+        &root(env),
+        &["claude-code".into()],
+        false,
+    )
+    .unwrap();
+    let adapter = keryx_hooks::hosts::adapter("claude-code").unwrap();
+    let mut hooks = serde_json::Map::new();
+    for (event, _) in adapter.wired_events() {
+        if Some(event) == skip_event {
+            continue;
+        }
+        let command = format!("'{BIN}' run claude-code {event} --snapshot {key}");
+        hooks.insert(
+            event.to_owned(),
+            json!([{"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": 600}]}]),
+        );
+    }
+    env.write(
+        claude_settings(env),
+        serde_json::to_string_pretty(&json!({"hooks": hooks})).unwrap(),
+    );
+}
+
+fn status(env: &Env) -> (i32, Value) {
+    let r = env.run(&["status", "--json"]);
+    let v = r.json();
+    (r.code, v)
+}
+
+/// The state `status --json` reports for `$KERYX_HOME`.
+fn state(env: &Env) -> String {
+    let (code, v) = status(env);
+    let s = v["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == key(env))
+        .unwrap_or_else(|| panic!("no status for the source: {v:#}"));
+    let state = s["state"].as_str().unwrap_or("warning").to_owned();
+    assert_eq!(code, if state == "current" { 0 } else { 1 }, "{v:#}");
+    state
+}
+
+fn session_start(env: &Env) -> Run {
+    let payload = json!({
+        "session_id": "s-1",
+        "cwd": env.project,
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    });
+    let r = env.run_stdin(
+        &[
+            "run",
+            "claude-code",
+            "SessionStart",
+            "--snapshot",
+            &key(env),
+        ],
+        payload.to_string(),
+    );
+    r.code(0);
+    r
+}
+
+#[test]
+fn status_with_nothing_installed_says_so() {
+    let env = Env::new();
+    env.run(&["status"])
+        .code(0)
+        .stdout_has("no hook source")
+        .stdout_has(".keryx/hooks.json");
+    // A directory that is not a hook source is a warning, not "never migrated".
+    let (code, v) = {
+        let r = env.run(&["status", "--json", "--source", "/nonexistent"]);
+        (r.code, r.json())
+    };
+    assert_eq!(code, 1);
+    assert!(
+        v["sources"][0]["warning"]
+            .as_str()
+            .unwrap()
+            .contains("not a hook source"),
+        "{v:#}"
+    );
+}
+
+#[test]
+fn every_drift_state_is_produced_and_classified() {
+    let env = with_source();
+    assert_eq!(state(&env), "never_migrated");
+    env.run(&["status"])
+        .code(1)
+        .stdout_has("never_migrated")
+        .stdout_has("hint: run `keryx-hooks install <host>...`");
+
+    // A snapshot no host uses yet.
+    snapshot::sync(&env.keryx_home(), &root(&env), &[], false).unwrap();
+    assert_eq!(state(&env), "half_applied");
+
+    // Recorded for Claude Code, but one mapped event is not wired.
+    wire_claude(&env, Some("Stop"));
+    assert_eq!(state(&env), "half_applied");
+    env.run(&["status"])
+        .code(1)
+        .stdout_has("claude-code: not wired");
+
+    wire_claude(&env, None);
+    assert_eq!(state(&env), "current");
+    env.run(&["status"])
+        .code(0)
+        .stdout_has("claude-code: wired");
+
+    env.script(
+        env.keryx_home().join("scripts/gate.sh"),
+        "#!/bin/sh\necho changed\nexit 0\n",
+    );
+    assert_eq!(state(&env), "stale_but_stable");
+    env.run(&["status"])
+        .code(1)
+        .stdout_has("hint: run `keryx-hooks doctor --fix`");
+
+    // Half applied is reported before stale: the order is the contract.
+    wire_claude(&env, Some("PreToolUse"));
+    env.script(
+        env.keryx_home().join("scripts/gate.sh"),
+        "#!/bin/sh\nexit 1\n",
+    );
+    assert_eq!(state(&env), "half_applied");
+
+    // A broken manifest is a warning, never current.
+    std::fs::write(root(&env).join(key(&env)).join("manifest.json"), "{").unwrap();
+    let (code, v) = status(&env);
+    assert_eq!(code, 1);
+    let s = &v["sources"][0];
+    assert!(s["state"].is_null(), "{v:#}");
+    assert!(s["warning"].as_str().unwrap().contains("manifest"), "{v:#}");
+}
+
+#[test]
+fn doctor_fix_repairs_stale_but_stable() {
+    let env = with_source();
+    wire_claude(&env, None);
+    env.write(env.user_hooks(), format!("{HOOKS}\n"));
+    assert_eq!(state(&env), "stale_but_stable");
+
+    let r = env.run(&["doctor", "--json"]);
+    let v = r.json();
+    let drift = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"].as_str().unwrap().starts_with("drift"))
+        .unwrap();
+    assert_eq!(drift["status"], "warn");
+    assert_eq!(drift["fix"], "keryx-hooks doctor --fix");
+
+    let r = env.run(&["doctor", "--fix", "--json"]);
+    let v = r.json();
+    assert!(
+        v["fixes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["action"] == "resync" && f["ok"] == true),
+        "{v:#}"
+    );
+    assert!(
+        v["fixed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("drift")),
+        "{v:#}"
+    );
+    assert_eq!(state(&env), "current");
+    // What the snapshot holds is the edited source.
+    assert_eq!(
+        std::fs::read_to_string(root(&env).join(key(&env)).join("hooks.json")).unwrap(),
+        format!("{HOOKS}\n")
+    );
+    // A second --fix has nothing to do and changes nothing.
+    let manifest_before = std::fs::read(root(&env).join(key(&env)).join("manifest.json")).unwrap();
+    env.run(&["doctor", "--fix"])
+        .stdout_has("--fix: nothing to do");
+    assert_eq!(
+        std::fs::read(root(&env).join(key(&env)).join("manifest.json")).unwrap(),
+        manifest_before
+    );
+}
+
+#[test]
+fn doctor_fix_rewires_a_half_applied_host() {
+    let env = with_source();
+    wire_claude(&env, Some("Stop"));
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(claude_settings(&env)).unwrap()).unwrap();
+    v["model"] = json!("opus");
+    env.write(
+        claude_settings(&env),
+        serde_json::to_string_pretty(&v).unwrap(),
+    );
+    assert_eq!(state(&env), "half_applied");
+
+    let r = env.run(&["doctor", "--fix", "--json"]);
+    let v = r.json();
+    let rewire = v["fixes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["action"] == "rewire")
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(rewire["ok"], true, "{v:#}");
+    assert_eq!(state(&env), "current");
+    let after: Value =
+        serde_json::from_str(&std::fs::read_to_string(claude_settings(&env)).unwrap()).unwrap();
+    assert_eq!(after["model"], "opus", "foreign keys survive the rewire");
+    assert!(after["hooks"]["Stop"].to_string().contains(&key(&env)));
+}
+
+/// The installer and the classifier agree: `install claude-code` gives
+/// `current`, an edit of the source gives `stale_but_stable`.
+#[test]
+fn install_then_edit_then_doctor_fix() {
+    let env = with_source();
+    env.run(&["install", "claude-code"]).code(0);
+    assert_eq!(state(&env), "current");
+    env.script(env.keryx_home().join("scripts/new.sh"), "#!/bin/sh\n");
+    assert_eq!(state(&env), "stale_but_stable");
+    assert!(session_start(&env).stdout.contains("doctor --fix"));
+    env.run(&["doctor", "--fix"]);
+    assert_eq!(state(&env), "current");
+    assert!(root(&env).join(key(&env)).join("scripts/new.sh").is_file());
+}
+
+#[test]
+fn doctor_fix_on_half_applied_says_what_it_could_not_fix() {
+    let env = with_source();
+    env.run(&["doctor", "--fix"]);
+    // Synced, but nothing records a host: the fix names the install command.
+    assert_eq!(state(&env), "half_applied");
+    let r = env.run(&["doctor", "--fix", "--json"]);
+    r.code(1);
+    let v = r.json();
+    let rewire = v["fixes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["action"] == "rewire")
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(rewire["ok"], false);
+    assert_eq!(rewire["command"], "keryx-hooks install <host>...");
+}
+
+#[test]
+fn session_start_drift_line_appears_after_a_change_and_clears_after_doctor_fix() {
+    let env = with_source();
+    wire_claude(&env, None);
+    let quiet = session_start(&env);
+    assert!(!quiet.stdout.contains("doctor --fix"), "{}", quiet.stdout);
+
+    env.script(
+        env.keryx_home().join("scripts/gate.sh"),
+        "#!/bin/sh\necho new\nexit 0\n",
+    );
+    let r = session_start(&env);
+    let v = r.json();
+    let msg = v["systemMessage"].as_str().unwrap_or_default();
+    assert!(msg.contains("keryx-hooks doctor --fix"), "{v:#}");
+    assert!(msg.contains("has changed since snapshot"), "{v:#}");
+    assert_eq!(
+        r.stdout.matches("has changed since snapshot").count(),
+        // Once as a message, once in the context the model sees.
+        msg.matches("has changed").count()
+            + v["hookSpecificOutput"]["additionalContext"]
+                .as_str()
+                .unwrap_or_default()
+                .matches("has changed")
+                .count(),
+    );
+    assert_eq!(msg.matches("has changed since snapshot").count(), 1);
+
+    env.run(&["doctor", "--fix"]);
+    let after = session_start(&env);
+    assert!(!after.stdout.contains("doctor --fix"), "{}", after.stdout);
+
+    // Fail-open: an unreadable manifest costs a warning line, never the event.
+    std::fs::write(root(&env).join(key(&env)).join("manifest.json"), "{").unwrap();
+    let broken = session_start(&env);
+    assert!(
+        broken.stdout.contains("could not check"),
+        "{}",
+        broken.stdout
+    );
+}
+
+#[test]
+fn doctor_reports_checks_as_data_and_prunes_stale_sessions() {
+    let env = with_source();
+    wire_claude(&env, None);
+    let old = env.home.join(".local/state/keryx/sessions/claude-code-old");
+    std::fs::create_dir_all(&old).unwrap();
+    let touched = Command::new("touch")
+        .args(["-d", "10 days ago"])
+        .arg(&old)
+        .status()
+        .unwrap();
+    assert!(touched.success());
+
+    let v = env.run(&["doctor", "--json"]).json();
+    let checks = v["checks"].as_array().unwrap();
+    for c in checks {
+        assert!(c["name"].is_string() && c["detail"].is_string(), "{c}");
+        assert!(["ok", "warn", "fail"].contains(&c["status"].as_str().unwrap()));
+    }
+    let by_name = |n: &str| {
+        checks
+            .iter()
+            .find(|c| c["name"] == n)
+            .unwrap_or_else(|| panic!("no `{n}` check: {v:#}"))
+    };
+    assert_eq!(by_name("binary (claude-code)")["status"], "ok");
+    assert_eq!(by_name("wiring (claude-code)")["status"], "ok");
+    assert_eq!(
+        by_name(&format!("snapshot ({})", key(&env)))["status"],
+        "ok"
+    );
+    assert_eq!(by_name("config")["status"], "ok");
+    assert_eq!(by_name("project-trust")["status"], "ok");
+    assert_eq!(by_name("sessions")["status"], "warn");
+    assert!(checks.iter().any(|c| c["name"] == "sandbox"));
+
+    // A tampered snapshot fails the manifest check until --fix rebuilds it.
+    std::fs::write(
+        root(&env).join(key(&env)).join("scripts/gate.sh"),
+        "#!/bin/sh\nexit 0 # evil\n",
+    )
+    .unwrap();
+    let v = env.run(&["doctor", "--json"]).json();
+    let snap = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == format!("snapshot ({})", key(&env)))
+        .unwrap()
+        .clone();
+    assert_eq!(snap["status"], "fail");
+    assert!(snap["detail"].as_str().unwrap().contains("differs"));
+
+    let r = env.run(&["doctor", "--fix", "--json"]);
+    let v = r.json();
+    r.code(0);
+    assert!(!old.exists(), "stale session dir pruned");
+    let open: Vec<&str> = v["notFixed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        !open
+            .iter()
+            .any(|n| n.starts_with("snapshot") || *n == "sessions"),
+        "{v:#}"
+    );
+}
+
+/// The host config names a binary that is gone: doctor fails and names the
+/// command that rewires it.
+#[test]
+fn doctor_flags_a_missing_binary_and_a_dangling_snapshot() {
+    let env = with_source();
+    wire_claude(&env, None);
+    let text = std::fs::read_to_string(claude_settings(&env)).unwrap();
+    env.write(
+        claude_settings(&env),
+        text.replace(BIN, "/nonexistent/keryx-hooks")
+            .replace(&key(&env), "gone-0123456789ab"),
+    );
+    let r = env.run(&["doctor", "--json"]);
+    r.code(1);
+    let v = r.json();
+    let checks = v["checks"].as_array().unwrap();
+    let bin = checks
+        .iter()
+        .find(|c| c["name"] == "binary (claude-code)")
+        .unwrap();
+    assert_eq!(bin["status"], "fail");
+    assert_eq!(bin["fix"], "keryx-hooks install claude-code");
+    let wiring = checks
+        .iter()
+        .find(|c| c["name"] == "wiring (claude-code)")
+        .unwrap();
+    assert_eq!(wiring["status"], "fail");
+    assert!(
+        wiring["detail"]
+            .as_str()
+            .unwrap()
+            .contains("gone-0123456789ab")
+    );
+}
+
+// ------------------------------------------------------------------ kill -9
+
+/// Every file of a directory tree, relative path → bytes.
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// A source big enough that a sync takes a while: 150 files of 32 KiB whose
+/// bytes depend on `version`.
+fn write_version(env: &Env, version: u8) -> BTreeMap<String, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    files.insert("hooks.json".to_owned(), HOOKS.as_bytes().to_vec());
+    for i in 0..150 {
+        files.insert(
+            format!("scripts/s{i:03}.sh"),
+            vec![b'a' + version + (i % 7) as u8; 32 * 1024],
+        );
+    }
+    for (rel, bytes) in &files {
+        env.write(env.keryx_home().join(rel), bytes);
+    }
+    files
+}
+
+/// xorshift, so the kill points differ per run; the seed is printed.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+#[test]
+fn kill_9_mid_sync_never_leaves_a_half_snapshot() {
+    let env = Env::new();
+    let a = write_version(&env, 0);
+    let b_files = {
+        let mut b = a.clone();
+        for (rel, bytes) in b.iter_mut() {
+            if rel != "hooks.json" {
+                bytes.iter_mut().for_each(|x| *x += 10);
+            }
+        }
+        b
+    };
+    env.run(&["doctor", "--fix"]);
+    let dir = root(&env).join(key(&env));
+    let without_manifest = |t: &BTreeMap<String, Vec<u8>>| {
+        let mut t = t.clone();
+        t.remove("manifest.json");
+        t
+    };
+    assert_eq!(without_manifest(&tree(&dir)), a);
+
+    // How long one full resync takes, to spread the kills across it.
+    write_version(&env, 10);
+    let t0 = Instant::now();
+    env.run(&["doctor", "--fix"]);
+    let full = t0.elapsed();
+    assert_eq!(without_manifest(&tree(&dir)), b_files);
+
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    let mut rng = Rng(seed);
+    let mut interrupted = 0;
+    for round in 0..50 {
+        // Point the source at whichever version the snapshot does not hold.
+        let now = without_manifest(&tree(&dir));
+        let next = if now == a { 10 } else { 0 };
+        write_version(&env, next);
+        let mut child = env
+            .cmd(&["doctor", "--fix"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let delay = Duration::from_micros(rng.next() % (full.as_micros() as u64 * 6 / 5 + 1));
+        std::thread::sleep(delay);
+        let _ = child.kill(); // SIGKILL
+        child.wait().unwrap();
+
+        let snap = tree(&dir);
+        let files = without_manifest(&snap);
+        assert!(
+            files == a || files == b_files,
+            "round {round} (seed {seed}, kill after {delay:?}): the snapshot is neither version"
+        );
+        let m = manifest::read(&dir).unwrap();
+        manifest::verify(&dir, &m)
+            .unwrap_or_else(|e| panic!("round {round}: manifest does not match: {e}"));
+        if snapshot::leftovers(&root(&env))
+            .iter()
+            .any(|p| p.file_name().unwrap().to_string_lossy().contains(".tmp-"))
+        {
+            interrupted += 1;
+        }
+    }
+    assert!(
+        interrupted > 0,
+        "no kill landed while a temp copy existed (seed {seed}, one resync takes {full:?}); \
+         the test did not exercise the window"
+    );
+
+    env.run(&["doctor", "--fix"]);
+    let names: Vec<String> = std::fs::read_dir(root(&env))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, [key(&env)], "leftovers after the next run");
+}
+
+// ------------------------------------------------------------------ ENOSPC
+
+/// A resync that runs out of space (a 512 KiB tmpfs as the snapshot root, in
+/// a private mount namespace so nothing leaks) leaves the installed snapshot
+/// byte-identical, removes its temp copy and exits non-zero.
+#[test]
+fn enospc_leaves_the_original_snapshot_identical() {
+    let env = with_source();
+    let snap_root = root(&env);
+    std::fs::create_dir_all(&snap_root).unwrap();
+    let out = env.home.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let big = env.home.join("big.bin");
+    std::fs::write(&big, vec![7u8; 700 * 1024]).unwrap();
+
+    let script = r#"
+set -e
+mount -t tmpfs -o size=512k tmpfs "$ROOT"
+"$BIN" doctor --fix > "$OUT/first.txt" 2>&1 || true
+(cd "$ROOT" && find . -type f -exec sha256sum {} + | sort) > "$OUT/before"
+cp "$BIG" "$KERYX_SRC/big.bin"
+set +e
+"$BIN" doctor --fix --json > "$OUT/fix.json" 2> "$OUT/fix.err"
+echo $? > "$OUT/rc"
+(cd "$ROOT" && find . | sort) > "$OUT/after-list"
+(cd "$ROOT" && find . -type f -exec sha256sum {} + | sort) > "$OUT/after"
+"#;
+    let base = env.cmd(&[]);
+    let mut c = Command::new("unshare");
+    c.args(["--user", "--map-root-user", "--mount", "sh", "-c", script])
+        .current_dir(&env.project)
+        .env_clear();
+    for (k, v) in base.get_envs() {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
+    c.env("ROOT", &snap_root)
+        .env("BIN", BIN)
+        .env("OUT", &out)
+        .env("BIG", &big)
+        .env("KERYX_SRC", env.keryx_home());
+    let r = Run::from(c.output().expect(
+        "`unshare` (util-linux) is needed for the ENOSPC test: it mounts a tiny tmpfs in a private namespace",
+    ));
+    assert_eq!(
+        r.code, 0,
+        "unshare/mount failed (user namespaces must be available):\n{}",
+        r.stderr
+    );
+    let read = |n: &str| std::fs::read_to_string(out.join(n)).unwrap();
+    let before = read("before");
+    assert!(
+        before.contains("./") && before.contains("hooks.json"),
+        "{before}\n{}",
+        read("first.txt")
+    );
+    assert_eq!(read("after"), before, "the installed snapshot changed");
+    assert!(
+        !read("after-list").contains(".tmp-"),
+        "{}",
+        read("after-list")
+    );
+    assert_eq!(read("rc").trim(), "1");
+    let v: Value = serde_json::from_str(&read("fix.json")).unwrap();
+    let resync = v["fixes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["action"] == "resync")
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(resync["ok"], false);
+    let detail = resync["detail"].as_str().unwrap();
+    assert!(detail.contains("No space left on device"), "{detail}");
+    assert!(detail.contains("is unchanged"), "{detail}");
+}
