@@ -24,8 +24,10 @@ use crate::runtime::types::{
 pub const MAX_CONTEXT_BYTES: usize = 20 * 1024;
 /// reason / stderr-as-reason kept per hook.
 pub const MAX_REASON_BYTES: usize = 4000;
-/// Observe/context hooks running at once.
-pub const MAX_PARALLEL: usize = 16;
+/// Observe/context hooks running at once: enough that a typical event's
+/// observers all start together, bounded so 500 registrations cannot fork
+/// 500 processes at once.
+pub const MAX_PARALLEL: usize = 32;
 
 /// Runs an in-process built-in (the learning observer, impact evidence).
 pub type BuiltinRunner<'a> =

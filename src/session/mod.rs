@@ -121,14 +121,21 @@ impl Session {
 }
 
 impl Locked {
-    /// Writes the state atomically (temp file + rename) while still locked.
+    /// Rewrites the state in one write, in place, while still locked. Every
+    /// reader takes the same lock first, so nobody sees a half-written
+    /// file; after a crash mid-write the file is read back as a fresh
+    /// state (one duplicate delivery re-evaluated at worst). No temp file,
+    /// no fsync: this runs on every tool call and durability buys nothing
+    /// for per-session bookkeeping.
     pub fn save(&self) -> std::io::Result<()> {
-        let mut tmp = tempfile::NamedTempFile::new_in(&self.dir)?;
-        serde_json::to_writer(&mut tmp, &self.state)?;
-        tmp.as_file().sync_data()?;
-        tmp.persist(self.dir.join("state.json"))
-            .map_err(|e| e.error)?;
-        Ok(())
+        let bytes = serde_json::to_vec(&self.state)?;
+        let mut f = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.dir.join("state.json"))?;
+        f.write_all(&bytes)?;
+        f.set_len(bytes.len() as u64)
     }
 
     /// Appends `hook_invocation` entries to `records.jsonl`, one line each,
