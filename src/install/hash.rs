@@ -307,9 +307,10 @@ pub fn source_hash(source: &Path, cache: Option<&Path>) -> Result<String, String
         digests.push(digest);
     }
     let before = stored.entries.len();
-    stored
-        .entries
-        .retain(|rel, _| listing.files.iter().any(|f| &f.rel == rel));
+    // A set, not a scan per entry: the scan made this quadratic in the
+    // number of files (half a million comparisons for 1,000 files).
+    let present: std::collections::HashSet<&_> = listing.files.iter().map(|f| &f.rel).collect();
+    stored.entries.retain(|rel, _| present.contains(rel));
     dirty |= stored.entries.len() != before;
     if dirty
         && let Some(path) = cache
