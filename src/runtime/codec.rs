@@ -116,6 +116,12 @@ pub fn timestamp_now() -> String {
 }
 
 pub fn format_timestamp(secs: i64, millis: u32) -> String {
+    let (y, m, d, hh, mm, ss) = civil_utc(secs);
+    format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}.{millis:03}Z")
+}
+
+/// Year, month, day, hour, minute, second (UTC) of a Unix time.
+pub fn civil_utc(secs: i64) -> (i64, i64, i64, i64, i64, i64) {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     // Civil-from-days (proleptic Gregorian), after Howard Hinnant's algorithm.
@@ -128,12 +134,7 @@ pub fn format_timestamp(secs: i64, millis: u32) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    (y, m, d, rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
 #[cfg(test)]
