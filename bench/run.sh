@@ -77,10 +77,14 @@ if [[ -n "${KERYX_BIN:-}" ]]; then
     KERYX_BUILD="given binary (KERYX_BIN), $("$KERYX" --version 2>/dev/null || echo '?')"
 else
     KERYX_BUILD="built from $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- src Cargo.toml Cargo.lock build.rs adapters schema 2>/dev/null || echo ' + uncommitted changes')"
-    say "building keryx-hooks (release)"
-    cargo build --release --quiet --bin keryx-hooks
+    # Built as install/install.sh builds it (static, non-PIE on Linux/glibc).
+    # shellcheck source=install/release-env.sh disable=SC1091
+    . install/release-env.sh
+    say "building keryx-hooks (release, $KERYX_RELEASE_TARGET${KERYX_RELEASE_RUSTFLAGS:+, $KERYX_RELEASE_RUSTFLAGS})"
+    RUSTFLAGS="${RUSTFLAGS:-} $KERYX_RELEASE_RUSTFLAGS" \
+        cargo build --release --quiet --bin keryx-hooks --target "$KERYX_RELEASE_TARGET"
     target_dir="$(cargo metadata --format-version 1 --no-deps | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
-    KERYX="$target_dir/release/keryx-hooks"
+    KERYX="$target_dir/$KERYX_RELEASE_TARGET/release/keryx-hooks"
 fi
 [[ -x "$KERYX" ]] || die "no keryx-hooks binary at $KERYX"
 

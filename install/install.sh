@@ -7,7 +7,8 @@
 #
 # Wiring is `keryx-hooks install <host>...`: it snapshots ~/.keryx (created
 # with the built-in hooks only when missing) and merges its entries into each
-# host's config without touching anything else. Run it again at any time.
+# host's config without touching anything else (OpenCode gets a generated
+# plugin file in its plugin directory). Run it again at any time.
 #
 # KERYX_HOOKS_BIN=/path/to/keryx-hooks skips the build and wires with that binary.
 set -eu
@@ -20,7 +21,10 @@ else
         echo "error: cargo not found; install Rust first (https://rustup.rs), then run this again" >&2
         exit 1
     fi
-    cargo install --locked --path .
+    # shellcheck source=install/release-env.sh disable=SC1091
+    . install/release-env.sh
+    RUSTFLAGS="${RUSTFLAGS:-} $KERYX_RELEASE_RUSTFLAGS" \
+        cargo install --locked --path . --target "$KERYX_RELEASE_TARGET"
     bin="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin/keryx-hooks"
 fi
 "$bin" --version
@@ -35,9 +39,10 @@ if [ "$#" -eq 0 ]; then
     if found "$HOME/.cursor"; then set -- "$@" cursor; fi
     if found "${COPILOT_HOME:-$HOME/.copilot}"; then set -- "$@" copilot; fi
     if found "${KIMI_CODE_HOME:-$HOME/.kimi-code}" || found "$HOME/.kimi"; then set -- "$@" kimi; fi
+    if found "${XDG_CONFIG_HOME:-$HOME/.config}/opencode"; then set -- "$@" opencode; fi
     if [ "$#" -eq 0 ]; then
-        echo "no agent host found (none of ~/.claude ~/.codex ~/.gemini ~/.cursor ~/.copilot ~/.kimi-code ~/.kimi exists)."
-        echo "name the hosts to wire: install/install.sh claude-code codex gemini-cli cursor copilot kimi"
+        echo "no agent host found (none of ~/.claude ~/.codex ~/.gemini ~/.cursor ~/.copilot ~/.kimi-code ~/.kimi ~/.config/opencode exists)."
+        echo "name the hosts to wire: install/install.sh claude-code codex gemini-cli cursor copilot kimi opencode"
         exit 0
     fi
 fi

@@ -91,9 +91,9 @@ pub struct CtxHookArgs {
     pub host: String,
 }
 
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct RunArgs {
-    /// The host that fired the event: keryx, claude-code, codex, gemini-cli, cursor, copilot, kimi.
+    /// The host that fired the event: keryx, claude-code, codex, gemini-cli, cursor, copilot, kimi, opencode.
     pub host: String,
     /// The host's own event name, e.g. `PreToolUse` or `BeforeTool`.
     pub event: String,
@@ -106,6 +106,59 @@ pub struct RunArgs {
     /// The session cannot prompt anyone: asks become denies.
     #[arg(long)]
     pub headless: bool,
+}
+
+impl RunArgs {
+    /// `run`'s arguments read without building the whole command line
+    /// parser, for the plain forms hosts write (`run HOST EVENT` with
+    /// `--snapshot K`, `--profile P`, `--headless`). Anything else (help, an
+    /// unknown flag, a missing or extra word, a bad value, non-UTF-8) is
+    /// `None` and goes through clap, which gives the same result or the
+    /// proper error.
+    pub fn parse_plain(args: &[std::ffi::OsString]) -> Option<RunArgs> {
+        let mut words = args.iter().skip(1).map(|a| a.to_str());
+        if words.next()?? != "run" {
+            return None;
+        }
+        let mut positional = Vec::new();
+        let (mut snapshot, mut profile, mut headless) = (None, None, false);
+        while let Some(word) = words.next() {
+            let word = word?;
+            let (flag, inline) = match word.split_once('=') {
+                Some((f, v)) if f.starts_with("--") => (f, Some(v)),
+                _ => (word, None),
+            };
+            match flag {
+                "--headless" if inline.is_none() && !headless => headless = true,
+                "--snapshot" | "--profile" => {
+                    let value = match inline {
+                        Some(v) => v,
+                        None => words.next()??,
+                    };
+                    if value.is_empty() || (inline.is_none() && value.starts_with('-')) {
+                        return None;
+                    }
+                    if flag == "--snapshot" {
+                        snapshot.is_none().then_some(())?;
+                        snapshot = Some(value.to_owned());
+                    } else {
+                        profile.is_none().then_some(())?;
+                        profile = Some(Profile::parse(value)?);
+                    }
+                }
+                _ if word.starts_with('-') => return None,
+                _ => positional.push(word.to_owned()),
+            }
+        }
+        let [host, event]: [String; 2] = positional.try_into().ok()?;
+        Some(RunArgs {
+            host,
+            event,
+            snapshot,
+            profile,
+            headless,
+        })
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -133,6 +186,10 @@ pub struct TrustArgs {
     /// Trust without asking, for scripts; review the printed commands first.
     #[arg(long)]
     pub yes: bool,
+    /// Trust commands that contain control, escape, bidi or zero-width
+    /// characters (shown escaped in the review); refused without it.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -168,14 +225,33 @@ pub enum ScopeArg {
     Project,
 }
 
+/// How `install` wires a host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    /// Merge our entries into the host's settings file.
+    Settings,
+    /// Write the host's own package instead: a Claude Code plugin, a Gemini
+    /// CLI extension or a Codex plugin (Cursor, Copilot and Kimi have none).
+    Plugin,
+}
+
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
-    /// Hosts to wire: claude-code, codex, gemini-cli, cursor, copilot, kimi.
+    /// Hosts to wire: claude-code, codex, gemini-cli, cursor, copilot, kimi, opencode
+    /// (OpenCode always gets a generated plugin file in its plugin directory).
     #[arg(required = true, value_name = "HOST")]
     pub hosts: Vec<String>,
     /// Edit your own host configs or this project's.
     #[arg(long, value_enum, default_value = "user")]
     pub scope: ScopeArg,
+    /// `settings`: edit the host's settings file. `plugin`: generate the host's own
+    /// plugin or extension under --out, holding only our hooks, and print how to load it.
+    #[arg(long, value_enum, default_value = "settings")]
+    pub format: FormatArg,
+    /// Where `--format plugin` writes the packages, one directory per host
+    /// (default `~/.agentic/hooks-plugins`).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<std::path::PathBuf>,
     /// The hook source to snapshot (default `$KERYX_HOME`, i.e. `~/.keryx`).
     #[arg(long, value_name = "DIR")]
     pub source: Option<std::path::PathBuf>,
@@ -189,7 +265,8 @@ pub struct InstallArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct UninstallArgs {
-    /// Hosts to unwire: claude-code, codex, gemini-cli, cursor, copilot, kimi.
+    /// Hosts to unwire: claude-code, codex, gemini-cli, cursor, copilot, kimi, opencode
+    /// (their settings entries, and the plugins `install --format plugin` generated).
     #[arg(required = true, value_name = "HOST")]
     pub hosts: Vec<String>,
     /// Edit your own host configs or this project's.

@@ -49,6 +49,27 @@ pub fn escape_flagged(s: &str) -> (String, bool) {
     (out, flagged)
 }
 
+/// `s` for display as prose — a deny reason in a host's UI, a log line:
+/// every dangerous character but the line break and the tab escaped as in
+/// [`escape`], and backslashes kept as they are (they are not ambiguous in
+/// text nobody parses back).
+pub fn escape_text(s: &str) -> String {
+    let hidden = |c: char| c != '\n' && c != '\t' && is_dangerous(c);
+    if !s.chars().any(hidden) {
+        return s.to_owned();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c as u32 {
+            _ if !hidden(c) => out.push(c),
+            u @ 0..=0xFF => out.push_str(&format!("\\x{u:02X}")),
+            u @ 0x100..=0xFFFF => out.push_str(&format!("\\u{u:04X}")),
+            u => out.push_str(&format!("\\u{{{u:X}}}")),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,5 +85,15 @@ mod tests {
         assert_eq!(escape("a\\b"), "a\\\\b");
         assert!(escape_flagged("\r").1);
         assert!(!escape_flagged("a\\b").1);
+    }
+
+    #[test]
+    fn prose_keeps_line_breaks_and_backslashes() {
+        assert_eq!(
+            escape_text("two\nlines\tand C:\\x"),
+            "two\nlines\tand C:\\x"
+        );
+        assert_eq!(escape_text("ok\u{202E}txt.exe\r"), "ok\\u202Etxt.exe\\x0D");
+        assert_eq!(escape_text("\u{E0041}"), "\\u{E0041}");
     }
 }

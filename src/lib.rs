@@ -31,6 +31,11 @@ use clap::Parser;
 use crate::cli::{Cli, Command};
 
 pub fn main(args: Vec<OsString>) -> ExitCode {
+    // `run` happens on every tool call: its plain forms skip building the
+    // whole command-line parser.
+    if let Some(a) = cli::RunArgs::parse_plain(&args) {
+        return run(&a);
+    }
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) if args.get(1).is_some_and(|a| a == "run") && e.use_stderr() => {
@@ -44,12 +49,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         }
     };
     let result = match &cli.command {
-        Command::Run(a) => {
-            log::init(
-                &paths::Locations::resolve(&std::env::current_dir().unwrap_or_default()).log_file(),
-            );
-            return commands::run::run(a);
-        }
+        Command::Run(a) => return run(a),
         Command::Test(a) => commands::test::run(a),
         Command::List(a) => commands::list::run(a),
         Command::Validate(a) => commands::validate::run(a),
@@ -74,6 +74,95 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Err(e) => {
             output::err_line(&e.to_string());
             ExitCode::from(1)
+        }
+    }
+}
+
+fn run(args: &cli::RunArgs) -> ExitCode {
+    log::init(|| {
+        paths::Locations::resolve(&std::env::current_dir().unwrap_or_default()).log_file()
+    });
+    commands::run::run(args)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::cli::{Cli, Command, RunArgs};
+
+    fn argv(words: &[&str]) -> Vec<std::ffi::OsString> {
+        std::iter::once("keryx-hooks")
+            .chain(words.iter().copied())
+            .map(Into::into)
+            .collect()
+    }
+
+    /// Wherever the plain reader answers, it answers as clap does; where it
+    /// declines, clap decides (an error, help, or a form it left to clap).
+    #[test]
+    fn the_plain_run_reader_agrees_with_clap() {
+        let cases: &[&[&str]] = &[
+            &["run", "claude-code", "PreToolUse"],
+            &["run", "codex", "Stop", "--headless"],
+            &["run", "--headless", "codex", "Stop"],
+            &[
+                "run",
+                "claude-code",
+                "SessionStart",
+                "--snapshot",
+                "default",
+            ],
+            &["run", "claude-code", "SessionStart", "--snapshot=default"],
+            &[
+                "run",
+                "gemini-cli",
+                "BeforeTool",
+                "--profile",
+                "unattended-untrusted",
+            ],
+            &[
+                "run",
+                "gemini-cli",
+                "BeforeTool",
+                "--profile=read-only-review",
+            ],
+            &["run", "x", "y", "--profile", "nonsense"],
+            &["run", "x", "y", "--profile"],
+            &["run", "x", "y", "--snapshot"],
+            &["run", "x", "y", "--snapshot", "--headless"],
+            &["run", "x", "y", "--snapshot=a", "--snapshot=b"],
+            &["run", "x", "y", "--headless", "--headless"],
+            &["run", "x", "y", "--headless=true"],
+            &["run", "x"],
+            &["run", "x", "y", "z"],
+            &["run", "x", "y", "--bogus"],
+            &["run", "x", "y", "-h"],
+            &["run", "--help"],
+            &["run", "x", "--", "y"],
+            &["run", "-", "y"],
+            &["list"],
+            &[],
+        ];
+        for words in cases {
+            let args = argv(words);
+            let clap = Cli::try_parse_from(&args)
+                .ok()
+                .and_then(|c| match c.command {
+                    Command::Run(a) => Some(a),
+                    _ => None,
+                });
+            if let Some(plain) = RunArgs::parse_plain(&args) {
+                assert_eq!(Some(plain), clap, "{words:?}");
+            }
+        }
+        assert!(RunArgs::parse_plain(&argv(&["run", "claude-code", "PreToolUse"])).is_some());
+        for words in [
+            &["run", "a", "b", "--snapshot", "k", "--headless"][..],
+            &["run", "a", "b", "--profile=read-only-review"],
+            &["run", "a", "b", "--profile", "unattended-untrusted"],
+        ] {
+            assert!(RunArgs::parse_plain(&argv(words)).is_some(), "{words:?}");
         }
     }
 }

@@ -1,15 +1,29 @@
 //! The log file: `$XDG_STATE_HOME/keryx/keryx-hooks.log`, bounded by
 //! rotating to `.1` past 1 MiB. Under `run`, stdout is the host protocol, so
 //! diagnostics go here instead. `KERYX_LOG` sets the level (default warn).
+//!
+//! The file is opened when there is something to write, not before: most
+//! events log nothing, and `run` happens on every tool call.
+//!
+//! Every control (but the line end), bidi and zero-width character is
+//! written escaped: messages quote payload and hook text, and the log is
+//! read on a terminal (`tail`, `less`); tracing's own escaping leaves `\r`,
+//! C1 controls, bidi and zero-width characters raw.
 
-use std::path::Path;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use tracing_subscriber::fmt::MakeWriter;
 
 use crate::env_vars;
 
 const MAX_LOG_BYTES: u64 = 1 << 20;
 
-/// Installs the file logger; any failure just leaves logging off.
-pub fn init(log_file: &Path) {
+/// Installs the file logger. `log_file` is called once, on the first line
+/// to write; any failure then just drops the line.
+pub fn init(log_file: impl FnOnce() -> PathBuf + Send + Sync + 'static) {
     let level = match env_vars::get(env_vars::KERYX_LOG).as_deref() {
         Some("off") => return,
         Some("error") => tracing::Level::ERROR,
@@ -18,22 +32,125 @@ pub fn init(log_file: &Path) {
         Some("trace") => tracing::Level::TRACE,
         _ => tracing::Level::WARN,
     };
-    if let Some(dir) = log_file.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    if std::fs::metadata(log_file).is_ok_and(|m| m.len() > MAX_LOG_BYTES) {
-        let _ = std::fs::rename(log_file, log_file.with_extension("log.1"));
-    }
-    let Ok(file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log_file)
-    else {
-        return;
-    };
     let _ = tracing_subscriber::fmt()
         .with_max_level(level)
         .with_ansi(false)
-        .with_writer(std::sync::Mutex::new(file))
+        .with_writer(LazyLog::new(log_file))
         .try_init();
+}
+
+/// Where the log goes, resolved and rotated on first use.
+struct LazyLog {
+    locate: std::sync::Mutex<Option<Box<dyn FnOnce() -> PathBuf + Send + Sync>>>,
+    path: OnceLock<PathBuf>,
+}
+
+impl LazyLog {
+    fn new(locate: impl FnOnce() -> PathBuf + Send + Sync + 'static) -> Self {
+        LazyLog {
+            locate: std::sync::Mutex::new(Some(Box::new(locate))),
+            path: OnceLock::new(),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.path.get_or_init(|| {
+            let locate = self.locate.lock().ok().and_then(|mut l| l.take());
+            let path = locate.map(|f| f()).unwrap_or_default();
+            if let Some(dir) = path.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_LOG_BYTES) {
+                let _ = std::fs::rename(&path, path.with_extension("log.1"));
+            }
+            path
+        })
+    }
+}
+
+/// One log line's writer: the file opened for append, or nowhere.
+enum LineWriter {
+    File(File),
+    Nowhere,
+}
+
+impl Write for LineWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let LineWriter::File(f) = self else {
+            return Ok(buf.len());
+        };
+        f.write_all(crate::escape::escape_text(&String::from_utf8_lossy(buf)).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            LineWriter::File(f) => f.flush(),
+            LineWriter::Nowhere => Ok(()),
+        }
+    }
+}
+
+impl<'a> MakeWriter<'a> for LazyLog {
+    type Writer = LineWriter;
+
+    fn make_writer(&'a self) -> LineWriter {
+        let path = self.path();
+        if path.as_os_str().is_empty() {
+            return LineWriter::Nowhere;
+        }
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_or(LineWriter::Nowhere, LineWriter::File)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_file_appears_with_the_first_line_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("state/keryx/keryx-hooks.log");
+        let f2 = file.clone();
+        let log = LazyLog::new(move || f2);
+        assert!(!file.exists());
+        let mut w = log.make_writer();
+        w.write_all(b"one\n").unwrap();
+        drop(w);
+        let mut w = log.make_writer();
+        w.write_all(b"two\n").unwrap();
+        drop(w);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "one\ntwo\n");
+    }
+
+    #[test]
+    fn hidden_characters_are_written_escaped() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("keryx-hooks.log");
+        let f2 = file.clone();
+        let log = LazyLog::new(move || f2);
+        log.make_writer()
+            .write_all("cmd \u{202E}txt\r\u{1b}[2J\n".as_bytes())
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "cmd \\u202Etxt\\x0D\\x1B[2J\n"
+        );
+    }
+
+    #[test]
+    fn a_full_log_rotates_on_first_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("keryx-hooks.log");
+        std::fs::write(&file, vec![b'x'; (MAX_LOG_BYTES + 1) as usize]).unwrap();
+        let f2 = file.clone();
+        let log = LazyLog::new(move || f2);
+        log.make_writer().write_all(b"new\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "new\n");
+        assert!(dir.path().join("keryx-hooks.log.1").exists());
+    }
 }

@@ -1,7 +1,10 @@
 //! Every location keryx-hooks reads or writes (ARCHITECTURE §3), and the
-//! refusals that keep a project from steering them: a `KERYX_HOME` or data
-//! directory that resolves inside the project is never used.
+//! refusals that keep a project (or another local user) from steering them:
+//! a `KERYX_HOME` or data directory that resolves inside the project is
+//! never used, a `KERYX_HOME` someone else could write is never used, and a
+//! project owned by someone else does not get its hooks loaded.
 
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use crate::env_vars;
@@ -17,6 +20,10 @@ pub struct Locations {
     pub snapshot_root: PathBuf,
     /// The project root, when there is one.
     pub project_root: Option<PathBuf>,
+    /// Why the project's hooks file is not read, when it is not: the
+    /// project (its root, `.metaproject` or `hooks.json`) belongs to another
+    /// user, as git's `safe.directory` check refuses (CVE-2022-24765).
+    pub project_refusal: Option<String>,
     /// The directory the event happened in.
     pub cwd: PathBuf,
     /// Warnings produced while resolving (e.g. a refused KERYX_HOME).
@@ -37,7 +44,7 @@ impl Locations {
         let default_keryx_home = home.join(".keryx");
         let keryx_home = match env_vars::get(env_vars::KERYX_HOME).map(PathBuf::from) {
             Some(dir) if dir.is_absolute() => match &project_root {
-                Some(root) if is_inside(&dir, root) => {
+                Some(root) if may_be_inside(&dir, root) => {
                     warnings.push(format!(
                         "KERYX_HOME `{}` resolves inside the project `{}`; using `{}` instead",
                         dir.display(),
@@ -46,7 +53,16 @@ impl Locations {
                     ));
                     default_keryx_home
                 }
-                _ => dir,
+                _ => match check_owner(&dir).and_then(|()| check_owner(&dir.join("hooks.json"))) {
+                    Ok(()) => dir,
+                    Err(why) => {
+                        warnings.push(format!(
+                            "KERYX_HOME is not used: {why}; using `{}` instead",
+                            default_keryx_home.display()
+                        ));
+                        default_keryx_home
+                    }
+                },
             },
             Some(dir) => {
                 warnings.push(format!(
@@ -70,6 +86,12 @@ impl Locations {
             .map(PathBuf::from)
             .filter(|p| p.is_absolute())
             .unwrap_or_else(|| home.join(".agentic/hooks-snapshot"));
+        let project_refusal = project_root.as_deref().and_then(foreign_project);
+        if let Some(why) = &project_refusal {
+            warnings.push(format!(
+                "the project's hooks are not loaded: {why}; a project another user owns could change them after you trusted them"
+            ));
+        }
         Locations {
             home,
             keryx_home,
@@ -77,6 +99,7 @@ impl Locations {
             state_dir,
             snapshot_root,
             project_root,
+            project_refusal,
             cwd,
             warnings,
         }
@@ -90,7 +113,12 @@ impl Locations {
         self.keryx_home.join("runtime.toml")
     }
 
+    /// `<project root>/.metaproject/hooks.json`; `None` without a project,
+    /// or when the project belongs to another user ([`Self::project_refusal`]).
     pub fn project_hooks_file(&self) -> Option<PathBuf> {
+        if self.project_refusal.is_some() {
+            return None;
+        }
         self.project_root
             .as_ref()
             .map(|r| r.join(".metaproject").join("hooks.json"))
@@ -103,7 +131,7 @@ impl Locations {
     /// Why the trust store cannot be used for this project, if it cannot.
     pub fn trust_store_refusal(&self) -> Option<String> {
         let root = self.project_root.as_ref()?;
-        is_inside(&self.data_dir, root).then(|| {
+        may_be_inside(&self.data_dir, root).then(|| {
             format!(
                 "the trust store directory `{}` resolves inside the project `{}`",
                 self.data_dir.display(),
@@ -204,15 +232,99 @@ pub fn real_path(path: &Path) -> PathBuf {
     }
 }
 
-/// Whether `path` resolves to `root` or somewhere below it. Symlinks are
-/// resolved on both sides, and the comparison ignores ASCII case so a
-/// case-insensitive filesystem cannot be used to slip past it.
+/// Whether `path` resolves to `root` or somewhere below it, symlinks
+/// resolved on both sides and compared exactly. This is the test for
+/// accepting something as the project's own (its hooks file, a file its
+/// argv names): on a case-sensitive filesystem `/p/PROJ` is another
+/// directory than `/p/proj`, never part of it.
 pub fn is_inside(path: &Path, root: &Path) -> bool {
-    let path = real_path(path);
-    let root = real_path(root);
-    let lower = |p: &Path| p.to_string_lossy().to_ascii_lowercase();
-    let (p, r) = (lower(&path), lower(&root));
+    under(&real_path(path), &real_path(root), false)
+}
+
+/// Like [`is_inside`], but also true when only ASCII case differs. This is
+/// the test for refusing (a `KERYX_HOME` or data directory in the project):
+/// on a case-insensitive filesystem `/p/PROJ` *is* `/p/proj`, and a refusal
+/// that one spelling slips past is no refusal.
+pub fn may_be_inside(path: &Path, root: &Path) -> bool {
+    under(&real_path(path), &real_path(root), true)
+}
+
+fn under(path: &Path, root: &Path, fold_case: bool) -> bool {
+    let text = |p: &Path| {
+        let s = p.to_string_lossy().into_owned();
+        if fold_case { s.to_ascii_lowercase() } else { s }
+    };
+    let (p, r) = (text(path), text(root));
     p == r || p.starts_with(&format!("{}/", r.trim_end_matches('/')))
+}
+
+/// Refuses a path (when it exists) that someone else could have written:
+/// owned by another user (root excepted: it can write anything anyway),
+/// writable by everyone, or writable by a group that is not the user's own
+/// primary group (user-private groups, the default on most Linux
+/// distributions, leave the home group-writable by the user alone; a shared
+/// group does not). Git's `safe.directory` check is the model
+/// (CVE-2022-24765), with OpenSSH's exception for root.
+pub fn check_owner(path: &Path) -> Result<(), String> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(format!("cannot inspect `{}`: {e}", path.display())),
+    };
+    let (uid, gid) = ids();
+    let mode = meta.permissions().mode();
+    if meta.uid() != uid && meta.uid() != 0 {
+        return Err(format!(
+            "`{}` is owned by uid {}, not by you (uid {uid})",
+            path.display(),
+            meta.uid()
+        ));
+    }
+    if mode & 0o002 != 0 {
+        return Err(format!(
+            "`{}` is writable by every user (mode {:o})",
+            path.display(),
+            mode & 0o7777
+        ));
+    }
+    if mode & 0o020 != 0 && meta.gid() != gid {
+        return Err(format!(
+            "`{}` is writable by group {} (mode {:o}), which is not your own group",
+            path.display(),
+            meta.gid(),
+            mode & 0o7777
+        ));
+    }
+    Ok(())
+}
+
+/// Why the project at `root` belongs to someone else, if it does: its root,
+/// its `.metaproject` or its hooks file (where it leads) is owned by another
+/// user than you or root. Only ownership counts here, as in git: a
+/// group-writable checkout is a team's ordinary setup, and its hooks still
+/// need `keryx-hooks trust`.
+fn foreign_project(root: &Path) -> Option<String> {
+    let (uid, _) = ids();
+    let meta = root.join(".metaproject");
+    [root.to_path_buf(), meta.clone(), meta.join("hooks.json")]
+        .iter()
+        .find_map(|p| {
+            let owner = std::fs::metadata(p).ok()?.uid();
+            (owner != uid && owner != 0).then(|| {
+                format!(
+                    "`{}` is owned by uid {owner}, not by you (uid {uid})",
+                    p.display()
+                )
+            })
+        })
+}
+
+/// The effective user and group ids.
+#[allow(unsafe_code)]
+fn ids() -> (u32, u32) {
+    // SAFETY: geteuid and getegid take no arguments, cannot fail and touch
+    // no memory of ours.
+    unsafe { (libc::geteuid(), libc::getegid()) }
 }
 
 /// The project root for `cwd`: the git toplevel found by walking up for
@@ -251,6 +363,26 @@ mod tests {
         assert_eq!(sanitize_component("../../etc"), ".._.._etc");
         assert_eq!(sanitize_component(".."), "_");
         assert_eq!(sanitize_component("abc-123"), "abc-123");
+    }
+
+    #[test]
+    fn acceptance_is_exact_and_refusal_folds_case() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let proj = base.join("proj");
+        let upper = base.join("PROJ");
+        std::fs::create_dir_all(proj.join("sub")).unwrap();
+        std::fs::create_dir_all(&upper).unwrap();
+        assert!(is_inside(&proj.join("sub/x"), &proj));
+        assert!(is_inside(&proj, &proj));
+        assert!(!is_inside(&base.join("proj-other"), &proj));
+        // A different directory on this case-sensitive filesystem.
+        assert!(!is_inside(&upper.join("x"), &proj));
+        assert!(may_be_inside(&upper.join("x"), &proj));
+        assert!(!may_be_inside(&base.join("projx"), &proj));
+        // Symlinks are resolved on both sides.
+        std::os::unix::fs::symlink(proj.join("sub"), base.join("link")).unwrap();
+        assert!(is_inside(&base.join("link/new-file"), &proj));
     }
 
     #[test]

@@ -372,3 +372,154 @@ fn impact_evidence_reaches_the_model_on_the_first_edit_only() {
     let second = edit("e2");
     assert!(second.get("additionalContext").is_none(), "{second}");
 }
+
+#[test]
+fn check_input_names_the_source_in_its_reason() {
+    let env = Env::new();
+    let payload = json!({"prompt": format!("use {} now", aws_key()), "cwd": env.project});
+    for (args, source) in [
+        (
+            &["security", "check-input", "--source", "user-typed"][..],
+            "user-typed",
+        ),
+        (&["security", "check-input"][..], "untrusted-external"),
+    ] {
+        let reason = deny_reason(&env.run_stdin(args, payload.to_string()));
+        assert!(
+            reason.starts_with(&format!(
+                "the prompt (source `{source}`) contains AWS access key id"
+            )),
+            "{reason}"
+        );
+    }
+    // Every source is scanned alike: a clean prompt passes from any.
+    let run = env.run_stdin(
+        &["security", "check-input", "--source", "user-typed"],
+        json!({"prompt": "tidy the README", "cwd": env.project}).to_string(),
+    );
+    run.code(0);
+    assert_eq!(run.stdout, "");
+}
+
+/// A crate whose `src/core.rs` three files import, with the shipped impact
+/// provider asking at two importers.
+fn impact_ask_env() -> Env {
+    let env = Env::new();
+    env.write(
+        env.project.join("Cargo.toml"),
+        "[package]\nname = \"app\"\n",
+    );
+    env.write(
+        env.project.join("src/lib.rs"),
+        "pub mod a;\npub mod b;\npub mod core;\n",
+    );
+    env.write(env.project.join("src/core.rs"), "pub fn f() {}\n");
+    env.write(env.project.join("src/a.rs"), "use crate::core::f;\n");
+    env.write(env.project.join("src/b.rs"), "use crate::core;\n");
+    env.write(
+        env.keryx_home().join("runtime.toml"),
+        "[impact]\nenabled = true\nask_when_importers_at_least = 2\n",
+    );
+    env
+}
+
+#[test]
+fn impact_ask_is_off_by_default() {
+    let env = impact_ask_env();
+    env.write(
+        env.keryx_home().join("runtime.toml"),
+        "[impact]\nenabled = true\n",
+    );
+    let payload = json!({
+        "event": "PreToolUse", "sessionId": "s-off", "cwd": env.project,
+        "toolName": "Edit", "toolCallId": "e1",
+        "toolInput": {"file_path": env.project.join("src/core.rs"), "old_string": "f", "new_string": "g"},
+    });
+    let run = env.run_stdin(&["run", "keryx", "PreToolUse"], payload.to_string());
+    run.code(0);
+    let v = run.json();
+    assert_ne!(v["outcome"], "ask", "{v}");
+    assert_ne!(v["outcome"], "deny", "{v}");
+    let context = v["additionalContext"].as_str().unwrap_or_default();
+    assert!(
+        context.contains("imported by: `src/a.rs`, `src/b.rs`, `src/lib.rs`"),
+        "{v}"
+    );
+    assert!(!context.contains("confirm this edit"), "{v}");
+}
+
+#[test]
+fn impact_ask_through_run_keryx_asks_once_and_headless_denies() {
+    let env = impact_ask_env();
+    let edit = |session: &str, call: &str, file: &str, extra: &[&str]| {
+        let payload = json!({
+            "event": "PreToolUse", "sessionId": session, "cwd": env.project,
+            "toolName": "Edit", "toolCallId": call,
+            "toolInput": {"file_path": env.project.join(file), "old_string": "f", "new_string": "g"},
+        });
+        let mut args = vec!["run", "keryx", "PreToolUse"];
+        args.extend_from_slice(extra);
+        let run = env.run_stdin(&args, payload.to_string());
+        run.code(0);
+        run.json()
+    };
+    let first = edit("s-ask", "e1", "src/core.rs", &[]);
+    assert_eq!(first["outcome"], "ask", "{first}");
+    assert_eq!(
+        first["reason"], "impact evidence asks for a review of this edit",
+        "{first}"
+    );
+    let context = first["additionalContext"].as_str().unwrap_or_default();
+    assert!(
+        context.contains(
+            "confirm this edit: 3 files import it (runtime.toml `[impact] ask_when_importers_at_least = 2`)"
+        ),
+        "{first}"
+    );
+    // Only the session's first edit of the file is consulted.
+    let second = edit("s-ask", "e2", "src/core.rs", &[]);
+    assert_ne!(second["outcome"], "ask", "{second}");
+    // A file below the threshold (nothing imports src/a.rs) does not ask.
+    let leaf = edit("s-ask", "e3", "src/a.rs", &[]);
+    assert_ne!(leaf["outcome"], "ask", "{leaf}");
+    // No one to answer: the ask becomes a deny.
+    let headless = edit("s-headless", "e1", "src/core.rs", &["--headless"]);
+    assert_eq!(headless["outcome"], "deny", "{headless}");
+}
+
+#[test]
+fn impact_ask_reaches_hosts_as_ask_or_as_deny_where_they_cannot_ask() {
+    let env = impact_ask_env();
+    let file = env.project.join("src/core.rs");
+
+    // Claude Code can ask.
+    let claude = json!({
+        "session_id": "s-cc", "cwd": env.project, "hook_event_name": "PreToolUse",
+        "tool_name": "Edit", "tool_use_id": "toolu_1", "permission_mode": "default",
+        "tool_input": {"file_path": file, "old_string": "f", "new_string": "g", "replace_all": false},
+    });
+    let run = env.run_stdin(&["run", "claude-code", "PreToolUse"], claude.to_string());
+    run.code(0);
+    let v = run.json();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "ask", "{v}");
+    assert_eq!(
+        v["hookSpecificOutput"]["permissionDecisionReason"],
+        "impact evidence asks for a review of this edit",
+        "{v}"
+    );
+
+    // Kimi has no ask: the same edit is denied, exit 2 with the reason.
+    let kimi = json!({
+        "session_id": "s-kimi", "cwd": env.project, "hook_event_name": "PreToolUse",
+        "tool_name": "WriteFile", "tool_call_id": "k1",
+        "tool_input": {"path": file, "content": "pub fn g() {}\n"},
+    });
+    let run = env.run_stdin(&["run", "kimi", "PreToolUse"], kimi.to_string());
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("impact evidence asks for a review of this edit"),
+        "{}",
+        run.stderr
+    );
+}

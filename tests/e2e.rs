@@ -1145,3 +1145,437 @@ fn claude_code_builtins_guard_the_default_config() {
 fn codex_builtins_guard_the_default_config() {
     builtins_guard_the_default_config(Host::Codex);
 }
+
+// ------------------------------------------------------------------ packaging and trust
+
+/// `keryx-hooks <args>` in `env`'s home and project (hermetic), asserting success.
+fn keryx_in(env: &E2eEnv, args: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .args(args)
+        .current_dir(&env.project)
+        .env_clear()
+        .env("HOME", &env.home)
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env(
+            "KERYX_SNAPSHOT_ROOT",
+            env.home.join(".agentic/hooks-snapshot"),
+        )
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "keryx-hooks {args:?} failed:\n{text}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The real Claude Code loads the plugin `install --format plugin` wrote,
+/// with `--plugin-dir` and nothing in its settings: the plugin passes the
+/// host's own strict validation, and its hooks run keryx-hooks, whose gate
+/// (from the snapshot) denies the command and tells the model why.
+#[test]
+fn claude_code_runs_the_generated_plugins_hooks_with_plugin_dir() {
+    const REASON: &str = "E2E-PLUGIN-DENY: echo is not allowed here";
+    let env = E2eEnv::new();
+    let marker = env.path("denied-command-ran");
+    let script = env.script(
+        "deny-echo.sh",
+        &format!(
+            r#"payload=$(cat)
+echo call >> {calls}
+case "$payload" in
+  *'"command":"echo '*|*'"command": "echo '*)
+    echo {reason} >&2
+    exit 2 ;;
+esac
+exit 0
+"#,
+            calls = sh_quote(env.path("gate.calls").to_str().unwrap()),
+            reason = sh_quote(REASON),
+        ),
+    );
+    env.keryx_user_hooks(
+        &json!({ "schemaVersion": "1.0.0", "hooks": { "PreToolUse": [
+            { "id": "keryx.ctx-guard", "enabled": false, "acknowledge": "disable-builtin-gate" },
+            { "id": "no-echo", "class": "gate", "matcher": "*", "runsIn": "unsandboxed",
+              "timeoutMs": 20000, "command": { "argv": ["/bin/sh", script] } }
+        ]}}),
+    );
+    let out_dir = env.path("plugins");
+    let said = keryx_in(
+        &env,
+        &[
+            "install",
+            "claude-code",
+            "--format",
+            "plugin",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    assert!(said.contains("--plugin-dir"), "{said}");
+    let plugin = out_dir.join("claude-code");
+    assert!(
+        !env.home.join(".claude/settings.json").exists(),
+        "--format plugin wrote the settings"
+    );
+
+    let bin = Host::ClaudeCode.binary();
+    let validate = Command::new(&bin)
+        .args(["plugin", "validate"])
+        .arg(&plugin)
+        .args(["--strict", "--json"])
+        .current_dir(&env.project)
+        .env_clear()
+        .env("HOME", &env.home)
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&validate.stdout).unwrap_or_else(|e| {
+        panic!(
+            "`claude plugin validate --json` printed no JSON ({e}):\n{}{}",
+            String::from_utf8_lossy(&validate.stdout),
+            String::from_utf8_lossy(&validate.stderr)
+        )
+    });
+    assert_eq!(report["success"], true, "{report:#}");
+    let provided = report["provides"]["hooks"].as_array().unwrap();
+    assert_eq!(
+        provided.len(),
+        keryx_hooks::hosts::adapter("claude-code")
+            .unwrap()
+            .wired_events()
+            .count(),
+        "{report:#}"
+    );
+
+    let work = env.root.join("mock-claude-plugin");
+    std::fs::create_dir_all(&work).unwrap();
+    let scenario = Scenario::new()
+        .shell(&format!(
+            "echo e2e > {}",
+            sh_quote(marker.to_str().unwrap())
+        ))
+        .text("final text.");
+    let mock = Mock::start("anthropic", &scenario, &work);
+    let mut cmd = Command::new(&bin);
+    cmd.current_dir(&env.project)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &env.home)
+        .env("LANG", "C.UTF-8")
+        .env("NO_COLOR", "1")
+        .env(
+            "KERYX_SNAPSHOT_ROOT",
+            env.home.join(".agentic/hooks-snapshot"),
+        )
+        .env(
+            "ANTHROPIC_BASE_URL",
+            format!("http://127.0.0.1:{}", mock.port),
+        )
+        .env("ANTHROPIC_API_KEY", "sk-ant-e2e-mock")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
+        .stdin(Stdio::null())
+        .args([
+            "-p",
+            "run the scenario",
+            "--output-format",
+            "json",
+            "--allowedTools",
+            "Bash",
+            "--plugin-dir",
+        ])
+        .arg(&plugin);
+    let out = run_with_timeout(cmd, &work, HOST_TIMEOUT);
+    let requests = mock.requests();
+    drop(mock);
+    let run = HostRun {
+        host: Host::ClaudeCode,
+        code: out.code,
+        result: parse_result(Host::ClaudeCode, &out.stdout),
+        stdout: out.stdout,
+        stderr: out.stderr,
+        requests,
+        dir: env.root.clone(),
+    };
+    assert!(!out.timed_out, "Claude Code hung\n{}", run.describe());
+    assert_eq!(run.code, 0, "Claude Code failed\n{}", run.describe());
+    assert!(
+        !env.lines("gate.calls").is_empty(),
+        "the plugin's hooks never ran the gate\n{}",
+        run.describe()
+    );
+    assert!(
+        !marker.exists(),
+        "the denied command ran\n{}",
+        run.describe()
+    );
+    let results = run.tool_results(run.body(1));
+    assert!(
+        results.iter().any(|r| r.contains(REASON)),
+        "the deny reason did not reach the model: {results:?}\n{}",
+        run.describe()
+    );
+}
+
+/// Codex's own view of its hooks (`codex app-server`, `hooks/list`) for
+/// `cwd`: each hook's key, trust status and current hash.
+fn codex_hooks_list(env: &E2eEnv) -> Vec<Value> {
+    use std::io::Write;
+    let mut child = Command::new(Host::Codex.binary())
+        .arg("app-server")
+        .current_dir(&env.project)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &env.home)
+        .env("CODEX_HOME", codex_home(&env.home))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("codex app-server does not start");
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Ok(v) = serde_json::from_str::<Value>(&line)
+                && tx.send(v).is_err()
+            {
+                break;
+            }
+        }
+    });
+    for msg in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"clientInfo": {"name": "keryx-e2e", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "hooks/list",
+               "params": {"cwds": [env.project]}}),
+    ] {
+        writeln!(stdin, "{msg}").unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let answer = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(v) if v["id"] == 2 => break v,
+            Ok(_) => continue,
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("codex app-server did not answer hooks/list within 60 s");
+            }
+        }
+    };
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    answer["result"]["data"][0]["hooks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("unexpected hooks/list answer: {answer:#}"))
+        .clone()
+}
+
+/// The `codex-review` check of `keryx-hooks doctor --json` in `env`.
+fn doctor_codex_review(env: &E2eEnv) -> Value {
+    let out = Command::new(BIN)
+        .args(["doctor", "--json"])
+        .current_dir(&env.project)
+        .env_clear()
+        .env("HOME", &env.home)
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env(
+            "KERYX_SNAPSHOT_ROOT",
+            env.home.join(".agentic/hooks-snapshot"),
+        )
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "codex-review")
+        .cloned()
+        .unwrap_or_else(|| panic!("no codex-review check: {v:#}"))
+}
+
+/// The real Codex and `doctor` agree on hook review: after `install codex`
+/// Codex lists our hooks as untrusted and doctor warns; once the trust is
+/// recorded as `/hooks` records it (each hook's own current hash, as Codex
+/// reports it, under `[hooks.state."<key>"]`), Codex lists them as trusted
+/// and the warning clears; a change to one hook makes both ask again.
+#[test]
+fn codex_hook_review_is_read_where_codex_records_it() {
+    let env = E2eEnv::new();
+    keryx_in(&env, &["install", "codex"]);
+    let ours = |hooks: &[Value]| -> Vec<Value> {
+        hooks
+            .iter()
+            .filter(|h| {
+                h["command"]
+                    .as_str()
+                    .is_some_and(|c| c.contains(" run codex "))
+            })
+            .cloned()
+            .collect()
+    };
+    let listed = ours(&codex_hooks_list(&env));
+    let events = keryx_hooks::hosts::adapter("codex")
+        .unwrap()
+        .wired_events()
+        .count();
+    assert_eq!(listed.len(), events, "{listed:#?}");
+    assert!(
+        listed.iter().all(|h| h["trustStatus"] == "untrusted"),
+        "{listed:#?}"
+    );
+    assert_eq!(doctor_codex_review(&env)["status"], "warn");
+
+    // What trusting them in `/hooks` writes.
+    let config = codex_home(&env.home).join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    for h in &listed {
+        text.push_str(&format!(
+            "\n[hooks.state.{}]\ntrusted_hash = {}\n",
+            serde_json::to_string(h["key"].as_str().unwrap()).unwrap(),
+            serde_json::to_string(h["currentHash"].as_str().unwrap()).unwrap()
+        ));
+    }
+    std::fs::write(&config, text).unwrap();
+    let listed = ours(&codex_hooks_list(&env));
+    assert!(
+        listed.iter().all(|h| h["trustStatus"] == "trusted"),
+        "{listed:#?}"
+    );
+    let check = doctor_codex_review(&env);
+    assert_eq!(check["status"], "ok", "{check:#}");
+
+    // A longer PreToolUse timeout: Codex sees the hook as modified, doctor too.
+    env.keryx_user_hooks(
+        &json!({ "schemaVersion": "1.0.0", "hooks": { "PreToolUse": [
+            { "id": "slow-gate", "class": "gate", "matcher": "*", "runsIn": "unsandboxed",
+              "timeoutMs": 30000, "command": { "argv": ["/bin/true"] } }
+        ]}}),
+    );
+    keryx_in(&env, &["install", "codex"]);
+    let listed = ours(&codex_hooks_list(&env));
+    let modified: Vec<&Value> = listed
+        .iter()
+        .filter(|h| h["trustStatus"] != "trusted")
+        .collect();
+    assert_eq!(modified.len(), 1, "{listed:#?}");
+    assert_eq!(modified[0]["eventName"], "preToolUse");
+    assert_eq!(modified[0]["trustStatus"], "modified");
+    let check = doctor_codex_review(&env);
+    assert_eq!(check["status"], "warn", "{check:#}");
+    assert!(
+        check["detail"]
+            .as_str()
+            .unwrap()
+            .contains("1 changed since you trusted them"),
+        "{check:#}"
+    );
+}
+
+/// The real Codex adds the plugin `install codex --format plugin` wrote,
+/// through the one-plugin marketplace beside it, and lists its hooks (as
+/// untrusted, and `doctor` warns); trusted the way Codex records a
+/// plugin's hook (`trusted_hash` of the hook, `trusted_content_hash` of the
+/// plugin's files), both agree it is trusted.
+#[test]
+fn codex_adds_the_generated_plugin_and_doctor_follows_its_review() {
+    let env = E2eEnv::new();
+    let out_dir = env.path("plugins");
+    keryx_in(
+        &env,
+        &[
+            "install",
+            "codex",
+            "--format",
+            "plugin",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    let codex = |args: &[&str]| {
+        let out = Command::new(Host::Codex.binary())
+            .args(args)
+            .current_dir(&env.project)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &env.home)
+            .env("CODEX_HOME", codex_home(&env.home))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "codex {args:?} failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    std::fs::create_dir_all(codex_home(&env.home)).unwrap();
+    codex(&[
+        "plugin",
+        "marketplace",
+        "add",
+        out_dir.join("codex").to_str().unwrap(),
+    ]);
+    codex(&["plugin", "add", "keryx-hooks@keryx-hooks"]);
+
+    let listed: Vec<Value> = codex_hooks_list(&env)
+        .into_iter()
+        .filter(|h| h["pluginId"] == "keryx-hooks@keryx-hooks")
+        .collect();
+    let events = keryx_hooks::hosts::adapter("codex")
+        .unwrap()
+        .wired_events()
+        .count();
+    assert_eq!(listed.len(), events, "{listed:#?}");
+    assert!(
+        listed.iter().all(|h| h["trustStatus"] == "untrusted"
+            && h["command"]
+                .as_str()
+                .is_some_and(|c| c.contains(" run codex "))),
+        "{listed:#?}"
+    );
+    assert_eq!(doctor_codex_review(&env)["status"], "warn");
+
+    let config = codex_home(&env.home).join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    for h in &listed {
+        let current = h["currentHash"].as_str().unwrap();
+        let (hook, content) = current
+            .split_once('/')
+            .unwrap_or_else(|| panic!("a plugin hook's hash has two parts: {current}"));
+        text.push_str(&format!(
+            "\n[hooks.state.{}]\ntrusted_hash = {}\ntrusted_content_hash = {}\n",
+            serde_json::to_string(h["key"].as_str().unwrap()).unwrap(),
+            serde_json::to_string(hook).unwrap(),
+            serde_json::to_string(content).unwrap()
+        ));
+    }
+    std::fs::write(&config, text).unwrap();
+    let listed: Vec<Value> = codex_hooks_list(&env)
+        .into_iter()
+        .filter(|h| h["pluginId"] == "keryx-hooks@keryx-hooks")
+        .collect();
+    assert!(
+        listed.iter().all(|h| h["trustStatus"] == "trusted"),
+        "{listed:#?}"
+    );
+    let check = doctor_codex_review(&env);
+    assert_eq!(check["status"], "ok", "{check:#}");
+}

@@ -3,7 +3,9 @@
 //! keys for TOML) → install → foreign entries intact, ours once → install
 //! again → byte-identical → uninstall → the original bytes. Plus timeouts in
 //! each host's unit, concurrent installs, `kill -9` mid-install, refusals,
-//! install/install.sh, and the real Claude Code running the snapshot.
+//! install/install.sh, the real Claude Code running the snapshot, the hosts'
+//! plugin formats (`--format plugin`), and OpenCode's generated plugin file,
+//! run under Node, and its payloads through the shim.
 
 use std::hash::{BuildHasher, Hasher};
 use std::os::unix::fs::PermissionsExt;
@@ -809,4 +811,522 @@ exit 0
         "the deny reason did not reach the model: {results:?}\n{}",
         run.describe()
     );
+}
+
+// ------------------------------------------------------------------ plugin formats
+
+/// Every file under `dir`, relative path → bytes.
+fn files_under(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                pending.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// The one snapshot's manifest, as JSON.
+fn only_manifest(env: &Env) -> Value {
+    let root = env.home.join(".agentic/hooks-snapshot");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let text = std::fs::read_to_string(dirs.remove(0).join("manifest.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn plugin_format_writes_each_hosts_package_once_and_uninstall_removes_only_it() {
+    // (host, manifest file, what must be in it)
+    let cases = [
+        (
+            "claude-code",
+            ".claude-plugin/plugin.json",
+            "\"author\"",
+            "plugin",
+        ),
+        (
+            "gemini-cli",
+            "gemini-extension.json",
+            "\"version\"",
+            "extension",
+        ),
+        (
+            "codex",
+            ".codex-plugin/plugin.json",
+            "\"version\"",
+            "plugin",
+        ),
+    ];
+    for (host, manifest_file, needle, noun) in cases {
+        let env = Env::new();
+        let out = env.home.join("pkgs");
+        let out_s = out.to_str().unwrap();
+        let r = env.run(&["install", host, "--format", "plugin", "--out", out_s]);
+        r.code(0)
+            .stdout_has(&format!(
+                "events in new {noun} `{}`",
+                out.join(host).display()
+            ))
+            .stdout_has(" it ");
+        let dir = out.join(host);
+        let m: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(manifest_file)).unwrap())
+                .unwrap();
+        assert_eq!(m["name"], "keryx-hooks", "{host}");
+        assert!(
+            std::fs::read_to_string(dir.join(manifest_file))
+                .unwrap()
+                .contains(needle),
+            "{host}"
+        );
+        // hooks/hooks.json: every mapped event once, and nothing but ours.
+        let hooks_text = std::fs::read_to_string(dir.join("hooks/hooks.json")).unwrap();
+        assert_ours_once(host, &hooks_text);
+        let hooks: Value = serde_json::from_str(&hooks_text).unwrap();
+        let commands: Vec<&str> = hooks["hooks"]
+            .as_object()
+            .unwrap()
+            .values()
+            .flat_map(|groups| groups.as_array().unwrap())
+            .flat_map(|g| g["hooks"].as_array().unwrap())
+            .map(|h| h["command"].as_str().unwrap())
+            .collect();
+        assert_eq!(commands.len(), wired_events(host).len(), "{host}");
+        assert!(
+            commands
+                .iter()
+                .all(|c| c.starts_with(&format!("{} run {host} ", sh_quote(BIN)))),
+            "{host}: {commands:?}"
+        );
+        // Nothing was written into the host's settings.
+        assert!(!env.home.join(".claude/settings.json").exists(), "{host}");
+        assert!(!env.home.join(".codex/config.toml").exists(), "{host}");
+        assert!(!env.home.join(".gemini/settings.json").exists(), "{host}");
+        // The manifest records the package.
+        let manifest = only_manifest(&env);
+        assert_eq!(
+            manifest["wirings"],
+            json!([{"host": host, "scope": "user", "format": "plugin", "path": dir}]),
+            "{host}"
+        );
+
+        let before = files_under(&dir);
+        env.run(&["install", host, "--format", "plugin", "--out", out_s])
+            .code(0)
+            .stdout_has("already wired");
+        assert_eq!(
+            files_under(&dir),
+            before,
+            "{host}: second install changed bytes"
+        );
+
+        env.run(&["status"]).code(0).stdout_has("current");
+        let d = env.run(&["doctor", "--json"]);
+        let checks = d.json()["checks"].clone();
+        let plugin_check = checks
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == format!("plugin ({host})"))
+            .unwrap_or_else(|| panic!("{host}: no plugin check in {checks:#}"));
+        assert_eq!(plugin_check["status"], "ok", "{plugin_check}");
+
+        // A file of the user's beside ours survives the uninstall.
+        let notes = env.write(dir.join("NOTES.md"), "mine\n");
+        env.run(&["uninstall", host])
+            .code(0)
+            .stdout_has("which held only keryx-hooks entries");
+        assert_eq!(std::fs::read_to_string(&notes).unwrap(), "mine\n");
+        assert_eq!(
+            files_under(&dir).keys().collect::<Vec<_>>(),
+            ["NOTES.md"],
+            "{host}"
+        );
+        assert_eq!(
+            std::fs::read_dir(env.home.join(".agentic/hooks-snapshot"))
+                .unwrap()
+                .count(),
+            0,
+            "{host}: the snapshot outlived its last wiring"
+        );
+    }
+}
+
+#[test]
+fn plugin_format_is_refused_for_hosts_without_one_and_never_overwrites_a_stranger() {
+    let env = Env::new();
+    for host in ["cursor", "copilot", "kimi"] {
+        env.run(&["install", host, "--format", "plugin"])
+            .code(1)
+            .stderr_has("has no plugin or extension format")
+            .stderr_has("--format settings");
+    }
+    let out = env.home.join("pkgs");
+    let theirs = env.write(
+        out.join("claude-code/.claude-plugin/plugin.json"),
+        r#"{"name": "their-plugin"}"#,
+    );
+    env.run(&[
+        "install",
+        "claude-code",
+        "--format",
+        "plugin",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .code(1)
+    .stderr_has("is not a keryx-hooks plugin");
+    assert_eq!(
+        std::fs::read_to_string(&theirs).unwrap(),
+        r#"{"name": "their-plugin"}"#
+    );
+    assert!(!out.join("claude-code/hooks").exists());
+}
+
+/// Where OpenCode's plugin file goes at each scope.
+fn opencode_file(env: &Env, project: bool) -> PathBuf {
+    if project {
+        env.project.join(".opencode/plugin/keryx-hooks.ts")
+    } else {
+        env.home.join(".config/opencode/plugin/keryx-hooks.ts")
+    }
+}
+
+#[test]
+fn opencode_gets_a_generated_plugin_file_at_each_scope() {
+    for project in [false, true] {
+        let env = Env::new();
+        let scope = if project { "project" } else { "user" };
+        let file = opencode_file(&env, project);
+        // Someone else's plugin in the same directory.
+        let theirs = env.write(
+            file.with_file_name("theirs.ts"),
+            "export const Theirs = async () => ({});\n",
+        );
+        env.run(&["install", "opencode", "--scope", scope])
+            .code(0)
+            .stdout_has("events in new plugin")
+            .stdout_has("OpenCode: it is loaded when OpenCode next starts");
+        let text = std::fs::read_to_string(&file).unwrap();
+        // String-level checks of the TypeScript: ours, the wiring, the API.
+        assert!(text.starts_with("// Generated by keryx-hooks"), "{text}");
+        assert!(text.contains("import { spawn } from \"node:child_process\";"));
+        assert!(text.contains("export const KeryxHooksPlugin = async ("));
+        assert!(text.contains("hooks[\"tool.execute.before\"] = async (input, output) =>"));
+        assert!(text.contains("throw new Error(answer.reason || \"denied by keryx-hooks\")"));
+        let wiring_line = text
+            .lines()
+            .find_map(|l| l.strip_prefix("const WIRING = "))
+            .unwrap();
+        let wiring: Value = serde_json::from_str(wiring_line.strip_suffix(';').unwrap()).unwrap();
+        assert_eq!(wiring["binary"], BIN);
+        assert_eq!(wiring["host"], "opencode");
+        let events: Vec<&String> = wiring["events"].as_object().unwrap().keys().collect();
+        assert_eq!(events, wired_events("opencode").iter().collect::<Vec<_>>());
+        // Milliseconds, above the shim's worst case (3 built-in gates of 5 s).
+        assert!(
+            wiring["events"]["tool.execute.before"].as_u64().unwrap() >= 16_500,
+            "{wiring}"
+        );
+        let manifest = only_manifest(&env);
+        assert_eq!(manifest["wirings"][0]["host"], "opencode");
+        assert_eq!(manifest["wirings"][0]["scope"], scope);
+        assert_eq!(manifest["wirings"][0]["format"], "plugin");
+        assert_eq!(manifest["wirings"][0]["path"], json!(file));
+
+        env.run(&["install", "opencode", "--scope", scope])
+            .code(0)
+            .stdout_has("already wired");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), text, "{scope}");
+        env.run(&["status"]).code(0).stdout_has("current");
+
+        env.run(&["uninstall", "opencode", "--scope", scope])
+            .code(0)
+            .stdout_has("which held only keryx-hooks entries");
+        assert!(!file.exists(), "{scope}");
+        assert_eq!(
+            std::fs::read_to_string(&theirs).unwrap(),
+            "export const Theirs = async () => ({});\n"
+        );
+    }
+}
+
+/// OpenCode's argument shapes for each hook the plugin registers, and the
+/// fixture the payload it builds must match (key for key).
+const OPENCODE_CALLS: &[(&str, &str, &str)] = &[
+    (
+        "tool.execute.before",
+        r#"[{"tool": "bash", "sessionID": "ses_1", "callID": "call_1"}, {"args": {"command": "ls -la", "description": "Lists"}}]"#,
+        "tool.execute.before-basic-bash.json",
+    ),
+    (
+        "tool.execute.before",
+        r#"[{"tool": "edit", "sessionID": "ses_1", "callID": "call_2"}, {"args": {"filePath": "/p/notes.txt", "oldString": "a", "newString": "b", "replaceAll": false}}]"#,
+        "tool.execute.before-basic-edit.json",
+    ),
+    (
+        "tool.execute.after",
+        r#"[{"tool": "bash", "sessionID": "ses_1", "callID": "call_1"}, {"title": "ls", "output": "README.md\n", "metadata": {}}]"#,
+        "tool.execute.after-basic-bash.json",
+    ),
+    (
+        "chat.message",
+        r#"[{"sessionID": "ses_1"}, {"message": {}, "parts": [{"type": "text", "text": "list the files"}]}]"#,
+        "chat.message-basic.json",
+    ),
+    (
+        "event",
+        r#"[{"event": {"type": "session.created", "properties": {"info": {"id": "ses_1"}}}}]"#,
+        "session.created-basic.json",
+    ),
+    (
+        "event",
+        r#"[{"event": {"type": "session.idle", "properties": {"sessionID": "ses_1"}}}]"#,
+        "session.idle-basic.json",
+    ),
+];
+
+fn opencode_fixture(name: &str) -> Value {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/payloads/opencode")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
+}
+
+/// Runs `node` on `script` (an ES module) with `env`'s hermetic variables,
+/// so the keryx-hooks the plugin spawns sees the test's home.
+fn node(env: &Env, script: &Path) -> std::process::Output {
+    Command::new("node")
+        .arg(script)
+        .current_dir(&env.project)
+        .env_clear()
+        .env("HOME", &env.home)
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("XDG_DATA_HOME", env.home.join(".local/share"))
+        .env("XDG_STATE_HOME", env.home.join(".local/state"))
+        .env("XDG_CONFIG_HOME", env.home.join(".config"))
+        .env(
+            "KERYX_SNAPSHOT_ROOT",
+            env.home.join(".agentic/hooks-snapshot"),
+        )
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("node not found ({e}); install Node.js: `apt-get install -y nodejs`")
+        })
+}
+
+/// The generated plugin, loaded by Node as OpenCode would load it (it is
+/// written in the JavaScript subset of TypeScript, so Node can): each hook
+/// sends the payload the fixtures show, a deny from keryx-hooks is thrown,
+/// an allowed call is not, and a missing binary or one that does not answer
+/// within the event's budget refuses the call.
+#[test]
+fn the_generated_opencode_plugin_runs_under_node_and_throws_a_deny() {
+    let env = Env::new();
+    env.run(&["install", "opencode"]).code(0);
+    let plugin_ts = std::fs::read_to_string(opencode_file(&env, false)).unwrap();
+    let work = env.home.join("node");
+
+    // 1. With a capture script as the binary: the payload of every hook.
+    let capture = env.script(
+        work.join("capture.sh"),
+        &format!(
+            "#!/bin/sh\ncat > \"{}/$3.$$.json\"\n",
+            work.join("captured").display()
+        ),
+    );
+    std::fs::create_dir_all(work.join("captured")).unwrap();
+    let captured_plugin = plugin_ts.replacen(
+        &format!("\"binary\":{}", serde_json::to_string(BIN).unwrap()),
+        &format!(
+            "\"binary\":{}",
+            serde_json::to_string(capture.to_str().unwrap()).unwrap()
+        ),
+        1,
+    );
+    assert_ne!(
+        captured_plugin, plugin_ts,
+        "the binary is not in the wiring line"
+    );
+    env.write(work.join("capture-plugin.mjs"), &captured_plugin);
+    let mut driver = String::from(
+        "import { KeryxHooksPlugin } from './capture-plugin.mjs';\n\
+         const hooks = await KeryxHooksPlugin({ directory: '/home/user/project' });\n",
+    );
+    for (i, (hook, args, _)) in OPENCODE_CALLS.iter().enumerate() {
+        driver.push_str(&format!(
+            "await hooks[{hook:?}](...{args});\nawait new Promise((r) => setTimeout(r, 5));\n// {i}\n"
+        ));
+    }
+    let script = env.write(work.join("capture-driver.mjs"), &driver);
+    let out = node(&env, &script);
+    assert!(
+        out.status.success(),
+        "node failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let captured: Vec<Value> = std::fs::read_dir(work.join("captured"))
+        .unwrap()
+        .map(|e| {
+            serde_json::from_str(&std::fs::read_to_string(e.unwrap().path()).unwrap()).unwrap()
+        })
+        .collect();
+    for (_, _, fixture) in OPENCODE_CALLS {
+        let want = opencode_fixture(fixture);
+        let event = want["hook_event_name"].as_str().unwrap();
+        let keys = |v: &Value| {
+            let mut k: Vec<String> = v
+                .as_object()
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default();
+            k.sort();
+            k
+        };
+        let sent = captured
+            .iter()
+            .find(|c| {
+                c["hook_event_name"] == event
+                    && keys(&c["tool_input"]).len() == keys(&want["tool_input"]).len()
+                    && c["tool_name"] == want["tool_name"]
+            })
+            .unwrap_or_else(|| panic!("no {fixture}-shaped payload in {captured:#?}"));
+        assert_eq!(keys(sent), keys(&want), "{fixture}: {sent}");
+        if want["tool_input"].is_object() {
+            assert_eq!(
+                keys(&sent["tool_input"]),
+                keys(&want["tool_input"]),
+                "{fixture}"
+            );
+        }
+    }
+
+    // 2. With the real binary: `cat .env` is denied by the built-in
+    // ctx-guard and thrown; `ls` is not; a missing binary refuses the call.
+    env.write(work.join("plugin.mjs"), &plugin_ts);
+    let missing = plugin_ts.replacen(
+        &format!("\"binary\":{}", serde_json::to_string(BIN).unwrap()),
+        "\"binary\":\"/nonexistent/keryx-hooks\"",
+        1,
+    );
+    env.write(work.join("missing-plugin.mjs"), &missing);
+    // A keryx-hooks that never answers, and a 300 ms budget.
+    let sleeper = env.script(work.join("sleeper.sh"), "#!/bin/sh\nexec sleep 30\n");
+    let budget = serde_json::to_string(
+        &serde_json::from_str::<Value>(
+            plugin_ts
+                .lines()
+                .find_map(|l| l.strip_prefix("const WIRING = "))
+                .unwrap()
+                .strip_suffix(';')
+                .unwrap(),
+        )
+        .unwrap()["events"]["tool.execute.before"],
+    )
+    .unwrap();
+    let slow = plugin_ts
+        .replacen(
+            &format!("\"binary\":{}", serde_json::to_string(BIN).unwrap()),
+            &format!(
+                "\"binary\":{}",
+                serde_json::to_string(sleeper.to_str().unwrap()).unwrap()
+            ),
+            1,
+        )
+        .replacen(
+            &format!("\"tool.execute.before\":{budget}"),
+            "\"tool.execute.before\":300",
+            1,
+        );
+    assert!(slow.contains("\"tool.execute.before\":300"), "{slow}");
+    env.write(work.join("slow-plugin.mjs"), &slow);
+    let driver = r#"import { KeryxHooksPlugin } from './plugin.mjs';
+import { KeryxHooksPlugin as Missing } from './missing-plugin.mjs';
+import { KeryxHooksPlugin as Slow } from './slow-plugin.mjs';
+const call = async (plugin, command) => {
+  const hooks = await plugin({ directory: process.cwd() });
+  try {
+    await hooks["tool.execute.before"]({ tool: "bash", sessionID: "ses_node", callID: command }, { args: { command } });
+    return "allowed";
+  } catch (e) {
+    return "thrown: " + e.message;
+  }
+};
+console.log(JSON.stringify({
+  env: await call(KeryxHooksPlugin, "cat .env"),
+  ls: await call(KeryxHooksPlugin, "ls"),
+  missing: await call(Missing, "ls"),
+  slow: await call(Slow, "ls"),
+}));
+"#;
+    let script = env.write(work.join("driver.mjs"), driver);
+    let out = node(&env, &script);
+    assert!(
+        out.status.success(),
+        "node failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let env_answer = v["env"].as_str().unwrap();
+    assert!(
+        env_answer.starts_with("thrown: ") && env_answer.contains(".env"),
+        "{v}"
+    );
+    assert_eq!(v["ls"], "allowed", "{v}");
+    let missing = v["missing"].as_str().unwrap();
+    assert!(
+        missing.starts_with("thrown: keryx-hooks: cannot run keryx-hooks"),
+        "{v}"
+    );
+    assert_eq!(
+        v["slow"],
+        "thrown: keryx-hooks: keryx-hooks did not answer tool.execute.before within 300 ms; the tool call is refused",
+        "{v}"
+    );
+}
+
+/// Every OpenCode payload fixture through `run opencode <event>`: a deny on
+/// the tool call that reads `.env`, silence or one JSON object elsewhere.
+#[test]
+fn opencode_payload_fixtures_go_through_the_shim() {
+    let env = Env::new();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/payloads/opencode");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 7, "{names:?}");
+    for name in names {
+        let mut payload = opencode_fixture(&name);
+        payload["cwd"] = json!(env.project);
+        let event = payload["hook_event_name"].as_str().unwrap().to_owned();
+        assert!(name.starts_with(&format!("{event}-")), "{name}");
+        let r = env.run_stdin(&["run", "opencode", &event], payload.to_string());
+        r.code(0);
+        if name.contains("denied") {
+            let v = r.json();
+            assert_eq!(v["decision"], "deny", "{name}: {v}");
+            assert!(
+                v["reason"].as_str().unwrap().contains(".env"),
+                "{name}: {v}"
+            );
+        } else if !r.stdout.trim().is_empty() {
+            let v = r.json();
+            assert_ne!(v["decision"], "deny", "{name}: {v}");
+        }
+    }
 }

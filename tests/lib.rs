@@ -2,10 +2,12 @@
 //! hermetic home (temp HOME, XDG_*, KERYX_HOME, KERYX_SNAPSHOT_ROOT) with a
 //! cleared environment.
 
+mod adversarial;
 mod builtins;
 mod common;
 mod config;
 mod e2e;
+mod fuzz_regressions;
 mod install;
 mod runtime;
 mod shim;

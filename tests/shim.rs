@@ -279,3 +279,102 @@ fn session_start_prunes_session_dirs_older_than_7_days() {
     assert!(!old.exists(), "a stale session dir survived");
     assert!(fresh.exists());
 }
+
+/// The session directory `run` keeps for a Claude Code session.
+fn session_dir(env: &Env, payload: &Value) -> std::path::PathBuf {
+    env.home.join(format!(
+        ".local/state/keryx/sessions/claude-code-{}",
+        payload["session_id"].as_str().unwrap()
+    ))
+}
+
+#[test]
+fn an_event_no_hook_applies_to_touches_no_state() {
+    // Only the built-ins, none enabled for Read: nothing to run, nothing to
+    // record, so nothing is written (this is the hot path of every session).
+    let env = Env::new();
+    let mut p = fixture("claude-code", "PreToolUse-basic-Bash.json");
+    p["cwd"] = json!(env.project);
+    p["tool_name"] = json!("Read");
+    p["tool_input"] = json!({"file_path": env.project.join("src/main.rs")});
+    env.run_stdin(&["run", "claude-code", "PreToolUse"], p.to_string())
+        .code(0);
+    let state = env.home.join(".local/state/keryx");
+    assert!(
+        !state.join("sessions").exists(),
+        "state written for an event nothing applies to"
+    );
+    assert!(!state.join("keryx-hooks.log").exists(), "an empty log file");
+}
+
+#[test]
+fn in_process_built_ins_record_each_delivery_without_de_duplication_state() {
+    // ctx-guard answers in-process: the same call delivered twice is simply
+    // judged twice, alike, and each judgement leaves its record.
+    let env = Env::new();
+    let p = claude_pre_tool(&env, "inproc-1", "cat .env");
+    let first = env.run_stdin(&["run", "claude-code", "PreToolUse"], p.to_string());
+    let second = env.run_stdin(&["run", "claude-code", "PreToolUse"], p.to_string());
+    assert_eq!(first.stdout, second.stdout);
+    assert!(deny_reason(&first).contains(".env"), "{}", first.stdout);
+    let dir = session_dir(&env, &p);
+    let records = std::fs::read_to_string(dir.join("records.jsonl")).unwrap();
+    let guard: Vec<Value> = records
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["record"]["hookId"] == "keryx.ctx-guard")
+        .collect();
+    assert_eq!(guard.len(), 2, "{records}");
+    assert!(guard.iter().all(|r| r["record"]["outcome"] == "deny"));
+    let state: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("state.json")).unwrap()).unwrap();
+    assert_eq!(state["seq"], 2, "one state update per event: {state}");
+    let calls = env.home.join(format!(
+        ".local/state/keryx/sessions/calls-{}",
+        p["session_id"].as_str().unwrap()
+    ));
+    assert!(!calls.exists(), "de-duplication state for in-process work");
+}
+
+#[test]
+fn an_enabled_learning_sink_is_invoked_and_an_idle_one_is_not() {
+    let env = Env::new();
+    let mut p = fixture("claude-code", "PreToolUse-basic-Bash.json");
+    p["cwd"] = json!(env.project);
+    p["tool_name"] = json!("Read");
+    p["tool_input"] = json!({"file_path": env.project.join("src/main.rs")});
+    p["tool_use_id"] = json!("learn-1");
+    env.run_stdin(&["run", "claude-code", "PreToolUse"], p.to_string())
+        .code(0);
+    let records = session_dir(&env, &p).join("records.jsonl");
+    assert!(!records.exists(), "an idle port left a record");
+
+    env.write(
+        env.keryx_home().join("runtime.toml"),
+        "[learning]\nenabled = true\n",
+    );
+    p["tool_use_id"] = json!("learn-2");
+    env.run_stdin(&["run", "claude-code", "PreToolUse"], p.to_string())
+        .code(0);
+    let text = std::fs::read_to_string(&records).unwrap();
+    assert!(
+        text.lines().any(|l| l.contains("keryx.learning-observer")),
+        "{text}"
+    );
+    let learning = env.home.join(".local/state/keryx/learning");
+    assert!(learning.is_dir(), "the shipped sink wrote nothing");
+}
+
+#[test]
+fn a_deny_reason_reaches_the_host_with_hidden_characters_made_visible() {
+    let env = Env::new();
+    env.write(env.user_hooks(), json!({"schemaVersion": "1.0.0", "hooks": {"PreToolUse": [
+        {"id": "bidi", "class": "gate", "runsIn": "unsandboxed",
+         "command": {"argv": ["/bin/sh", "-c", "printf 'see \\342\\200\\256fdp.exe\\nnext line' >&2; exit 2"]}}
+    ]}}).to_string());
+    let run = env.run_stdin(
+        &["run", "claude-code", "PreToolUse"],
+        claude_pre_tool(&env, "bidi-1", "ls").to_string(),
+    );
+    assert_eq!(deny_reason(&run), "see \\u202Efdp.exe\nnext line");
+}

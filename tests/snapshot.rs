@@ -1,7 +1,8 @@
 //! Snapshots and drift through the real binary: every drift state produced
 //! and classified by `status`, `doctor --fix` repairing them, the
-//! SessionStart drift line, `kill -9` in the middle of a sync, and a full
-//! disk (a tiny tmpfs in a private mount namespace).
+//! SessionStart drift line, `kill -9` in the middle of a sync, a full disk
+//! (a tiny tmpfs in a private mount namespace), wirings recorded with their
+//! scope and checked where they were made, and Codex's hook review.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -651,4 +652,255 @@ echo $? > "$OUT/rc"
     let detail = resync["detail"].as_str().unwrap();
     assert!(detail.contains("No space left on device"), "{detail}");
     assert!(detail.contains("is unchanged"), "{detail}");
+}
+
+// ------------------------------------------------------------------ scope
+
+/// `env`'s command run from another directory than the project.
+fn run_in(env: &Env, dir: &Path, args: &[&str]) -> Run {
+    Run::from(env.cmd(args).current_dir(dir).output().unwrap())
+}
+
+/// The one source `status --json` reports, run from `dir`.
+fn source_status_in(env: &Env, dir: &Path) -> Value {
+    let r = run_in(env, dir, &["status", "--json"]);
+    let v = r.json();
+    v["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == key(env))
+        .cloned()
+        .unwrap_or_else(|| panic!("{v:#}"))
+}
+
+#[test]
+fn a_project_scope_wiring_is_recorded_and_checked_in_its_project_from_anywhere() {
+    let env = with_source();
+    env.run(&["install", "claude-code", "--scope", "project"])
+        .code(0);
+    let settings = env.project.join(".claude/settings.json");
+    let m = manifest::read(&root(&env).join(key(&env))).unwrap();
+    assert_eq!(m.hosts, ["claude-code"]);
+    assert_eq!(
+        serde_json::to_value(&m.wirings).unwrap(),
+        json!([{
+            "host": "claude-code",
+            "scope": "project",
+            "format": "settings",
+            "path": settings,
+            "project": env.project,
+        }])
+    );
+
+    // Checked in the project, whether status runs there or in the home.
+    for dir in [&env.project, &env.home] {
+        let s = source_status_in(&env, dir);
+        assert_eq!(s["state"], "current", "from {}: {s:#}", dir.display());
+        assert_eq!(s["hosts"][0]["scope"], "project");
+        assert_eq!(s["hosts"][0]["path"], json!(settings));
+    }
+    run_in(&env, &env.home, &["status"])
+        .code(0)
+        .stdout_has("claude-code (project settings, ");
+
+    // Our entries leave the project file: half applied, and doctor --fix,
+    // run from the home, rewires the project's file (not the user's).
+    env.write(&settings, "{\"model\": \"opus\"}\n");
+    let s = source_status_in(&env, &env.home);
+    assert_eq!(s["state"], "half_applied", "{s:#}");
+    assert_eq!(s["hosts"][0]["wired"], false);
+    let r = run_in(&env, &env.home, &["doctor", "--fix", "--json"]);
+    let v = r.json();
+    assert!(
+        v["fixes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["action"] == "rewire" && f["ok"] == true),
+        "{v:#}"
+    );
+    let text = std::fs::read_to_string(&settings).unwrap();
+    assert!(text.contains("\"model\": \"opus\""), "{text}");
+    assert!(
+        text.contains(&format!("--snapshot {}", key(&env))),
+        "{text}"
+    );
+    assert!(
+        !claude_settings(&env).exists(),
+        "the user's settings were written"
+    );
+    assert_eq!(source_status_in(&env, &env.home)["state"], "current");
+
+    // A second project wired to the same snapshot, then deleted: doctor
+    // --fix forgets its wiring instead of recreating the project.
+    let other = env.tmp.path().join("work/other");
+    std::fs::create_dir_all(other.join(".git")).unwrap();
+    let other = std::fs::canonicalize(other).unwrap();
+    run_in(
+        &env,
+        &other,
+        &["install", "claude-code", "--scope", "project"],
+    )
+    .code(0);
+    assert_eq!(
+        manifest::read(&root(&env).join(key(&env)))
+            .unwrap()
+            .wirings
+            .len(),
+        2
+    );
+    std::fs::remove_dir_all(&other).unwrap();
+    assert_eq!(source_status_in(&env, &env.home)["state"], "half_applied");
+    let v = run_in(&env, &env.home, &["doctor", "--fix", "--json"]).json();
+    assert!(
+        v["fixes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["action"] == "forget" && f["ok"] == true),
+        "{v:#}"
+    );
+    assert!(!other.exists(), "doctor --fix recreated a deleted project");
+    assert_eq!(source_status_in(&env, &env.home)["state"], "current");
+
+    // Uninstall at project scope: the entries go, the manifest forgets the
+    // wiring, and with nothing wired any more the snapshot goes too.
+    env.run(&["uninstall", "claude-code", "--scope", "project"])
+        .code(0)
+        .stdout_has("removed snapshot");
+    assert_eq!(
+        std::fs::read_to_string(&settings).unwrap(),
+        "{\"model\": \"opus\"}\n"
+    );
+    assert!(!root(&env).join(key(&env)).exists());
+}
+
+#[test]
+fn scope_and_format_are_recorded_per_wiring_and_uninstall_forgets_only_its_own() {
+    let env = with_source();
+    env.run(&["install", "claude-code"]).code(0);
+    env.run(&["install", "claude-code", "--scope", "project"])
+        .code(0);
+    env.run(&["install", "gemini-cli", "--format", "plugin"])
+        .code(0);
+    let m = manifest::read(&root(&env).join(key(&env))).unwrap();
+    let got: Vec<(&str, &str, &str)> = m
+        .wirings
+        .iter()
+        .map(|w| (w.host.as_str(), w.scope.as_str(), w.format.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("claude-code", "user", "settings"),
+            ("claude-code", "project", "settings"),
+            ("gemini-cli", "user", "plugin"),
+        ]
+    );
+    assert_eq!(m.hosts, ["claude-code", "gemini-cli"]);
+    assert_eq!(state(&env), "current");
+
+    env.run(&["uninstall", "claude-code"]).code(0);
+    let m = manifest::read(&root(&env).join(key(&env))).unwrap();
+    let got: Vec<(&str, &str)> = m
+        .wirings
+        .iter()
+        .map(|w| (w.host.as_str(), w.scope.as_str()))
+        .collect();
+    assert_eq!(got, [("claude-code", "project"), ("gemini-cli", "user")]);
+    assert_eq!(state(&env), "current");
+    assert!(
+        std::fs::read_to_string(env.project.join(".claude/settings.json"))
+            .unwrap()
+            .contains(" run claude-code ")
+    );
+}
+
+// ------------------------------------------------------------------ Codex review
+
+fn codex_review(env: &Env) -> Vec<Value> {
+    let v = env.run(&["doctor", "--json"]).json();
+    v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["name"] == "codex-review")
+        .cloned()
+        .collect()
+}
+
+/// Records trust for every keryx-hooks entry in the user's Codex config the
+/// way Codex's `/hooks` does: `[hooks.state."<file>:<event>:<group>:<handler>"]
+/// trusted_hash = "sha256:…"` in that same file.
+fn trust_in_codex(env: &Env) {
+    use keryx_hooks::install::codex_trust;
+    let cfg = env.home.join(".codex/config.toml");
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    for e in codex_trust::review(&cfg, false, &cfg).unwrap() {
+        text.push_str(&format!(
+            "\n[hooks.state.{}]\ntrusted_hash = \"{}\"\n",
+            serde_json::to_string(&e.key).unwrap(),
+            e.hash
+        ));
+    }
+    std::fs::write(&cfg, text).unwrap();
+}
+
+#[test]
+fn doctor_reports_codex_review_until_codex_records_the_trust() {
+    let env = with_source();
+    env.run(&["install", "codex"])
+        .code(0)
+        .stdout_has("`keryx-hooks doctor` reports them until Codex records the trust");
+    let events = keryx_hooks::hosts::adapter("codex")
+        .unwrap()
+        .wired_events()
+        .count();
+    let checks = codex_review(&env);
+    assert_eq!(checks.len(), 1, "{checks:#?}");
+    assert_eq!(checks[0]["status"], "warn");
+    let detail = checks[0]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(&format!("{events} of {events} keryx-hooks entries"))
+            && detail.contains("never reviewed"),
+        "{detail}"
+    );
+    assert!(
+        checks[0]["fix"].as_str().unwrap().contains("/hooks"),
+        "{checks:#?}"
+    );
+
+    trust_in_codex(&env);
+    let checks = codex_review(&env);
+    assert_eq!(checks[0]["status"], "ok", "{checks:#?}");
+    assert!(
+        checks[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("Codex trusts all {events}")),
+        "{checks:#?}"
+    );
+    // The trust survives a reinstall that changes nothing.
+    env.run(&["install", "codex"]).code(0);
+    assert_eq!(codex_review(&env)[0]["status"], "ok");
+
+    // A new gate lengthens the PreToolUse timeout: that hook changed, and
+    // Codex will ask again; so does doctor.
+    env.write(
+        env.user_hooks(),
+        r#"{"schemaVersion": "1.0.0", "hooks": {"PreToolUse": [
+            {"id": "slow-gate", "class": "gate", "matcher": "*", "runsIn": "unsandboxed",
+             "timeoutMs": 30000, "command": {"argv": ["/bin/true"]}}]}}"#,
+    );
+    env.run(&["install", "codex"]).code(0);
+    let checks = codex_review(&env);
+    assert_eq!(checks[0]["status"], "warn", "{checks:#?}");
+    assert!(
+        checks[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("1 changed since you trusted them"),
+        "{checks:#?}"
+    );
 }

@@ -449,7 +449,7 @@ fn the_review_escapes_terminal_tricks_golden() {
 }
 "#,
     );
-    let run = env.run(&["trust", "--yes"]);
+    let run = env.run(&["trust", "--yes", "--force"]);
     run.code(0);
     let out = run
         .stdout

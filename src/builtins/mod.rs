@@ -138,6 +138,62 @@ pub fn registrations() -> Vec<Registration> {
     out
 }
 
+/// True when `reg` is a built-in command hook that [`run_in_process`]
+/// answers in this process under `profile`: no spawn and no side effect, so
+/// running it again for a repeated delivery gives the same answer.
+pub fn answers_in_process(reg: &Registration, profile: crate::config::model::Profile) -> bool {
+    reg.scope == Scope::Builtin
+        && matches!(reg.handler, Handler::Command(_))
+        && !profile.isolation_required()
+        && reg.effective_runs_in(profile) == RunsIn::Unsandboxed
+        && matches!(
+            reg.id.as_str(),
+            SECURITY_CHECK_INPUT | SECURITY_CHECK_OUTPUT | CTX_GUARD
+        )
+}
+
+/// Which of the two ports `runtime.toml` switches on: (learning, impact).
+/// A missing or unreadable file leaves both at their no-op defaults, as
+/// [`ports::ports_from_runtime_toml`] does.
+pub fn enabled_ports(keryx_home: &std::path::Path) -> (bool, bool) {
+    let Some(doc) = std::fs::read_to_string(keryx_home.join("runtime.toml"))
+        .ok()
+        .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
+    else {
+        return (false, false);
+    };
+    let on = |table: &str| {
+        doc.get(table)
+            .and_then(toml_edit::Item::as_table_like)
+            .and_then(|t| t.get("enabled"))
+            .and_then(toml_edit::Item::as_bool)
+            .unwrap_or(false)
+    };
+    (on("learning"), on("impact"))
+}
+
+/// `regs` without the port registrations left at their no-op defaults: a
+/// port that does nothing is not invoked, so it costs nothing and leaves no
+/// record.
+pub fn without_idle_ports(
+    mut regs: Vec<Registration>,
+    keryx_home: &std::path::Path,
+) -> Vec<Registration> {
+    if !regs
+        .iter()
+        .any(|r| matches!(r.handler, Handler::Builtin(_)))
+    {
+        return regs;
+    }
+    let (learning, impact) = enabled_ports(keryx_home);
+    regs.retain(|r| match r.handler {
+        Handler::Builtin(BuiltinPort::LearningObserver) => learning,
+        Handler::Builtin(BuiltinPort::ImpactEvidence) => impact,
+        Handler::Command(_) => true,
+    });
+    regs
+}
+
 use crate::config::model::BuiltinPort as Port;
 use crate::paths::Locations;
 use crate::runtime::reply::HookReply;

@@ -181,8 +181,8 @@ pub fn ports_from_runtime_toml(
 
     let impact = table("impact");
     let provider: Box<dyn ImpactEvidenceProvider> = if enabled(impact) {
-        Box::new(super::impact::RepoImpactProvider::new(
-            super::impact::ImpactLimits::from_table(impact),
+        Box::new(super::impact::RepoImpactProvider::from_table(
+            impact,
             Some(state_dir.join("impact-cache")),
         ))
     } else {

@@ -9,9 +9,21 @@ use super::ports::Verdict;
 use super::scanner::{Finding, Rules, Target};
 use crate::escape::escape;
 
-/// UserPromptSubmit: deny a prompt that carries a secret or a hidden
-/// instruction. A payload without a prompt has nothing to scan.
+/// The `--source` of the built-in `keryx.security-check-input`
+/// registration: a prompt is untrusted text from outside the session.
+pub const DEFAULT_INPUT_SOURCE: &str = "untrusted-external";
+
+/// UserPromptSubmit, as the built-in registration runs it (source
+/// [`DEFAULT_INPUT_SOURCE`]): see [`check_input_from`].
 pub fn check_input(payload: &Value, rules: &Rules) -> Verdict {
+    check_input_from(payload, rules, DEFAULT_INPUT_SOURCE)
+}
+
+/// UserPromptSubmit: deny a prompt that carries a secret or a hidden
+/// instruction. A payload without a prompt has nothing to scan. Every
+/// source is scanned with the same rules (the spec gives sources no rules
+/// of their own); the reason names the source the prompt came from.
+pub fn check_input_from(payload: &Value, rules: &Rules, source: &str) -> Verdict {
     let Some(prompt) = prompt_of(payload) else {
         return Verdict::Allow;
     };
@@ -19,12 +31,27 @@ pub fn check_input(payload: &Value, rules: &Rules) -> Verdict {
     match findings.first() {
         None => Verdict::Allow,
         Some(f) => Verdict::Deny(format!(
-            "the prompt contains {}{}; remove it and refer to the secret by name \
+            "the prompt (source `{}`) contains {}{}; remove it and refer to the secret by name \
              (an environment variable or a secrets manager) instead",
+            source_label(source),
             f.describe(),
             more(findings.len())
         )),
     }
+}
+
+/// A `--source` value as a reason shows it: escaped, at most 64 bytes.
+fn source_label(source: &str) -> String {
+    let source = source.trim();
+    if source.is_empty() {
+        return "unspecified".to_owned();
+    }
+    let mut end = source.len().min(64);
+    while !source.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = if end < source.len() { "…" } else { "" };
+    format!("{}{cut}", escape(&source[..end]))
 }
 
 /// PreToolUse on a write: deny content that would put a secret (or a hidden
@@ -337,6 +364,34 @@ mod tests {
         assert!(r.contains("line 2, column 5"), "{r}");
         assert!(!r.contains(&k), "{r}");
         assert!(!r.contains("Z7Q4M2XJ5PRT3LKB"), "{r}");
+    }
+
+    #[test]
+    fn input_reasons_name_the_source_and_every_source_is_scanned() {
+        let payload = json!({"prompt": format!("key {}", key())});
+        for (source, shown) in [
+            ("untrusted-external", "`untrusted-external`"),
+            ("user", "`user`"),
+            ("", "`unspecified`"),
+            ("a\u{1b}[2Jb", "`a\\x1B[2Jb`"),
+        ] {
+            let r = deny_reason(check_input_from(&payload, &Rules::builtin(), source));
+            assert!(
+                r.starts_with(&format!(
+                    "the prompt (source {shown}) contains AWS access key id"
+                )),
+                "{source:?}: {r}"
+            );
+        }
+        let long = "s".repeat(100);
+        let r = deny_reason(check_input_from(&payload, &Rules::builtin(), &long));
+        assert!(r.contains(&format!("`{}…`", "s".repeat(64))), "{r}");
+        // The in-process entry point is the built-in registration's source.
+        assert!(deny_reason(input(payload)).contains("(source `untrusted-external`)"));
+        assert_eq!(
+            check_input_from(&json!({"prompt": "hello"}), &Rules::builtin(), "user"),
+            Verdict::Allow
+        );
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! `keryx-hooks doctor [--fix] [--json] [--source DIR]`: every check of the
 //! installation as data (name, ok|warn|fail, detail, the command that fixes
 //! it). `--fix` resyncs every known source's snapshot, rewires the hosts its
-//! manifest records, prunes old session state, runs the checks again and
-//! says what it fixed and what it could not, with the command that would.
+//! manifest records where it records them (scope, format, file), prunes old
+//! session state, runs the checks again and says what it fixed and what it
+//! could not, with the command that would.
 //!
 //! Exit 1 when a check fails or a fix did not work; warnings alone exit 0.
 
@@ -22,8 +23,10 @@ use crate::error::CmdResult;
 use crate::escape::escape;
 use crate::hosts::{self, ConfigFormat};
 use crate::install::classify::Scope;
-use crate::install::classify::{self, DriftState};
-use crate::install::{hostfile, manifest, snapshot};
+use crate::install::classify::{self, DriftState, HostWiring};
+use crate::install::codex_trust::{self, Review};
+use crate::install::manifest::{Wiring, WiringFormat, WiringScope};
+use crate::install::{hostfile, manifest, plugin, snapshot};
 use crate::output;
 use crate::paths::Locations;
 use crate::trust::TrustState;
@@ -178,7 +181,8 @@ fn check_text(c: &Check) -> String {
 /// Every check, in a stable order.
 pub fn checks(loc: &Locations, source: Option<&Path>) -> Vec<Check> {
     let mut out = Vec::new();
-    let wired_hosts = host_checks(loc, &mut out);
+    let mut wired_hosts = host_checks(loc, &mut out);
+    plugin_checks(loc, &mut out, &mut wired_hosts);
     double_registration(&wired_hosts, &mut out);
     snapshot_checks(loc, &mut out);
     let statuses = status::assess_all(loc, source);
@@ -303,21 +307,186 @@ fn host_checks(loc: &Locations, out: &mut Vec<Check>) -> BTreeSet<String> {
             out.push(check);
 
             if *name == "codex" {
-                out.push(
-                    Check::new(
-                        "codex-review",
-                        Level::Warn,
-                        format!(
-                            "`{shown}` carries keryx-hooks entries; Codex runs new or changed hooks only \
-                             after you review them: open `/hooks` in Codex and approve them"
-                        ),
-                    )
-                    .fix("open `/hooks` in Codex and approve the keryx-hooks entries"),
-                );
+                out.push(codex_review_check(loc, &file.path, false));
             }
         }
     }
     wired
+}
+
+/// Whether Codex has recorded the user's trust for our entries in the
+/// hooks source `source` (a `config.toml`, or a plugin's `hooks/hooks.json`
+/// when `plugin`): Codex runs new or changed hooks only after the user
+/// trusts them in `/hooks`, and keeps that trust in the user config.
+fn codex_review_check(loc: &Locations, source: &Path, plugin: bool) -> Check {
+    let shown = escape(&source.to_string_lossy());
+    let Some(user_config) = hosts::adapter("codex").and_then(|codex| {
+        hostfile::config_files(codex, Scope::User, loc)
+            .into_iter()
+            .next()
+    }) else {
+        return Check::new("codex-review", Level::Warn, "no Codex user config location");
+    };
+    let fix = format!(
+        "open Codex, type `/hooks` and trust the keryx-hooks entries; Codex records the trust in `{}` \
+         under [hooks.state], and this check passes once it has",
+        escape(&user_config.to_string_lossy())
+    );
+    let entries = match codex_trust::review(source, plugin, &user_config) {
+        Ok(e) => e,
+        Err(e) => {
+            return Check::new(
+                "codex-review",
+                Level::Warn,
+                format!(
+                    "cannot tell whether Codex trusts the keryx-hooks entries in `{shown}`: {}",
+                    escape(&e)
+                ),
+            )
+            .fix(fix);
+        }
+    };
+    let count = |r: Review| entries.iter().filter(|e| e.review == r).count();
+    let (new, changed, off) = (
+        count(Review::New),
+        count(Review::Changed),
+        count(Review::Disabled),
+    );
+    if new + changed + off == 0 {
+        return Check::new(
+            "codex-review",
+            Level::Ok,
+            format!(
+                "Codex trusts all {} keryx-hooks entries in `{shown}`",
+                entries.len()
+            ),
+        );
+    }
+    let mut why = Vec::new();
+    if new > 0 {
+        why.push(format!("{new} never reviewed"));
+    }
+    if changed > 0 {
+        why.push(format!("{changed} changed since you trusted them"));
+    }
+    let mut detail = String::new();
+    if new + changed > 0 {
+        detail = format!(
+            "{} of {} keryx-hooks entries in `{shown}` await your review in Codex ({}), and Codex does not run them until then",
+            new + changed,
+            entries.len(),
+            why.join(", ")
+        );
+    }
+    if off > 0 {
+        if !detail.is_empty() {
+            detail.push_str("; ");
+        }
+        detail.push_str(&format!(
+            "{off} keryx-hooks entr{} in `{shown}` turned off in Codex's `/hooks`",
+            if off == 1 { "y is" } else { "ies are" }
+        ));
+    }
+    Check::new("codex-review", Level::Warn, detail).fix(fix)
+}
+
+/// The packages `install --format plugin` generated, as their manifests
+/// record them: still there, still ours, every event wired to an installed
+/// snapshot, and (Codex) trusted. Adds each such host to `wired`.
+fn plugin_checks(loc: &Locations, out: &mut Vec<Check>, wired: &mut BTreeSet<String>) {
+    let this = std::env::current_exe()
+        .ok()
+        .and_then(|p| std::fs::canonicalize(p).ok());
+    for s in snapshot::installed(&loc.snapshot_root) {
+        let Ok(m) = &s.manifest else {
+            continue;
+        };
+        for w in &m.wirings {
+            let Some(adapter) = hosts::adapter(&w.host) else {
+                continue;
+            };
+            // OpenCode's plugin file is its config file: checked with the others.
+            if w.format != WiringFormat::Plugin || hostfile::is_plugin_file_host(adapter) {
+                continue;
+            }
+            let name = format!("plugin ({})", w.host);
+            let path = Path::new(&w.path);
+            let shown = escape(&w.path);
+            let reinstall = format!(
+                "keryx-hooks install {} --format plugin --out '{}'",
+                w.host,
+                escape(&path.parent().unwrap_or(path).to_string_lossy())
+            );
+            let entries = match plugin::wired_events(adapter, path) {
+                Ok(e) if e.is_empty() => {
+                    out.push(
+                        Check::new(
+                            name,
+                            Level::Fail,
+                            format!("the {} recorded at `{shown}` is gone", kind_noun(adapter)),
+                        )
+                        .fix(reinstall),
+                    );
+                    continue;
+                }
+                Ok(e) => e,
+                Err(e) => {
+                    out.push(Check::new(name, Level::Fail, escape(&e)).fix(reinstall));
+                    continue;
+                }
+            };
+            wired.insert(w.host.clone());
+            let binaries: BTreeSet<&str> = entries.iter().map(|e| e.binary.as_str()).collect();
+            for b in binaries {
+                let (level, detail) = binary_state(Path::new(b), this.as_deref(), true);
+                let mut c = Check::new(
+                    format!("binary ({})", w.host),
+                    level,
+                    format!("`{shown}` runs `{}`: {detail}", escape(b)),
+                );
+                if level != Level::Ok {
+                    c = c.fix(reinstall.clone());
+                }
+                out.push(c);
+            }
+            let dangling = entries
+                .iter()
+                .filter_map(|e| e.snapshot_key.as_deref())
+                .any(|k| !loc.snapshot_dir(k).join(manifest::MANIFEST_FILE).is_file());
+            out.push(if dangling {
+                Check::new(
+                    name,
+                    Level::Fail,
+                    format!("`{shown}` points at a snapshot that is not installed, so its events are denied"),
+                )
+                .fix("keryx-hooks doctor --fix")
+            } else if !classify::all_events_at(adapter, &entries, &s.key) {
+                Check::new(
+                    name,
+                    Level::Fail,
+                    format!("`{shown}` does not wire every event to snapshot `{}`", escape(&s.key)),
+                )
+                .fix("keryx-hooks doctor --fix")
+            } else {
+                Check::new(
+                    name,
+                    Level::Ok,
+                    format!("`{shown}` wires all {} events", entries.len()),
+                )
+            });
+            if w.host == "codex" {
+                out.push(codex_review_check(
+                    loc,
+                    &path.join("hooks/hooks.json"),
+                    true,
+                ));
+            }
+        }
+    }
+}
+
+fn kind_noun(adapter: &hosts::Adapter) -> &'static str {
+    plugin::kind(adapter).map_or("plugin", |k| k.noun())
 }
 
 /// Whether the binary at `path` exists, is executable and is this version.
@@ -487,14 +656,9 @@ fn drift_checks(statuses: &[SourceStatus], out: &mut Vec<Check>) {
                     DriftState::HalfApplied => Level::Fail,
                 };
                 let mut detail = format!("{}: {}", a.state.as_str(), a.state.meaning());
-                let unwired: Vec<&str> = a
-                    .hosts
-                    .iter()
-                    .filter(|(_, ok)| !ok)
-                    .map(|(h, _)| h.as_str())
-                    .collect();
+                let unwired: Vec<String> = a.unwired().map(HostWiring::describe).collect();
                 if !unwired.is_empty() {
-                    detail.push_str(&format!(" (not wired: {})", escape(&unwired.join(", "))));
+                    detail.push_str(&format!(" (not wired: {})", unwired.join(", ")));
                 } else if a.state == DriftState::HalfApplied {
                     detail.push_str(" (no host is recorded as using it)");
                 }
@@ -747,20 +911,14 @@ fn fix(loc: &Locations, source: Option<&Path>) -> Vec<FixAction> {
                 continue;
             }
         }
-        let wired = |h: &str, k: &str| classify::host_wired(loc, h, k);
+        let wired = |r: &classify::Recorded<'_>, k: &str| classify::recorded_wired(loc, r, k);
         let Ok(a) = classify::assess(&src, &loc.snapshot_root, None, &wired) else {
             continue;
         };
         if a.state != DriftState::HalfApplied {
             continue;
         }
-        let unwired: Vec<String> = a
-            .hosts
-            .iter()
-            .filter(|(_, ok)| !ok)
-            .map(|(h, _)| h.clone())
-            .collect();
-        if unwired.is_empty() {
+        if a.hosts.is_empty() {
             actions.push(FixAction {
                 action: "rewire".into(),
                 ok: false,
@@ -769,25 +927,37 @@ fn fix(loc: &Locations, source: Option<&Path>) -> Vec<FixAction> {
             });
             continue;
         }
-        actions.push(match rewire(loc, &unwired, &src) {
-            Ok(detail) => FixAction {
-                action: "rewire".into(),
-                ok: true,
-                detail,
-                command: None,
-            },
-            Err(why) => FixAction {
-                action: "rewire".into(),
-                ok: false,
-                detail: format!(
-                    "{} not wired to snapshot `{}`: {}",
-                    unwired.join(", "),
-                    a.key,
-                    escape(&why)
-                ),
-                command: Some(install_command(loc, &src, &unwired.join(" "))),
-            },
-        });
+        // Hosts recorded without a wiring (older manifests): where their
+        // entries are.
+        let legacy: Vec<String> = a
+            .unwired()
+            .filter(|h| h.wiring.is_none())
+            .map(|h| h.host.clone())
+            .collect();
+        if !legacy.is_empty() {
+            actions.push(match rewire(loc, &legacy, &src) {
+                Ok(detail) => FixAction {
+                    action: "rewire".into(),
+                    ok: true,
+                    detail,
+                    command: None,
+                },
+                Err(why) => FixAction {
+                    action: "rewire".into(),
+                    ok: false,
+                    detail: format!(
+                        "{} not wired to snapshot `{}`: {}",
+                        legacy.join(", "),
+                        a.key,
+                        escape(&why)
+                    ),
+                    command: Some(install_command(loc, &src, &legacy.join(" "))),
+                },
+            });
+        }
+        for w in a.unwired().filter_map(|h| h.wiring.as_ref()) {
+            actions.push(rewire_recorded(loc, &src, &a.key, w));
+        }
     }
     let leftovers = snapshot::leftovers(&loc.snapshot_root);
     if !leftovers.is_empty() {
@@ -824,6 +994,101 @@ fn install_command(loc: &Locations, source: &Path, hosts: &str) -> String {
             "keryx-hooks install {hosts} --source '{}'",
             escape(&source.to_string_lossy())
         )
+    }
+}
+
+/// Rewires one recorded wiring where it was made: the same file (or
+/// package) at the same scope, with timeouts for that scope's hooks. A
+/// project-scope wiring whose project is gone is forgotten instead.
+fn rewire_recorded(loc: &Locations, source: &Path, key: &str, w: &Wiring) -> FixAction {
+    let what = format!(
+        "{} ({} {}, `{}`)",
+        w.host,
+        w.scope.as_str(),
+        w.format.as_str(),
+        escape(&w.path)
+    );
+    let failed = |why: String| FixAction {
+        action: "rewire".into(),
+        ok: false,
+        detail: format!("{what} not wired to snapshot `{key}`: {}", escape(&why)),
+        command: Some(match (w.scope, w.format) {
+            (WiringScope::Project, _) => format!(
+                "cd '{}' && keryx-hooks install {} --scope project{}",
+                escape(w.project.as_deref().unwrap_or("<project>")),
+                w.host,
+                if w.format == WiringFormat::Plugin {
+                    " --format plugin"
+                } else {
+                    ""
+                }
+            ),
+            (WiringScope::User, WiringFormat::Plugin) => format!(
+                "keryx-hooks install {} --format plugin --out '{}'",
+                w.host,
+                escape(
+                    &Path::new(&w.path)
+                        .parent()
+                        .unwrap_or(Path::new("/"))
+                        .to_string_lossy()
+                )
+            ),
+            (WiringScope::User, WiringFormat::Settings) => install_command(loc, source, &w.host),
+        }),
+    };
+    let Some(adapter) = hosts::adapter(&w.host) else {
+        return failed(format!("unknown host `{}`", w.host));
+    };
+    let project = w.project.as_deref().map(Path::new);
+    if w.scope == WiringScope::Project
+        && let Some(root) = project
+        && !root.is_dir()
+    {
+        let forgot = snapshot::update_wirings(&loc.snapshot_root, key, |_, wirings| {
+            wirings.retain(|r| r != w);
+        });
+        return FixAction {
+            action: "forget".into(),
+            ok: forgot.is_ok(),
+            detail: match forgot {
+                Ok(_) => format!(
+                    "{what}: the project `{}` no longer exists; its wiring is forgotten",
+                    escape(&root.to_string_lossy())
+                ),
+                Err(e) => format!(
+                    "{what}: the project is gone, but the manifest could not forget it: {}",
+                    escape(&e)
+                ),
+            },
+            command: None,
+        };
+    }
+    let regs = match project.filter(|_| w.scope == WiringScope::Project) {
+        Some(root) => hostfile::budget_registrations_in(source, root, loc),
+        None => hostfile::budget_registrations(source, Scope::User, loc),
+    };
+    let regs = match regs {
+        Ok(r) => r,
+        Err(errors) => return failed(format!("the hooks do not load: {}", errors.join("; "))),
+    };
+    let binary = match hostfile::shim_binary() {
+        Ok(b) => b,
+        Err(e) => return failed(e),
+    };
+    let wanted = hostfile::desired(adapter, &binary, key, &regs);
+    let path = Path::new(&w.path);
+    let result = match w.format {
+        WiringFormat::Plugin => plugin::install(adapter, path, &wanted, false),
+        WiringFormat::Settings => hostfile::install(adapter, path, &wanted, false),
+    };
+    match result {
+        Ok(_) => FixAction {
+            action: "rewire".into(),
+            ok: true,
+            detail: format!("wired {what} to snapshot `{key}`"),
+            command: None,
+        },
+        Err(e) => failed(e),
     }
 }
 

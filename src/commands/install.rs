@@ -1,32 +1,45 @@
 //! `keryx-hooks install <host>... [--scope user|project] [--source DIR]
-//! [--dry-run] [--json]`: copies the hook source into its snapshot, then
-//! wires every event each host maps to `'<this binary>' run <host> <Event>
-//! --snapshot <key>`, with the host's match-everything matcher and a
-//! timeout (in the host's unit) above the shim's worst case for the event.
-//! Host files are merged, never overwritten; running it again changes
-//! nothing. With `--dry-run` it prints the diff and writes nothing.
+//! [--format settings|plugin] [--out DIR] [--dry-run] [--json]`: copies the
+//! hook source into its snapshot, then wires every event each host maps to
+//! `'<this binary>' run <host> <Event> --snapshot <key>`, with the host's
+//! match-everything matcher and a timeout (in the host's unit) above the
+//! shim's worst case for the event. Host files are merged, never
+//! overwritten; with `--format plugin` the host's own package is generated
+//! under `--out` instead (OpenCode always gets its plugin file). Each wiring
+//! (host, scope, format, file) is recorded in the snapshot's manifest, for
+//! `status`, `doctor` and `uninstall`. Running it again changes nothing.
+//! With `--dry-run` it prints the diff and writes nothing.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
 
-use crate::cli::{InstallArgs, ScopeArg};
+use crate::cli::{FormatArg, InstallArgs, ScopeArg};
 use crate::error::{CmdResult, CommandError};
 use crate::escape::escape;
 use crate::hosts::{Adapter, TimeoutUnit};
+use crate::install::classify::wiring_scope;
 use crate::install::hostfile::{self, Change, FileReport, Scope};
-use crate::install::snapshot;
+use crate::install::manifest::{Wiring, WiringFormat};
+use crate::install::{plugin, snapshot};
 use crate::output;
 use crate::paths::{self, Locations};
 
 /// The user hooks file a fresh machine starts with.
 const STARTER_HOOKS: &str = "{\n  \"schemaVersion\": \"1.0.0\",\n  \"hooks\": {}\n}\n";
 
+/// Where `--format plugin` writes packages without `--out`, under the home.
+pub const DEFAULT_PLUGIN_DIR: &str = ".agentic/hooks-plugins";
+
 /// The arguments, resolved.
 struct Settings {
     hosts: Vec<&'static Adapter>,
     scope: Scope,
+    /// `--format plugin`.
+    plugins: bool,
+    /// Where packages go (`--out`, or [`DEFAULT_PLUGIN_DIR`]).
+    out: PathBuf,
     source: PathBuf,
     /// `$KERYX_HOME`, which install may create; a `--source` must exist.
     default_source: bool,
@@ -53,11 +66,21 @@ pub fn run(args: &InstallArgs) -> CmdResult {
         ))
         .hint("pass a directory holding hooks.json, or leave out --source to use `$KERYX_HOME`"));
     }
+    if s.plugins
+        && let Some(h) = s.hosts.iter().find(|h| plugin::kind(h).is_none())
+    {
+        return Err(CommandError::user(format!(
+            "{} has no plugin or extension format",
+            h.display_name()
+        ))
+        .hint("wire it with `--format settings` (the default); packages exist for claude-code, gemini-cli, codex and opencode"));
+    }
     // A host without a file at this scope fails alone, before anything is written.
-    let (wirable, unwirable): (Vec<&'static Adapter>, Vec<&'static Adapter>) = s
-        .hosts
-        .iter()
-        .partition(|h| !hostfile::config_files(h, s.scope, &loc).is_empty());
+    let (wirable, unwirable): (Vec<&'static Adapter>, Vec<&'static Adapter>) =
+        s.hosts.iter().partition(|h| {
+            (s.plugins && !hostfile::is_plugin_file_host(h))
+                || !hostfile::config_files(h, s.scope, &loc).is_empty()
+        });
     let mut outcomes: Vec<HostOutcome> = unwirable
         .into_iter()
         .map(|host| HostOutcome {
@@ -131,7 +154,16 @@ pub fn run(args: &InstallArgs) -> CmdResult {
         .map_or_else(|| snapshot::snapshot_key(&s.source), |r| r.key.clone());
 
     outcomes.extend(wirable.into_iter().map(|host| {
-        match hostfile::wire_host(host, s.scope, &loc, &key, &regs, s.dry_run) {
+        let result = if s.plugins && !hostfile::is_plugin_file_host(host) {
+            hostfile::shim_binary().and_then(|binary| {
+                let wanted = hostfile::desired(host, &binary, &key, &regs);
+                plugin::install(host, &plugin::package_dir(&s.out, host), &wanted, s.dry_run)
+                    .map(|f| vec![f])
+            })
+        } else {
+            hostfile::wire_host(host, s.scope, &loc, &key, &regs, s.dry_run)
+        };
+        match result {
             Ok(files) => HostOutcome {
                 host,
                 files,
@@ -144,8 +176,16 @@ pub fn run(args: &InstallArgs) -> CmdResult {
             },
         }
     }));
-    let notes = notes(&s, &loc, &outcomes);
-    let failed = outcomes.iter().any(|o| o.error.is_some());
+    let mut notes = notes(&s, &loc, &outcomes);
+    let mut failed = outcomes.iter().any(|o| o.error.is_some());
+    if !s.dry_run
+        && let Err(e) = record_wirings(&s, &loc, &key, &outcomes)
+    {
+        failed = true;
+        notes.push(format!(
+            "the hosts are wired, but the snapshot's manifest could not record where ({e}); `status` and `doctor` check them as before"
+        ));
+    }
 
     if s.json {
         output::json(&report_json(
@@ -166,6 +206,42 @@ pub fn run(args: &InstallArgs) -> CmdResult {
     })
 }
 
+/// Records in the snapshot's manifest where each host was wired (host,
+/// scope, format, absolute path), so `status`, `doctor` and `uninstall`
+/// check and undo it there.
+fn record_wirings(
+    s: &Settings,
+    loc: &Locations,
+    key: &str,
+    outcomes: &[HostOutcome],
+) -> Result<(), String> {
+    let wirings: Vec<Wiring> = outcomes
+        .iter()
+        .filter(|o| o.error.is_none())
+        .flat_map(|o| {
+            o.files.iter().map(move |f| Wiring {
+                host: o.host.name().to_owned(),
+                scope: wiring_scope(s.scope),
+                format: if s.plugins || hostfile::is_plugin_file_host(o.host) {
+                    WiringFormat::Plugin
+                } else {
+                    WiringFormat::Settings
+                },
+                path: paths::absolute(&f.path).to_string_lossy().into_owned(),
+                project: (s.scope == Scope::Project)
+                    .then(|| loc.project_root_or_cwd().to_string_lossy().into_owned()),
+            })
+        })
+        .collect();
+    if wirings.is_empty() {
+        return Ok(());
+    }
+    snapshot::update_wirings(&loc.snapshot_root, key, |_, recorded| {
+        recorded.extend(wirings);
+    })
+    .map(|_| ())
+}
+
 fn settings(args: &InstallArgs, loc: &Locations) -> Result<Settings, CommandError> {
     let (source, default_source) = match &args.source {
         Some(dir) => (paths::absolute(dir), false),
@@ -174,6 +250,12 @@ fn settings(args: &InstallArgs, loc: &Locations) -> Result<Settings, CommandErro
     Ok(Settings {
         hosts: resolve_hosts(&args.hosts)?,
         scope: scope(args.scope),
+        plugins: args.format == FormatArg::Plugin,
+        out: args
+            .out
+            .as_deref()
+            .map(paths::absolute)
+            .unwrap_or_else(|| loc.home.join(DEFAULT_PLUGIN_DIR)),
         source,
         default_source,
         dry_run: args.dry_run,
@@ -230,7 +312,7 @@ fn notes(s: &Settings, loc: &Locations, outcomes: &[HostOutcome]) -> Vec<String>
     };
     if changed("codex") {
         notes.push(
-            "Codex runs new or changed hooks only after you review them: open `/hooks` in Codex and trust the keryx-hooks entries (until then they do not run)."
+            "Codex runs new or changed hooks only after you review them: open `/hooks` in Codex and trust the keryx-hooks entries (until then they do not run); `keryx-hooks doctor` reports them until Codex records the trust."
                 .to_owned(),
         );
     }
@@ -332,19 +414,29 @@ fn print_outcomes(s: &Settings, outcomes: &[HostOutcome], notes: &[String]) {
         for f in &o.files {
             let verb = match (f.change, s.dry_run) {
                 (Change::Unchanged, _) => {
-                    output::line(&format!("{name}: {} already wired", shown(&f.path)));
+                    output::line(&format!(
+                        "{name}: {} already wired ({} events)",
+                        shown(&f.path),
+                        f.entries.len()
+                    ));
                     continue;
                 }
                 (_, false) => "wired",
                 (_, true) => "would wire",
             };
-            let new = if f.change == Change::Created {
-                "new file "
-            } else {
-                ""
+            let what = match plugin::kind(o.host) {
+                Some(k) if s.plugins || hostfile::is_plugin_file_host(o.host) => {
+                    format!("{} ", k.noun())
+                }
+                _ => String::new(),
+            };
+            let new = match (f.change == Change::Created, what.is_empty()) {
+                (true, true) => "new file ",
+                (true, false) => "new ",
+                _ => "",
             };
             let mut line = format!(
-                "{name}: {verb} {} events in {new}{} (timeouts {})",
+                "{name}: {verb} {} events in {new}{what}{} (timeouts {})",
                 f.entries.len(),
                 shown(&f.path),
                 timeouts_line(o.host, f)
@@ -357,6 +449,16 @@ fn print_outcomes(s: &Settings, outcomes: &[HostOutcome], notes: &[String]) {
             output::line(&line);
             if s.dry_run {
                 output::stdout(&f.diff);
+            }
+        }
+    }
+    for o in outcomes.iter().filter(|o| o.error.is_none()) {
+        if !(s.plugins || hostfile::is_plugin_file_host(o.host)) {
+            continue;
+        }
+        for f in &o.files {
+            if let Some(how) = plugin::how_to_load(o.host, &f.path) {
+                output::line(&format!("{}: {how}", o.host.display_name()));
             }
         }
     }
@@ -406,6 +508,10 @@ fn report_json(
                     TimeoutUnit::Milliseconds => "milliseconds",
                 },
                 "files": o.files,
+                "load": o.files.iter()
+                    .filter(|_| s.plugins || hostfile::is_plugin_file_host(o.host))
+                    .filter_map(|f| plugin::how_to_load(o.host, &f.path))
+                    .collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -413,6 +519,8 @@ fn report_json(
         "ok": outcomes.iter().all(|o| o.error.is_none()),
         "dryRun": s.dry_run,
         "scope": s.scope,
+        "format": if s.plugins { "plugin" } else { "settings" },
+        "out": if s.plugins { Some(&s.out) } else { None },
         "source": s.source,
         "snapshot": snapshot,
         "hosts": hosts,

@@ -8,13 +8,12 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::cli::RunArgs;
 use crate::config::load::{self, Loaded};
-use crate::config::model::{Profile, Registration};
+use crate::config::model::{BuiltinPort, Handler, Profile, Registration};
 use crate::config::{self};
 use crate::env_vars;
 use crate::hosts::{self, Adapter, stdin_guard};
@@ -23,7 +22,8 @@ use crate::runtime::events::Event;
 use crate::runtime::fire::{self, FireContext};
 use crate::runtime::reply::HookReply;
 use crate::runtime::types::{EventInput, FireResult, Outcome};
-use crate::session::{Delivered, Session};
+use crate::session::calls::{self, Calls, Claim};
+use crate::session::{Delivered, Locked, Session};
 
 /// Consecutive Stop blocks after which a Stop gate stops blocking the turn.
 pub const STOP_BLOCK_LIMIT: u32 = 8;
@@ -111,7 +111,6 @@ pub fn run(args: &RunArgs) -> ExitCode {
     if env_vars::get(env_vars::KERYX_HOOKS).as_deref() == Some("off") {
         return emit(adapter, &settings.host_event, event, &FireResult::none());
     }
-    crate::runner::install_signal_handlers();
     let result = handle(adapter, event, &settings);
     emit(adapter, &settings.host_event, event, &result)
 }
@@ -201,22 +200,11 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
     }
     crate::trust::apply_for_run(&mut loaded, &loc, &mut notices, event, !input.interactive);
 
-    let session = match Session::open(loc.session_dir(adapter.name(), &input.session_id)) {
-        Ok(sess) => Some(sess),
-        Err(e) => {
-            tracing::warn!("session state unavailable: {e}");
-            None
-        }
-    };
-    fire_with_state(
-        adapter,
-        &input,
-        &loaded.registrations,
-        &loc,
-        profile,
-        session.as_ref(),
-        notices,
-    )
+    // A child agent inherits every hook id, idle ports included: it runs
+    // the same config and decides for itself what is idle.
+    let inherited = fire::inherited_hook_ids(&loaded.registrations);
+    let regs = crate::builtins::without_idle_ports(loaded.registrations, &loc.keryx_home);
+    fire_with_state(adapter, &input, &regs, &inherited, &loc, profile, notices)
 }
 
 fn config_invalid(event: Event, loaded: &Loaded, mut notices: Vec<String>) -> FireResult {
@@ -258,96 +246,202 @@ fn edited_path(input: &EventInput) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// What firing one event takes, decided before any state is touched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Work {
+    /// No registration applies: no state, no record, nothing spawned.
+    Nothing,
+    /// Only built-ins answered in this process: pure, so one pass under the
+    /// session lock, and a repeated delivery is simply evaluated again.
+    InProcess,
+    /// Something runs as a process or through an enabled port: de-duplicated
+    /// by tool call, and the session lock is not held while it runs.
+    Spawns,
+}
+
+impl Work {
+    fn of(regs: &[Registration], inputs: &[&EventInput], profile: Profile) -> Work {
+        let mut selected = inputs
+            .iter()
+            .flat_map(|i| fire::select(regs, i, profile))
+            .peekable();
+        if selected.peek().is_none() {
+            return Work::Nothing;
+        }
+        if selected.all(|r| crate::builtins::answers_in_process(r, profile)) {
+            Work::InProcess
+        } else {
+            Work::Spawns
+        }
+    }
+}
+
+/// The SubagentStart a host cannot fire itself, enforced at the PreToolUse
+/// of its subagent tool: the event to fire alongside `input`, if any.
+fn bridged_subagent_start(
+    adapter: &Adapter,
+    input: &EventInput,
+    inherited: &[String],
+) -> Option<EventInput> {
+    let bridge = adapter.bridge_for(Event::SubagentStart)?;
+    if input.event != bridge.via || input.tool_name() != Some(bridge.tool) {
+        return None;
+    }
+    let mut sub = EventInput::new(Event::SubagentStart, input.session_id.clone());
+    sub.interactive = input.interactive;
+    sub.parent_session_id = Some(input.session_id.clone());
+    sub.fields.insert(
+        "subagentId".into(),
+        json!(input.tool_call_id().unwrap_or("")),
+    );
+    sub.fields
+        .insert("parentSessionId".into(), json!(input.session_id));
+    sub.fields.insert("spawnKind".into(), json!("external"));
+    sub.fields
+        .insert("inheritedHookIds".into(), json!(inherited));
+    Some(sub)
+}
+
+/// What phase 1 read and decided under the session lock.
+struct Ids {
+    run_id: String,
+    seq: u64,
+    first_edit: bool,
+    stop_blocks: u32,
+}
+
+/// Phase 1: the sequence number, the run id and the first-edit decision.
+fn take_ids(l: &mut Locked, input: &EventInput, track_edits: bool) -> Ids {
+    let seq = l.state.next_seq();
+    let event = input.event;
+    if event == Event::UserPromptSubmit || l.state.run_id.is_none() || input.run_id.is_some() {
+        let fresh = input.run_id.clone().unwrap_or_else(|| format!("run-{seq}"));
+        if l.state.run_id.as_deref() != Some(&fresh) {
+            l.state.stop_blocks = 0;
+        }
+        l.state.run_id = Some(fresh);
+    }
+    let mut first_edit = false;
+    if track_edits
+        && event == Event::PreToolUse
+        && matches!(input.tool_name(), Some("Write" | "Edit"))
+        && let Some(p) = edited_path(input)
+    {
+        first_edit = l.state.first_edit(&p);
+    }
+    Ids {
+        run_id: l.state.run_id.clone().unwrap_or_default(),
+        seq,
+        first_edit,
+        stop_blocks: l.state.stop_blocks,
+    }
+}
+
 fn fire_with_state(
     adapter: &Adapter,
     input: &EventInput,
     regs: &[Registration],
+    inherited: &[String],
     loc: &Locations,
     profile: Profile,
-    session: Option<&Session>,
     mut notices: Vec<String>,
 ) -> FireResult {
     let event = input.event;
-    let dedup_key = input
-        .tool_call_id()
-        .map(|id| format!("{}:{id}", event.as_str()));
+    let sub = bridged_subagent_start(adapter, input, inherited);
+    let work = Work::of(
+        regs,
+        &[Some(input), sub.as_ref()]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>(),
+        profile,
+    );
+
+    let session = match work {
+        Work::Nothing => None,
+        _ => match Session::open(loc.session_dir(adapter.name(), &input.session_id)) {
+            Ok(sess) => Some(sess),
+            Err(e) => {
+                tracing::warn!("session state unavailable: {e}");
+                None
+            }
+        },
+    };
 
     // De-duplication is keyed by session and tool call only, not by host:
     // Cursor and Copilot also run the Claude Code wiring for one call.
-    let calls = dedup_key.as_ref().and_then(|_| {
-        Session::open(loc.sessions_dir().join(format!(
-            "calls-{}",
-            crate::paths::sanitize_component(&input.session_id)
-        )))
-        .ok()
-    });
-    if let (Some(calls), Some(key)) = (&calls, &dedup_key) {
-        let deadline = Instant::now() + Duration::from_secs(70);
-        loop {
-            let Ok(mut l) = calls.lock() else { break };
-            match l.state.delivered(key) {
-                Some(d) if d.pending && Instant::now() < deadline => {
-                    drop(l);
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                Some(d) if !d.pending => return replay(d),
-                _ => {
-                    l.state.remember(
-                        key.clone(),
-                        Delivered {
-                            pending: true,
-                            ..Delivered::default()
-                        },
-                    );
-                    let _ = l.save();
-                    break;
-                }
-            }
-        }
-    }
+    let dedup_key = input
+        .tool_call_id()
+        .filter(|_| work == Work::Spawns)
+        .map(|id| format!("{}:{id}", event.as_str()));
+    let calls_dir = loc.sessions_dir().join(format!(
+        "calls-{}",
+        crate::paths::sanitize_component(&input.session_id)
+    ));
+    let calls = dedup_key
+        .as_ref()
+        .and_then(|_| Calls::open(calls_dir.clone()).ok());
+    let claimed = match (&calls, &dedup_key) {
+        (Some(calls), Some(key)) => match calls.claim(key, calls::WAIT) {
+            Claim::Answered(d) => return replay(&d),
+            Claim::First(c) => Some(c),
+        },
+        _ => None,
+    };
 
     // Phase 1, under the session lock: ids and the first-edit decision.
-    let mut run_id = input.run_id.clone().unwrap_or_default();
-    let mut seq = 0;
-    let mut first_edit = false;
-    let mut stop_blocks = 0;
-    if let Some(sess) = session
+    // In-process work keeps the lock through firing (microseconds) so the
+    // whole event is one read and one write of the state.
+    let track_edits = regs
+        .iter()
+        .any(|r| matches!(r.handler, Handler::Builtin(BuiltinPort::ImpactEvidence)));
+    let mut held: Option<Locked> = None;
+    let mut ids = Ids {
+        run_id: input.run_id.clone().unwrap_or_default(),
+        seq: 0,
+        first_edit: false,
+        stop_blocks: 0,
+    };
+    if let Some(sess) = &session
         && let Ok(mut l) = sess.lock()
     {
-        seq = l.state.next_seq();
-        if event == Event::UserPromptSubmit || l.state.run_id.is_none() || input.run_id.is_some() {
-            let fresh = input.run_id.clone().unwrap_or_else(|| format!("run-{seq}"));
-            if l.state.run_id.as_deref() != Some(&fresh) {
-                l.state.stop_blocks = 0;
-            }
-            l.state.run_id = Some(fresh);
+        ids = take_ids(&mut l, input, track_edits);
+        if work == Work::Spawns {
+            let _ = l.save();
+        } else {
+            held = Some(l);
         }
-        run_id = l.state.run_id.clone().unwrap_or_default();
-        if event == Event::PreToolUse
-            && matches!(input.tool_name(), Some("Write" | "Edit"))
-            && let Some(p) = edited_path(input)
-        {
-            first_edit = l.state.first_edit(&p);
-        }
-        stop_blocks = l.state.stop_blocks;
-        let _ = l.save();
     }
-    if run_id.is_empty() {
-        run_id = "run-0".into();
+    if ids.run_id.is_empty() {
+        ids.run_id = "run-0".into();
+    }
+    if work == Work::Spawns {
+        crate::runner::install_signal_handlers();
+        // Hooks run in the project root: be there, so spawning one needs no
+        // chdir of its own (see runner::spawn).
+        let base = loc.project_root_or_cwd();
+        if std::env::current_dir().ok().as_deref() != Some(base) {
+            let _ = std::env::set_current_dir(base);
+        }
     }
 
+    let first_edit = ids.first_edit;
     let builtin = |port, inp: &EventInput| -> Result<HookReply, String> {
         crate::builtins::run_port(port, inp, first_edit, loc)
     };
     let in_process =
         |reg: &Registration, payload: &Value| crate::builtins::run_in_process(reg, payload, loc);
     let ambient = |k: &str| std::env::var(k).ok();
-    let self_exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("keryx-hooks"));
+    // Only a spawned built-in needs this binary's own path.
+    let self_exe = match work {
+        Work::Spawns => std::env::current_exe().unwrap_or_else(|_| PathBuf::from("keryx-hooks")),
+        _ => PathBuf::from("keryx-hooks"),
+    };
     let ctx = FireContext {
         profile,
         project_root: loc.project_root.as_deref(),
         cwd: &loc.cwd,
-        run_id: &run_id,
+        run_id: &ids.run_id,
         self_exe,
         builtin: &builtin,
         in_process: &in_process,
@@ -355,27 +449,8 @@ fn fire_with_state(
     };
     let mut result = fire::fire(regs, input, &ctx);
 
-    // A SubagentStart gate the host cannot run is enforced where the
-    // subagent is spawned: at the PreToolUse of its subagent tool.
-    if let Some(bridge) = adapter.bridge_for(Event::SubagentStart)
-        && event == bridge.via
-        && input.tool_name() == Some(bridge.tool)
-    {
-        let mut sub = EventInput::new(Event::SubagentStart, input.session_id.clone());
-        sub.interactive = input.interactive;
-        sub.parent_session_id = Some(input.session_id.clone());
-        sub.fields.insert(
-            "subagentId".into(),
-            json!(input.tool_call_id().unwrap_or("")),
-        );
-        sub.fields
-            .insert("parentSessionId".into(), json!(input.session_id));
-        sub.fields.insert("spawnKind".into(), json!("external"));
-        sub.fields.insert(
-            "inheritedHookIds".into(),
-            json!(fire::inherited_hook_ids(regs)),
-        );
-        let s = fire::fire(regs, &sub, &ctx);
+    if let Some(sub) = &sub {
+        let s = fire::fire(regs, sub, &ctx);
         if s.outcome == Outcome::Deny && result.outcome != Outcome::Deny {
             result.outcome = Outcome::Deny;
             result.reason = s.reason.clone();
@@ -385,10 +460,11 @@ fn fire_with_state(
         result.records.extend(s.records);
     }
     if event == Event::SubagentStart {
-        result.inherited_hook_ids = Some(fire::inherited_hook_ids(regs));
+        result.inherited_hook_ids = Some(inherited.to_vec());
     }
 
     // The Stop-loop guard.
+    let stop_blocks = ids.stop_blocks;
     let mut new_stop_blocks = stop_blocks;
     if event == Event::Stop {
         if result.outcome == Outcome::Deny {
@@ -412,35 +488,41 @@ fn fire_with_state(
     }
     result.notices.extend(notices);
 
-    // Phase 3, under the lock: records, counters, the answer for replays.
-    if let Some(sess) = session
-        && let Ok(mut l) = sess.lock()
-    {
-        let correlation = input
-            .tool_call_id()
-            .map_or_else(|| format!("{}-{seq}", input.session_id), str::to_owned);
-        if let Err(e) = l.append_records(&result.records, &correlation, &run_id) {
-            tracing::warn!("could not append records: {e}");
-        }
+    // Phase 3: records (one O_APPEND write, no lock needed) and, for Stop,
+    // the block counter under the lock; then the answer for replays.
+    let correlation = input.tool_call_id().map_or_else(
+        || format!("{}-{}", input.session_id, ids.seq),
+        str::to_owned,
+    );
+    let locked = match held {
+        Some(l) => Some(l),
+        None if event == Event::Stop => session.as_ref().and_then(|s| s.lock().ok()),
+        None => None,
+    };
+    let appended = match (&locked, &session) {
+        (Some(l), _) => Some(l.append_records(&result.records, &correlation, &ids.run_id)),
+        (None, Some(s)) => Some(s.append_records(&result.records, &correlation, &ids.run_id)),
+        (None, None) => None,
+    };
+    if let Some(Err(e)) = appended {
+        tracing::warn!("could not append records: {e}");
+    }
+    if let Some(mut l) = locked {
         l.state.stop_blocks = new_stop_blocks;
         let _ = l.save();
     }
-    if let (Some(calls), Some(key)) = (&calls, dedup_key)
-        && let Ok(mut l) = calls.lock()
-    {
-        {
-            l.state.delivered.retain(|(k, _)| *k != key);
-            l.state.remember(
-                key,
-                Delivered {
-                    pending: false,
-                    outcome: result.outcome.as_str().to_owned(),
-                    reason: result.reason.clone(),
-                    additional_context: result.additional_context.clone(),
-                },
-            );
-        }
-        let _ = l.save();
+    if let Some(c) = claimed {
+        c.answer(&Delivered {
+            pending: false,
+            outcome: result.outcome.as_str().to_owned(),
+            reason: result.reason.clone(),
+            additional_context: result.additional_context.clone(),
+        });
+    }
+    // Answers are only needed while a call can still be re-delivered; the
+    // end of a turn is a good moment to forget the old ones.
+    if matches!(event, Event::Stop | Event::SessionEnd) && calls_dir.is_dir() {
+        Calls::at(calls_dir).prune(calls::KEEP);
     }
     result
 }

@@ -26,10 +26,13 @@ use crate::runtime::events::Event;
 use crate::runtime::types::{FireResult, Outcome};
 
 pub fn check_input(args: &CheckInputArgs) -> CmdResult {
-    // `--source` is recorded in the registration for readers of the config;
-    // a prompt from any source is scanned with the same rules.
+    // A prompt from any source is scanned with the same rules; a deny names
+    // the source, so the reason (and the hook_invocation record that
+    // carries it) says where the prompt came from.
     answer(&args.runtime, Event::UserPromptSubmit, |payload, loc| {
-        with_rules(loc, |rules| security::check_input(payload, rules))
+        with_rules(loc, |rules| {
+            security::check_input_from(payload, rules, &args.source)
+        })
     })
 }
 

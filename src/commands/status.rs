@@ -1,6 +1,8 @@
 //! `keryx-hooks status [--json] [--source DIR]`: for each hook source, the
 //! drift state of its snapshot and whether every host recorded in it is
-//! wired to it. Exits 1 when anything is not `current` (a check that could
+//! wired to it — checked where the manifest says it was wired (scope,
+//! format and file), so a project-scope wiring is checked in its project
+//! from anywhere. Exits 1 when anything is not `current` (a check that could
 //! not run counts as not current), so scripts and CI can gate on it.
 
 use std::path::{Path, PathBuf};
@@ -86,7 +88,15 @@ impl SourceStatus {
                 v["hosts"] = a
                     .hosts
                     .iter()
-                    .map(|(h, wired)| json!({"host": h, "wired": wired}))
+                    .map(|h| {
+                        json!({
+                            "host": h.host,
+                            "scope": h.wiring.as_ref().map(|w| w.scope.as_str()),
+                            "format": h.wiring.as_ref().map(|w| w.format.as_str()),
+                            "path": h.wiring.as_ref().map(|w| &w.path),
+                            "wired": h.wired,
+                        })
+                    })
                     .collect();
             }
             Err(w) => v["warning"] = json!(w),
@@ -104,11 +114,11 @@ impl SourceStatus {
                     a.state.as_str(),
                     a.state.meaning()
                 );
-                for (h, wired) in &a.hosts {
+                for h in &a.hosts {
                     s.push_str(&format!(
                         "  {}: {}\n",
-                        escape(h),
-                        if *wired { "wired" } else { "not wired" }
+                        h.describe(),
+                        if h.wired { "wired" } else { "not wired" }
                     ));
                 }
                 if a.state == DriftState::HalfApplied && a.hosts.is_empty() {
@@ -155,7 +165,7 @@ pub fn assess_all(loc: &Locations, explicit: Option<&Path>) -> Vec<SourceStatus>
         .into_iter()
         .map(|source| {
             let cache = classify::cache_for(loc, &source);
-            let wired = |h: &str, k: &str| classify::host_wired(loc, h, k);
+            let wired = |r: &classify::Recorded<'_>, k: &str| classify::recorded_wired(loc, r, k);
             let result = classify::assess(&source, &loc.snapshot_root, Some(&cache), &wired);
             SourceStatus {
                 is_default: snapshot_key(&source) == snapshot_key(&loc.keryx_home),

@@ -76,6 +76,12 @@ fn toggle(req: &Request) -> CmdResult {
         (loc.user_hooks_file(), None)
     } else {
         let root = super::trust::project_root(&loc)?;
+        if let Some(why) = &loc.project_refusal {
+            return Err(CommandError::user(
+                "refusing to edit the hooks of a project that belongs to another user",
+            )
+            .cause(escape(why)));
+        }
         (root.join(".metaproject").join("hooks.json"), Some(root))
     };
     let shown = format!("`{}`", escape(&target.display().to_string()));
@@ -148,6 +154,7 @@ fn toggle(req: &Request) -> CmdResult {
         .map(Path::to_path_buf)
         .unwrap_or_default();
     std::fs::create_dir_all(&dir)?;
+    remove_stale_temps(&dir);
     let mode = std::fs::metadata(&real_target)
         .map(|m| m.permissions().mode() & 0o7777)
         .unwrap_or(0o644);
@@ -595,6 +602,24 @@ fn diag_error(d: Diagnostic) -> CommandError {
 
 fn edit_failed(e: impl std::fmt::Display) -> CommandError {
     CommandError::internal("could not edit the hooks file; nothing was written").cause(e)
+}
+
+/// Removes staged copies an interrupted edit (`kill -9` before the rename)
+/// left beside the file. Runs under the edit lock, so none is in use.
+fn remove_stale_temps(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with(".keryx-hooks-")
+            && name.ends_with(".tmp")
+            && e.file_type().is_ok_and(|t| t.is_file())
+        {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
 
 /// Serialises keryx-hooks edits of one file. The lock lives in the state

@@ -1,7 +1,8 @@
-//! `keryx-hooks trust [--yes]`: prints every command the project's
-//! `.metaproject/hooks.json` would register, escaped, then records trust
-//! for exactly that version. With no terminal to ask in and no `--yes` it
-//! refuses and writes nothing. What is recorded is the digest of what was
+//! `keryx-hooks trust [--yes] [--force]`: prints every command the
+//! project's `.metaproject/hooks.json` would register, escaped, then records
+//! trust for exactly that version. With no terminal to ask in and no
+//! `--yes` it refuses and writes nothing; commands that needed escaping are
+//! trusted only with `--force`. What is recorded is the digest of what was
 //! shown; the file is read and digested again right before writing, so a
 //! file swapped while the question was on screen is not trusted.
 
@@ -23,6 +24,13 @@ pub fn run(args: &TrustArgs) -> CmdResult {
     let loc = super::here();
     super::print_location_warnings(&loc);
     let root = project_root(&loc)?;
+    if let Some(why) = &loc.project_refusal {
+        return Err(CommandError::user(
+            "refusing to trust a project that belongs to another user; nothing was written",
+        )
+        .cause(escape(why))
+        .hint("trust a checkout you own: clone it yourself, or `chown` it to you"));
+    }
     let store = open_store(&loc)?;
     let loaded = load_project(&loc)?;
     let hooks = digest::command_hooks(&loaded.registrations);
@@ -42,6 +50,12 @@ pub fn run(args: &TrustArgs) -> CmdResult {
     if verdict.state == TrustState::Trusted {
         output::line("This exact version is already trusted; nothing changed.");
         return Ok(ExitCode::SUCCESS);
+    }
+    if display::has_hidden_text(&hooks, &root) && !args.force {
+        return Err(CommandError::user(
+            "the commands above contain control, escape, bidi or zero-width characters (shown as \\x / \\u escapes), so they may not read as they run; nothing was trusted",
+        )
+        .hint("read every escaped character above; if the commands are what you expect, run `keryx-hooks trust --force`"));
     }
     // Digest what was shown, before the question: that is what gets recorded.
     let shown = trust::record_for(&loaded, &root);

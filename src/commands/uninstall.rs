@@ -1,19 +1,27 @@
 //! `keryx-hooks uninstall <host>... [--scope user|project] [--dry-run]`:
 //! takes only our entries out of each host's config (recognised by the
 //! binary path plus ` run <host> `). When they were the only change since
-//! the first install, the file gets its original bytes back. A snapshot no
-//! host here points at any more is deleted, and only if it carries our
-//! manifest. Unwiring a host that was never wired changes nothing.
+//! the first install, the file gets its original bytes back. The packages
+//! `install --format plugin` generated for these hosts at this scope (as
+//! the snapshots' manifests record them) are removed too, file by file; so
+//! is OpenCode's plugin file. The manifests forget those wirings, and a
+//! snapshot nothing is wired to any more is deleted — only if it carries
+//! our manifest. Unwiring a host that was never wired changes nothing.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::cli::UninstallArgs;
 use crate::error::CmdResult;
 use crate::escape::escape;
+use crate::hosts::Adapter;
+use crate::install::classify::wiring_scope;
 use crate::install::hostfile::{self, Change, FileReport, Scope};
-use crate::install::snapshot;
+use crate::install::manifest::WiringFormat;
+use crate::install::{plugin, snapshot};
 use crate::output;
+use crate::paths::{self, Locations};
 
 pub fn run(args: &UninstallArgs) -> CmdResult {
     let loc = super::here();
@@ -23,11 +31,22 @@ pub fn run(args: &UninstallArgs) -> CmdResult {
     let dry_run = args.dry_run;
 
     let mut failed = false;
-    let mut released: BTreeSet<String> = BTreeSet::new();
+    // Snapshot key -> the (host, file) wirings this run took out.
+    let mut released: BTreeMap<String, BTreeSet<(String, String)>> = BTreeMap::new();
+    let mut release = |host: &Adapter, report: &FileReport| {
+        let path = paths::absolute(&report.path).to_string_lossy().into_owned();
+        for key in report.removed.iter().filter_map(|e| e.snapshot_key.clone()) {
+            released
+                .entry(key)
+                .or_default()
+                .insert((host.name().to_owned(), path.clone()));
+        }
+    };
     for host in &hosts {
         let name = host.display_name();
         let files = hostfile::config_files(host, scope, &loc);
-        if files.is_empty() {
+        let packages = recorded_packages(&loc, host, scope);
+        if files.is_empty() && packages.is_empty() {
             output::line(&format!(
                 "{name}: no {}-scope config file; nothing to remove",
                 scope.as_str()
@@ -36,7 +55,19 @@ pub fn run(args: &UninstallArgs) -> CmdResult {
         for path in files {
             match hostfile::uninstall(host, &path, dry_run) {
                 Ok(report) => {
-                    released.extend(report.removed.iter().filter_map(|e| e.snapshot_key.clone()));
+                    release(host, &report);
+                    print_file(name, &report, dry_run);
+                }
+                Err(e) => {
+                    failed = true;
+                    output::err_line(&format!("error: {name}: {}", escape(&e)));
+                }
+            }
+        }
+        for path in packages {
+            match plugin::uninstall(host, &path, dry_run) {
+                Ok(report) => {
+                    release(host, &report);
                     print_file(name, &report, dry_run);
                 }
                 Err(e) => {
@@ -47,55 +78,8 @@ pub fn run(args: &UninstallArgs) -> CmdResult {
         }
     }
 
-    // Snapshots: keep every one still referenced; the manifest forgets the
-    // hosts that no longer point at it.
-    let wired = if !dry_run && !released.is_empty() {
-        hostfile::all_wired(&loc)
-            .map_err(|e| {
-                output::err_line(&format!(
-                    "warning: snapshots kept: cannot tell which are still in use ({})",
-                    escape(&e)
-                ));
-            })
-            .ok()
-    } else {
-        None
-    };
-    if let Some(wired) = wired {
-        for key in &released {
-            let still: BTreeSet<String> = wired
-                .iter()
-                .filter(|(_, _, entries)| {
-                    entries
-                        .iter()
-                        .any(|e| e.snapshot_key.as_deref() == Some(key))
-                })
-                .map(|(host, _, _)| (*host).to_owned())
-                .collect();
-            if !still.is_empty() {
-                let hosts: Vec<String> = still.into_iter().collect();
-                if let Err(e) = snapshot::set_hosts(&loc.snapshot_root, key, &hosts) {
-                    output::err_line(&format!("warning: {}", escape(&e)));
-                }
-                continue;
-            }
-            // Another project may still be wired to it at project scope;
-            // only a user-scope uninstall lets the snapshot go.
-            if scope == Scope::Project {
-                continue;
-            }
-            match snapshot::remove_snapshot(&loc.snapshot_root, key) {
-                Ok(true) => output::line(&format!(
-                    "removed snapshot `{}` (no host here points at it any more)",
-                    escape(key)
-                )),
-                Ok(false) => {}
-                Err(e) => {
-                    failed = true;
-                    output::err_line(&format!("error: {}", escape(&e)));
-                }
-            }
-        }
+    if !dry_run && !released.is_empty() {
+        failed |= !forget(&loc, scope, &released);
     }
     if dry_run {
         output::line("dry run: nothing was written");
@@ -107,6 +91,107 @@ pub fn run(args: &UninstallArgs) -> CmdResult {
     })
 }
 
+/// The packages generated for `host` at `scope` that some snapshot's
+/// manifest records (OpenCode's plugin file is among its config files
+/// already), plus the default package directory when one of ours is there.
+fn recorded_packages(loc: &Locations, host: &Adapter, scope: Scope) -> Vec<PathBuf> {
+    if plugin::kind(host).is_none() || hostfile::is_plugin_file_host(host) {
+        return Vec::new();
+    }
+    let mut out: BTreeSet<PathBuf> = snapshot::installed(&loc.snapshot_root)
+        .into_iter()
+        .filter_map(|s| s.manifest.ok())
+        .flat_map(|m| m.wirings)
+        .filter(|w| {
+            w.host == host.name()
+                && w.scope == wiring_scope(scope)
+                && w.format == WiringFormat::Plugin
+        })
+        .map(|w| PathBuf::from(w.path))
+        .collect();
+    let default = plugin::package_dir(&loc.home.join(super::install::DEFAULT_PLUGIN_DIR), host);
+    if scope == Scope::User && plugin::wired_events(host, &default).is_ok_and(|e| !e.is_empty()) {
+        out.insert(default);
+    }
+    out.into_iter().collect()
+}
+
+/// The manifests forget the wirings taken out; a snapshot left with no
+/// wiring and no host is deleted (bounded: only a directory with our
+/// manifest). Hosts recorded without a wiring (older manifests) stay while
+/// a config file reachable from here still points at the snapshot. Returns
+/// false when something could not be done.
+fn forget(
+    loc: &Locations,
+    scope: Scope,
+    released: &BTreeMap<String, BTreeSet<(String, String)>>,
+) -> bool {
+    let wired = match hostfile::all_wired(loc) {
+        Ok(w) => w,
+        Err(e) => {
+            output::err_line(&format!(
+                "warning: snapshots kept: cannot tell which are still in use ({})",
+                escape(&e)
+            ));
+            return true;
+        }
+    };
+    let mut ok = true;
+    for (key, taken) in released {
+        let still: BTreeSet<String> = wired
+            .iter()
+            .filter(|(_, _, entries)| {
+                entries
+                    .iter()
+                    .any(|e| e.snapshot_key.as_deref() == Some(key))
+            })
+            .map(|(host, _, _)| (*host).to_owned())
+            .collect();
+        let mut had_wirings = false;
+        let updated = snapshot::update_wirings(&loc.snapshot_root, key, |hosts, wirings| {
+            had_wirings = !wirings.is_empty();
+            wirings.retain(|w| {
+                !(w.scope == wiring_scope(scope)
+                    && taken.contains(&(w.host.clone(), w.path.clone())))
+            });
+            hosts.retain(|h| still.contains(h));
+        });
+        let m = match updated {
+            Ok(m) => m,
+            Err(e) => {
+                // No manifest to update: nothing more to do for this key.
+                if snapshot::installed(&loc.snapshot_root)
+                    .iter()
+                    .any(|s| &s.key == key)
+                {
+                    output::err_line(&format!("warning: {}", escape(&e)));
+                }
+                continue;
+            }
+        };
+        if !m.wirings.is_empty() || !m.hosts.is_empty() {
+            continue;
+        }
+        // Without recorded wirings, another project may still be wired to
+        // it at project scope: only a user-scope uninstall lets it go.
+        if scope == Scope::Project && !had_wirings {
+            continue;
+        }
+        match snapshot::remove_snapshot(&loc.snapshot_root, key) {
+            Ok(true) => output::line(&format!(
+                "removed snapshot `{}` (nothing is wired to it any more)",
+                escape(key)
+            )),
+            Ok(false) => {}
+            Err(e) => {
+                ok = false;
+                output::err_line(&format!("error: {}", escape(&e)));
+            }
+        }
+    }
+    ok
+}
+
 fn print_file(name: &str, r: &FileReport, dry_run: bool) {
     let path = format!("`{}`", escape(&r.path.display().to_string()));
     let n = r.removed.len();
@@ -115,8 +200,9 @@ fn print_file(name: &str, r: &FileReport, dry_run: bool) {
     } else {
         ("removed", "restored")
     };
+    let exists = Path::new(&r.path).exists();
     output::line(&match r.change {
-        Change::Unchanged if r.path.exists() => format!("{name}: nothing of keryx-hooks in {path}"),
+        Change::Unchanged if exists => format!("{name}: nothing of keryx-hooks in {path}"),
         Change::Unchanged => format!("{name}: not wired (no {path})"),
         Change::Restored => {
             format!("{name}: {remove} {n} entries from {path}, {restore} its original bytes")

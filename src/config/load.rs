@@ -232,7 +232,9 @@ pub fn parse_config_bytes(path: &Path, bytes: &[u8]) -> Result<(String, Value), 
         Err(e) => Err(
             Diagnostic::error("hook-config-invalid-json", format!("invalid JSON: {e}"))
                 .at(path)
-                .line_col(Some((e.line(), e.column()))),
+                // serde_json says column 0 at the very start of a line (an
+                // empty file); every other location here is 1-based.
+                .line_col(Some((e.line(), e.column().max(1)))),
         ),
     }
 }
@@ -375,11 +377,25 @@ fn convert(
             ));
         }
     }
+    if top.get("$schema").is_some_and(|s| !s.is_string()) {
+        errors.push(err(
+            "hook-config-schema",
+            "`$schema` must be a string".into(),
+            "/$schema",
+        ));
+    }
+    // The schema's pattern: digits only, no leading zero (`u64` parsing alone
+    // would take `+1` and `01`).
     let version_ok = top
         .get("schemaVersion")
         .and_then(Value::as_str)
         .is_some_and(|v| {
-            v.split('.').count() == 3 && v.split('.').all(|p| p.parse::<u64>().is_ok())
+            v.split('.').count() == 3
+                && v.split('.').all(|p| {
+                    p.bytes().all(|b| b.is_ascii_digit())
+                        && (p == "0" || !p.starts_with('0'))
+                        && p.parse::<u64>().is_ok()
+                })
         });
     if !version_ok {
         errors.push(err(
@@ -446,8 +462,12 @@ fn convert(
             m.iter().all(|(k, v)| {
                 k == "managedHookIds"
                     && v.as_array().is_some_and(|ids| {
-                        ids.iter()
-                            .all(|id| id.as_str().is_some_and(|s| s.starts_with("keryx.")))
+                        ids.iter().enumerate().all(|(i, id)| {
+                            id.as_str()
+                                .and_then(|s| s.strip_prefix("keryx."))
+                                .is_some_and(valid_id)
+                                && !ids[..i].contains(id)
+                        })
                     })
             })
         });
@@ -594,6 +614,9 @@ fn convert_registration(
             )
         })?;
     let command = convert_command(obj.get("command")).map_err(|(m, sub)| schema_err(m, &sub))?;
+    if scope == Scope::Project {
+        project_paths_stay_inside(&command)?;
+    }
     let timeout_ms = match obj.get("timeoutMs") {
         None => Registration::DEFAULT_TIMEOUT_MS,
         Some(v) => v
@@ -656,6 +679,50 @@ fn convert_registration(
         source: Some(path.to_path_buf()),
         index,
     })
+}
+
+/// A project hook runs from the project root, and its `cwd` and a relative
+/// program path must keep it there: trust covers the project's files, not
+/// whatever `../..` reaches on the machine that runs it. (An absolute
+/// program, such as `/usr/bin/python3`, is the machine's own and allowed.)
+fn project_paths_stay_inside(command: &CommandSpec) -> Result<(), ConvertError> {
+    let outside = |what: &str, value: &str, pointer: &str| {
+        Err((
+            "hook-config-outside-project",
+            format!(
+                "{what} `{}` leaves the project; a project hook's {what} must stay inside the project",
+                crate::escape::escape(value)
+            ),
+            pointer.to_owned(),
+        ))
+    };
+    if let Some(cwd) = &command.cwd
+        && (Path::new(cwd).is_absolute() || climbs_out(cwd))
+    {
+        return outside("cwd", cwd, "/command/cwd");
+    }
+    let program = &command.argv[0];
+    if program.contains('/') && !Path::new(program).is_absolute() && climbs_out(program) {
+        return outside("program path", program, "/command/argv/0");
+    }
+    Ok(())
+}
+
+/// True when the relative path `p`, read component by component, goes above
+/// where it starts (`..`, `a/../..`).
+fn climbs_out(p: &str) -> bool {
+    let mut depth: i64 = 0;
+    for c in Path::new(p).components() {
+        match c {
+            std::path::Component::ParentDir => depth -= 1,
+            std::path::Component::Normal(_) => depth += 1,
+            _ => {}
+        }
+        if depth < 0 {
+            return true;
+        }
+    }
+    false
 }
 
 fn convert_command(v: Option<&Value>) -> Result<CommandSpec, (String, String)> {

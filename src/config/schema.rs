@@ -3,7 +3,10 @@
 //!
 //! The cache only ever saves work: a hit skips the JSON Schema pass, but the
 //! typed conversion in `load` enforces every constraint again, so a planted
-//! or stale cache entry can never make an invalid file load.
+//! or stale cache entry can never make an invalid file load. The one check
+//! that lives only here is the duplicate-key refusal (a parsed value no
+//! longer shows duplicates); the cache sits in the user's own state
+//! directory, so only the user could plant an entry that skips it.
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -12,7 +15,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::config::diagnostic::Diagnostic;
-use crate::config::locate::locate;
+use crate::config::locate::{duplicate_key, line_col, locate};
 
 pub const HOOK_CONFIG_SCHEMA: &str = include_str!("../../schema/hook-config.schema.json");
 
@@ -35,10 +38,30 @@ fn def_validator(name: &str) -> jsonschema::Validator {
     compile(&v)
 }
 
-/// Schema errors for `doc`, each located in `text`.
+/// Schema errors for `doc`, each located in `text`, and the first key that
+/// `text` repeats within one object.
+///
+/// A duplicate key is refused rather than resolved: parsers keep one of the
+/// two silently (this one and `JSON.parse` the last), so a reviewer reading
+/// the file top-down, or another tool, could see a different command than
+/// the one that runs.
 pub fn validate(doc: &Value, text: &str, path: &Path) -> Vec<Diagnostic> {
     let validator = compile(schema_value());
     let mut out = Vec::new();
+    if let Some(dup) = duplicate_key(text) {
+        out.push(
+            Diagnostic::error(
+                "hook-config-duplicate-key",
+                format!(
+                    "the key `{}` appears twice in one object; which one counts is ambiguous, so the file is refused: keep one",
+                    dup.key
+                ),
+            )
+            .at(path)
+            .pointer(dup.pointer)
+            .line_col(Some(line_col(text, dup.offset))),
+        );
+    }
     for err in validator.iter_errors(doc) {
         let pointer = err.instance_path().as_str().to_owned();
         let is_entry = matches!(
@@ -104,6 +127,10 @@ pub fn cache_key(bytes: &[u8]) -> String {
     h.update(env!("CARGO_PKG_VERSION").as_bytes());
     h.update([0]);
     h.update(HOOK_CONFIG_SCHEMA.as_bytes());
+    h.update([0]);
+    // The checks `validate` makes beyond the schema: an entry cached before
+    // one was added must not skip it.
+    h.update(b"duplicate-keys");
     h.update([0]);
     h.update(bytes);
     hex(&h.finalize())

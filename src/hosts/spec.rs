@@ -97,6 +97,9 @@ pub struct ConfigFiles {
 pub enum ConfigFormat {
     Json,
     Toml,
+    /// The host loads a plugin file from a directory (OpenCode); the
+    /// installer generates the whole file instead of editing one.
+    Plugin,
     /// The host runs the binary itself; there is nothing to install into.
     None,
 }
@@ -305,16 +308,36 @@ fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error>
 }
 
 /// Keeps the file's event order, which is the order the installer wires them.
+/// Each event is read straight into a [`HostEvent`], without a `Value` tree
+/// in between: the adapter is parsed on every `run`.
 fn ordered_events<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<HostEvent>, D::Error> {
-    let map = Map::<String, Value>::deserialize(d)?;
-    map.into_iter()
-        .map(|(name, v)| {
-            let mut ev = HostEvent::deserialize(v)
-                .map_err(|e| serde::de::Error::custom(format!("event `{name}`: {e}")))?;
-            ev.name = name;
-            Ok(ev)
-        })
-        .collect()
+    struct Events;
+    impl<'de> serde::de::Visitor<'de> for Events {
+        type Value = Vec<HostEvent>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object of host events")
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out: Vec<HostEvent> = Vec::new();
+            while let Some(name) = map.next_key::<String>()? {
+                if out.iter().any(|e| e.name == name) {
+                    return Err(serde::de::Error::custom(format!("event `{name}` twice")));
+                }
+                let mut ev: HostEvent = map
+                    .next_value()
+                    .map_err(|e| serde::de::Error::custom(format!("event `{name}`: {e}")))?;
+                ev.name = name;
+                out.push(ev);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_map(Events)
 }
 
 impl Adapter {

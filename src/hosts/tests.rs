@@ -55,7 +55,7 @@ fn out(stdout: &str) -> Encoded {
 // ---------------------------------------------------------------- the data
 
 #[test]
-fn the_seven_hosts_are_embedded() {
+fn every_host_is_embedded() {
     assert_eq!(
         host_names(),
         [
@@ -65,7 +65,8 @@ fn the_seven_hosts_are_embedded() {
             "cursor",
             "gemini-cli",
             "keryx",
-            "kimi"
+            "kimi",
+            "opencode"
         ]
     );
     for name in host_names() {

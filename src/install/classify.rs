@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::hash;
-use super::manifest::{self, Manifest};
+use super::manifest::{self, Manifest, Summary, Wiring, WiringFormat, WiringScope};
 use super::snapshot;
 use crate::escape::escape;
 use crate::hosts::{self, ConfigFormat};
@@ -52,9 +52,43 @@ impl DriftState {
     }
 }
 
-/// Answers "does `host` point at snapshot `key` for every event it maps?".
-/// A parameter so the classifier can be tested without host files.
-pub type WiredCheck<'a> = &'a dyn Fn(&str, &str) -> Result<bool, String>;
+/// One host the manifest records as using the snapshot: where it was wired,
+/// or `None` for a manifest written before wirings were recorded (then every
+/// config file the host reads counts).
+#[derive(Debug, Clone, Copy)]
+pub struct Recorded<'a> {
+    pub host: &'a str,
+    pub wiring: Option<&'a Wiring>,
+}
+
+/// Answers "does this recorded host point at snapshot `key` for every event
+/// it maps?". A parameter so the classifier can be tested without host files.
+pub type WiredCheck<'a> = &'a dyn Fn(&Recorded<'_>, &str) -> Result<bool, String>;
+
+/// One recorded host and whether it is wired where the manifest says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostWiring {
+    pub host: String,
+    /// `None` for a host recorded without a wiring (an older manifest).
+    pub wiring: Option<Wiring>,
+    pub wired: bool,
+}
+
+impl HostWiring {
+    /// `claude-code` or `claude-code (project settings, `/p/.claude/settings.json`)`.
+    pub fn describe(&self) -> String {
+        match &self.wiring {
+            None => escape(&self.host),
+            Some(w) => format!(
+                "{} ({} {}, `{}`)",
+                escape(&self.host),
+                w.scope.as_str(),
+                w.format.as_str(),
+                escape(&w.path)
+            ),
+        }
+    }
+}
 
 /// Everything the classifier found out about one source.
 #[derive(Debug, Clone)]
@@ -66,8 +100,16 @@ pub struct Assessment {
     pub manifest: Option<Manifest>,
     /// The live source hash, when the classifier got that far.
     pub live_hash: Option<String>,
-    /// The hosts the manifest records, and whether each is wired.
-    pub hosts: Vec<(String, bool)>,
+    /// The hosts the manifest records (each wiring once), and whether each
+    /// is wired.
+    pub hosts: Vec<HostWiring>,
+}
+
+impl Assessment {
+    /// The recorded hosts that are not wired where the manifest says.
+    pub fn unwired(&self) -> impl Iterator<Item = &HostWiring> {
+        self.hosts.iter().filter(|h| !h.wired)
+    }
 }
 
 /// The drift state of `source`'s snapshot under `snapshot_root`.
@@ -121,23 +163,48 @@ fn assess_at(
         Ok(_) => {}
     }
     let m = manifest::read(&dir)?;
-    assess_manifest(source, key, dir, m, cache, wired)
+    let mut a = assess_summary(source, key, dir, &Summary::from(&m), cache, wired)?;
+    a.manifest = Some(m);
+    Ok(a)
+}
+
+/// Every host a manifest records, each wiring once, then the hosts recorded
+/// without a wiring.
+pub fn recorded(s: &Summary) -> Vec<Recorded<'_>> {
+    let mut out: Vec<Recorded> = s
+        .wirings
+        .iter()
+        .map(|w| Recorded {
+            host: &w.host,
+            wiring: Some(w),
+        })
+        .collect();
+    for host in &s.hosts {
+        if !s.wirings.iter().any(|w| &w.host == host) {
+            out.push(Recorded { host, wiring: None });
+        }
+    }
+    out
 }
 
 /// The states after `never_migrated`, for a snapshot whose manifest is read.
-fn assess_manifest(
+fn assess_summary(
     source: &Path,
     key: String,
     dir: PathBuf,
-    m: Manifest,
+    s: &Summary,
     cache: Option<&Path>,
     wired: WiredCheck,
 ) -> Result<Assessment, String> {
     let mut hosts = Vec::new();
-    for host in &m.hosts {
-        hosts.push((host.clone(), wired(host, &key)?));
+    for r in recorded(s) {
+        hosts.push(HostWiring {
+            host: r.host.to_owned(),
+            wiring: r.wiring.cloned(),
+            wired: wired(&r, &key)?,
+        });
     }
-    let half = m.hosts.is_empty() || hosts.iter().any(|(_, ok)| !ok);
+    let half = hosts.is_empty() || hosts.iter().any(|h| !h.wired);
     let mut a = Assessment {
         state: DriftState::HalfApplied,
         source: source.to_path_buf(),
@@ -149,14 +216,13 @@ fn assess_manifest(
     };
     if !half {
         let live = hash::source_hash(source, cache)?;
-        a.state = if live == m.source_hash {
+        a.state = if live == s.source_hash {
             DriftState::Current
         } else {
             DriftState::StaleButStable
         };
         a.live_hash = Some(live);
     }
-    a.manifest = Some(m);
     Ok(a)
 }
 
@@ -216,15 +282,15 @@ fn drift_line(loc: &Locations, key: &str) -> Option<String> {
     if !dir.is_dir() {
         return None;
     }
-    let wired = |host: &str, key: &str| host_wired(loc, host, key);
-    let result = manifest::read(&dir).and_then(|m| {
+    let wired = |r: &Recorded<'_>, key: &str| recorded_wired(loc, r, key);
+    let result = manifest::read_summary(&dir).and_then(|m| {
         let source = PathBuf::from(&m.source_path);
         let cache = cache_for(loc, &source);
-        assess_manifest(
+        assess_summary(
             &source,
             key.to_owned(),
             dir.clone(),
-            m,
+            &m,
             Some(&cache),
             &wired,
         )
@@ -239,12 +305,8 @@ fn drift_line(loc: &Locations, key: &str) -> Option<String> {
                 escape(&a.source.to_string_lossy())
             )),
             DriftState::HalfApplied => {
-                let missing: Vec<&str> = a
-                    .hosts
-                    .iter()
-                    .filter(|(_, ok)| !ok)
-                    .map(|(h, _)| h.as_str())
-                    .collect();
+                let mut missing: Vec<&str> = a.unwired().map(|h| h.host.as_str()).collect();
+                missing.dedup();
                 Some(format!(
                     "keryx-hooks: hook snapshot `{key}` is not wired into every host that should use it{}; \
                      run `keryx-hooks doctor --fix`",
@@ -260,6 +322,41 @@ fn drift_line(loc: &Locations, key: &str) -> Option<String> {
             "keryx-hooks: could not check whether hook snapshot `{key}` is current ({}); run `keryx-hooks doctor --fix`",
             escape(&w)
         )),
+    }
+}
+
+/// Whether a recorded host points at snapshot `key` for every event it maps:
+/// in the file or plugin the wiring names, wherever that is (a project-scope
+/// wiring is checked in its project, not in the current directory); for a
+/// host recorded without a wiring, in any config file it reads from here.
+pub fn recorded_wired(loc: &Locations, r: &Recorded<'_>, key: &str) -> Result<bool, String> {
+    let Some(w) = r.wiring else {
+        return host_wired(loc, r.host, key);
+    };
+    let adapter =
+        hosts::adapter(r.host).ok_or_else(|| format!("unknown host `{}`", escape(r.host)))?;
+    let path = Path::new(&w.path);
+    let entries = match w.format {
+        WiringFormat::Settings => super::hostfile::wired_events(adapter, path)?,
+        WiringFormat::Plugin => super::plugin::wired_events(adapter, path)?,
+    };
+    Ok(all_events_at(adapter, &entries, key))
+}
+
+/// Whether `entries` wire every event `host` maps to snapshot `key`.
+pub fn all_events_at(host: &hosts::Adapter, entries: &[WiredEntry], key: &str) -> bool {
+    host.wired_events().all(|(event, _)| {
+        entries
+            .iter()
+            .any(|e| e.host_event == event && e.snapshot_key.as_deref() == Some(key))
+    })
+}
+
+/// The wiring scope a config-file scope is recorded as.
+pub fn wiring_scope(scope: Scope) -> WiringScope {
+    match scope {
+        Scope::User => WiringScope::User,
+        Scope::Project => WiringScope::Project,
     }
 }
 
@@ -280,12 +377,7 @@ pub fn host_wired(loc: &Locations, host: &str, key: &str) -> Result<bool, String
     {
         match entries {
             Ok(entries) => {
-                let all = adapter.wired_events().all(|(event, _)| {
-                    entries
-                        .iter()
-                        .any(|e| e.host_event == event && e.snapshot_key.as_deref() == Some(key))
-                });
-                if all {
+                if all_events_at(adapter, &entries, key) {
                     return Ok(true);
                 }
             }
@@ -342,9 +434,9 @@ mod tests {
         let src = t.path().join("hooks");
         let root = t.path().join("snap");
         write(&src, "hooks.json", "{}");
-        let wired_none = |_: &str, _: &str| Ok(false);
-        let wired_all = |_: &str, _: &str| Ok(true);
-        let broken = |_: &str, _: &str| Err("unreadable settings".to_owned());
+        let wired_none = |_: &Recorded<'_>, _: &str| Ok(false);
+        let wired_all = |_: &Recorded<'_>, _: &str| Ok(true);
+        let broken = |_: &Recorded<'_>, _: &str| Err("unreadable settings".to_owned());
 
         assert_eq!(
             classify(&src, &root, &wired_all),
@@ -406,7 +498,7 @@ mod tests {
         snapshot::sync(&src, &root, &["claude-code".into()], false).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(2100));
         let cache = t.path().join("cache.json");
-        let wired = |_: &str, _: &str| Ok(true);
+        let wired = |_: &Recorded<'_>, _: &str| Ok(true);
         assess(&src, &root, Some(&cache), &wired).unwrap();
         let best = (0..5)
             .map(|_| {

@@ -4,7 +4,8 @@
 //! files count. A stat cache lets a warm check skip reading file contents,
 //! which is what keeps the SessionStart drift check under its time budget.
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::io::Read;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -31,21 +32,34 @@ const HASH_DOMAIN: &[u8] = b"keryx-hooks source hash v1\n";
 /// "racy clean" problem). Two seconds covers one-second filesystems.
 const RACY_WINDOW: Duration = Duration::from_secs(2);
 
-const CACHE_VERSION: u32 = 1;
+/// Bumped whenever the stat cache's layout changes; an older cache is
+/// ignored and rewritten.
+const CACHE_VERSION: u32 = 2;
 
 /// One file of a source, as found by [`list_source`].
 #[derive(Debug, Clone)]
 pub struct SourceFile {
     /// `/`-separated path relative to the source root.
     pub rel: String,
-    /// The file whose bytes are read: the entry itself, or the in-source
-    /// file a symlink resolves to (a snapshot holds copies, never links back
-    /// into the live source).
-    pub path: PathBuf,
+    /// For a symlink, the in-source file it resolves to (a snapshot holds
+    /// copies, never links back into the live source); see [`SourceFile::path`].
+    pub link_target: Option<PathBuf>,
     /// Permission bits (`0o777`); setuid and friends are dropped.
     pub mode: u32,
     pub executable: bool,
     pub stamp: Stamp,
+}
+
+impl SourceFile {
+    /// The file whose bytes are read: the entry itself (under `root`, the
+    /// listing's root), or the file a symlink resolves to. Not stored, since
+    /// the warm SessionStart check never reads a file.
+    pub fn path(&self, root: &Path) -> PathBuf {
+        match &self.link_target {
+            Some(t) => t.clone(),
+            None => root.join(&self.rel),
+        }
+    }
 }
 
 /// What the stat cache compares: a file whose stamp is unchanged is assumed
@@ -114,7 +128,32 @@ pub struct Listing {
 /// followed out of the source; one that resolves to a file inside it counts
 /// as that file. Fails on a missing `hooks.json`, a file over
 /// [`MAX_FILE_BYTES`], a name that is not UTF-8, or an unreadable directory.
+///
+/// The walk is a plain `read_dir` per directory (the entry type comes from
+/// the directory itself, so only files are stat'ed) and one byte-wise sort
+/// at the end: this runs on every SessionStart, where a per-directory sort
+/// of path components cost more than the stat calls.
 pub fn list_source(source: &Path) -> Result<Listing, String> {
+    let mut listing = walk(source)?;
+    listing.sort();
+    Ok(listing)
+}
+
+impl Listing {
+    /// Files by `rel` (the hash order); directories parents first.
+    fn sort(&mut self) {
+        self.files
+            .sort_unstable_by(|a, b| a.rel.as_bytes().cmp(b.rel.as_bytes()));
+        // A path sorts after every prefix of it.
+        self.dirs
+            .sort_unstable_by(|a, b| a.rel.as_bytes().cmp(b.rel.as_bytes()));
+        self.warnings.sort();
+    }
+}
+
+/// [`list_source`] in the order the directories gave their entries: the
+/// warm check compares it with the cache by name and never needs the order.
+fn walk(source: &Path) -> Result<Listing, String> {
     let root = std::fs::canonicalize(source)
         .map_err(|e| format!("the hook source `{}` cannot be read: {e}", source.display()))?;
     if !root.is_dir() {
@@ -126,52 +165,53 @@ pub fn list_source(source: &Path) -> Result<Listing, String> {
     let mut files = Vec::new();
     let mut dirs = Vec::new();
     let mut warnings = Vec::new();
-    let walker = walkdir::WalkDir::new(&root)
-        .follow_links(false)
-        .min_depth(1)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            !(e.file_type().is_dir()
-                && SKIPPED_DIRS
-                    .iter()
-                    .any(|s| e.file_name() == std::ffi::OsStr::new(s)))
-        });
-    for entry in walker {
-        let entry = entry.map_err(|e| format!("cannot read the hook source: {e}"))?;
-        let rel_path = entry.path().strip_prefix(&root).unwrap_or(entry.path());
-        let rel = rel_path
-            .to_str()
-            .ok_or_else(|| {
-                format!(
+    // (directory, its path relative to the root; empty for the root)
+    let mut pending: Vec<(PathBuf, String)> = vec![(root.clone(), String::new())];
+    while let Some((dir, dir_rel)) = pending.pop() {
+        let entries = std::fs::read_dir(&dir)
+            .map_err(|e| format!("cannot read the hook source: `{}`: {e}", dir.display()))?;
+        for entry in entries {
+            let entry = entry
+                .map_err(|e| format!("cannot read the hook source: `{}`: {e}", dir.display()))?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else {
+                return Err(format!(
                     "`{}` has a name that is not UTF-8; rename it or move it out of the source",
                     entry.path().display()
-                )
-            })?
-            .to_owned();
-        let ft = entry.file_type();
-        if ft.is_dir() {
-            let m = entry
-                .metadata()
-                .map_err(|e| format!("cannot read `{}`: {e}", entry.path().display()))?;
-            dirs.push(SourceDir {
-                rel,
-                mode: m.permissions().mode() & 0o777,
-            });
-        } else if ft.is_file() {
-            let m = entry
-                .metadata()
-                .map_err(|e| format!("cannot read `{}`: {e}", entry.path().display()))?;
-            files.push(source_file(rel, entry.path().to_path_buf(), &m)?);
-        } else if ft.is_symlink() {
-            match resolve_link(entry.path(), &root) {
-                Ok((target, m)) => files.push(source_file(rel, target, &m)?),
-                Err(why) => warnings.push(format!("left out `{rel}`: {why}")),
+                ));
+            };
+            let mut rel = String::with_capacity(dir_rel.len() + 1 + name.len());
+            if !dir_rel.is_empty() {
+                rel.push_str(&dir_rel);
+                rel.push('/');
             }
-        } else {
-            warnings.push(format!(
-                "left out `{rel}`: not a regular file, directory or symlink"
-            ));
+            rel.push_str(name);
+            let unreadable =
+                |e: std::io::Error| format!("cannot read `{}`: {e}", dir.join(name).display());
+            let ft = entry.file_type().map_err(unreadable)?;
+            if ft.is_dir() {
+                if SKIPPED_DIRS.contains(&name) {
+                    continue;
+                }
+                let m = entry.metadata().map_err(unreadable)?;
+                dirs.push(SourceDir {
+                    rel: rel.clone(),
+                    mode: m.permissions().mode() & 0o777,
+                });
+                pending.push((entry.path(), rel));
+            } else if ft.is_file() {
+                let m = entry.metadata().map_err(unreadable)?;
+                files.push(source_file(rel, None, &m)?);
+            } else if ft.is_symlink() {
+                match resolve_link(&entry.path(), &root) {
+                    Ok((target, m)) => files.push(source_file(rel, Some(target), &m)?),
+                    Err(why) => warnings.push(format!("left out `{rel}`: {why}")),
+                }
+            } else {
+                warnings.push(format!(
+                    "left out `{rel}`: not a regular file, directory or symlink"
+                ));
+            }
         }
     }
     if !files.iter().any(|f| f.rel == "hooks.json") {
@@ -180,7 +220,6 @@ pub fn list_source(source: &Path) -> Result<Listing, String> {
             root.display()
         ));
     }
-    files.sort_by(|a, b| a.rel.as_bytes().cmp(b.rel.as_bytes()));
     Ok(Listing {
         root,
         files,
@@ -189,14 +228,18 @@ pub fn list_source(source: &Path) -> Result<Listing, String> {
     })
 }
 
-fn source_file(rel: String, path: PathBuf, m: &std::fs::Metadata) -> Result<SourceFile, String> {
+fn source_file(
+    rel: String,
+    link_target: Option<PathBuf>,
+    m: &std::fs::Metadata,
+) -> Result<SourceFile, String> {
     if m.size() > MAX_FILE_BYTES {
         return Err(too_big(&rel, m.size()));
     }
     let mode = m.permissions().mode() & 0o777;
     Ok(SourceFile {
         rel,
-        path,
+        link_target,
         mode,
         executable: mode & 0o111 != 0,
         stamp: Stamp::of(m),
@@ -271,60 +314,69 @@ pub fn read_capped(path: &Path, rel: &str) -> Result<Vec<u8>, String> {
 /// unchanged since the last call are not read again; the cache is rewritten
 /// only when it changed, and a cache that cannot be read or written only
 /// costs time, never correctness.
+///
+/// The warm path (nothing changed since the cache was written) compares the
+/// listing with the cache entry by entry, in the same order, and returns the
+/// combined hash the cache stored with them: no file content is read and
+/// nothing is hashed.
 pub fn source_hash(source: &Path, cache: Option<&Path>) -> Result<String, String> {
-    let listing = list_source(source)?;
-    let mut stored = cache
-        .and_then(|p| StatCache::read(p, &listing.root))
-        .unwrap_or_else(|| StatCache::empty(&listing.root));
+    let mut listing = walk(source)?;
+    let bytes = cache.and_then(|p| std::fs::read(p).ok());
+    if let Some(hash) = bytes
+        .as_deref()
+        .and_then(|b| warm_hash(b, &listing.root, &listing.files))
+    {
+        return Ok(hash);
+    }
+    listing.sort();
+    let stored = bytes
+        .as_deref()
+        .and_then(|b| StatCache::parse(b, &listing.root));
+    let known: HashMap<&str, &CacheRow> = stored
+        .as_ref()
+        .map(|c| c.files.iter().map(|r| (&*r.0, r)).collect())
+        .unwrap_or_default();
     let now = SystemTime::now();
-    let mut dirty = false;
     let mut digests = Vec::with_capacity(listing.files.len());
+    let mut rows: Vec<CacheRow> = Vec::with_capacity(listing.files.len());
+    let mut complete = true;
     for f in &listing.files {
-        let cached = stored
-            .entries
-            .get(&f.rel)
-            .filter(|e| e.stamp == f.stamp)
-            .map(|e| e.sha256.clone());
+        let cached = known
+            .get(f.rel.as_str())
+            .filter(|r| r.matches(f))
+            .map(|r| r.sha256().to_owned());
         let digest = match cached {
             Some(d) => d,
-            None => {
-                let d = digest_bytes(&read_capped(&f.path, &f.rel)?);
-                if f.stamp.racy(now) {
-                    dirty |= stored.entries.remove(&f.rel).is_some();
-                } else {
-                    stored.entries.insert(
-                        f.rel.clone(),
-                        CacheEntry {
-                            stamp: f.stamp,
-                            sha256: d.clone(),
-                        },
-                    );
-                    dirty = true;
-                }
-                d
-            }
+            None => digest_bytes(&read_capped(&f.path(&listing.root), &f.rel)?),
         };
+        if f.stamp.racy(now) {
+            complete = false;
+        } else {
+            rows.push(CacheRow::of(f, &digest));
+        }
         digests.push(digest);
     }
-    let before = stored.entries.len();
-    // A set, not a scan per entry: the scan made this quadratic in the
-    // number of files (half a million comparisons for 1,000 files).
-    let present: std::collections::HashSet<&_> = listing.files.iter().map(|f| &f.rel).collect();
-    stored.entries.retain(|rel, _| present.contains(rel));
-    dirty |= stored.entries.len() != before;
-    if dirty
-        && let Some(path) = cache
-        && let Err(e) = stored.write(path)
-    {
-        tracing::debug!("source-hash cache not written: {e}");
-    }
-    Ok(combine(
+    let hash = combine(
         listing
             .files
             .iter()
             .zip(&digests)
             .map(|(f, d)| (f.rel.as_str(), f.executable, d.as_str())),
-    ))
+    );
+    let fresh = StatCache {
+        version: CACHE_VERSION,
+        source: Cow::Owned(listing.root.to_string_lossy().into_owned()),
+        hash: complete.then_some(Cow::Borrowed(hash.as_str())),
+        files: rows,
+    };
+    let changed = stored.as_ref().is_none_or(|old| *old != fresh);
+    if changed
+        && let Some(path) = cache
+        && let Err(e) = fresh.write(path)
+    {
+        tracing::debug!("source-hash cache not written: {e}");
+    }
+    Ok(hash)
 }
 
 /// Where the stat cache for `source` lives under the state dir: one small
@@ -335,34 +387,134 @@ pub fn cache_file(state_dir: &Path, source: &Path) -> PathBuf {
         .join(format!("{}.json", super::snapshot::snapshot_key(source)))
 }
 
-#[derive(Debug, Serialize, Deserialize)]
-struct StatCache {
-    version: u32,
-    source: PathBuf,
-    entries: BTreeMap<String, CacheEntry>,
+/// One file in the cache: `[rel, stamp, sha256]`, where the stamp is the
+/// exec bit and the stat fields in hex (see [`StampKey`]): three strings,
+/// borrowed from the file's bytes, so a warm check parses no numbers and
+/// allocates nothing per file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct CacheRow<'a>(
+    #[serde(borrow)] Cow<'a, str>,
+    #[serde(borrow)] Cow<'a, str>,
+    #[serde(borrow)] Cow<'a, str>,
+);
+
+impl<'a> CacheRow<'a> {
+    fn of(f: &'a SourceFile, sha256: &str) -> CacheRow<'a> {
+        CacheRow(
+            Cow::Borrowed(&f.rel),
+            Cow::Owned(StampKey::of(f).as_str().to_owned()),
+            Cow::Owned(sha256.to_owned()),
+        )
+    }
+
+    /// Whether `f` is this file, unchanged since its digest was taken.
+    fn matches(&self, f: &SourceFile) -> bool {
+        self.0 == f.rel.as_str() && self.1 == StampKey::of(f).as_str()
+    }
+
+    fn sha256(&self) -> &str {
+        &self.2
+    }
 }
 
-#[derive(Debug, Serialize, Deserialize)]
-struct CacheEntry {
-    stamp: Stamp,
-    sha256: String,
+/// `x` or `-` for the exec bit, then size, mtime, ctime, inode and device
+/// in lowercase hex, dot-separated: built on the stack, compared as text.
+struct StampKey {
+    buf: [u8; 6 + 5 * 16],
+    len: usize,
 }
 
-impl StatCache {
-    fn empty(root: &Path) -> StatCache {
-        StatCache {
-            version: CACHE_VERSION,
-            source: root.to_path_buf(),
-            entries: BTreeMap::new(),
+impl StampKey {
+    fn of(f: &SourceFile) -> StampKey {
+        let s = f.stamp;
+        let mut k = StampKey {
+            buf: [0; 6 + 5 * 16],
+            len: 0,
+        };
+        k.push(if f.executable { b'x' } else { b'-' });
+        for (i, n) in [s.size, s.mtime_ns as u64, s.ctime_ns as u64, s.ino, s.dev]
+            .into_iter()
+            .enumerate()
+        {
+            if i > 0 {
+                k.push(b'.');
+            }
+            k.push_hex(n);
+        }
+        k
+    }
+
+    fn push(&mut self, b: u8) {
+        self.buf[self.len] = b;
+        self.len += 1;
+    }
+
+    fn push_hex(&mut self, n: u64) {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let nibbles = (16 - (n.leading_zeros() / 4) as usize).max(1);
+        for i in (0..nibbles).rev() {
+            self.push(DIGITS[((n >> (i * 4)) & 0xf) as usize]);
         }
     }
 
-    /// The cache for `root`, or `None` when absent, corrupt, from another
+    fn as_str(&self) -> &str {
+        // Only ASCII was pushed.
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or_default()
+    }
+}
+
+/// The stored source hash, when the cache in `bytes` is for `root`, holds
+/// one, and lists exactly `files` (in any order), each with an unchanged
+/// stamp. Reads only names and stamps; the digests are skipped unparsed.
+fn warm_hash(bytes: &[u8], root: &Path, files: &[SourceFile]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Row<'a>(
+        #[serde(borrow)] Cow<'a, str>,
+        #[serde(borrow)] Cow<'a, str>,
+        serde::de::IgnoredAny,
+    );
+    #[derive(Deserialize)]
+    struct Warm<'a> {
+        version: u32,
+        #[serde(borrow)]
+        source: Cow<'a, str>,
+        #[serde(borrow)]
+        hash: Option<Cow<'a, str>>,
+        #[serde(borrow)]
+        files: Vec<Row<'a>>,
+    }
+    let c: Warm = serde_json::from_slice(bytes).ok()?;
+    if c.version != CACHE_VERSION || Path::new(&*c.source) != root || c.files.len() != files.len() {
+        return None;
+    }
+    let hash = c.hash?;
+    let stamps: HashMap<&str, &str> = c.files.iter().map(|r| (&*r.0, &*r.1)).collect();
+    files
+        .iter()
+        .all(|f| stamps.get(f.rel.as_str()) == Some(&StampKey::of(f).as_str()))
+        .then(|| hash.into_owned())
+}
+
+/// The stat cache of one source: every file that was not racy when the
+/// cache was written, in listing order, and the source hash when every file
+/// of the source is in it.
+#[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct StatCache<'a> {
+    version: u32,
+    #[serde(borrow)]
+    source: Cow<'a, str>,
+    #[serde(borrow)]
+    hash: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    files: Vec<CacheRow<'a>>,
+}
+
+impl<'a> StatCache<'a> {
+    /// The cache in `bytes` for `root`, or `None` when corrupt, from another
     /// version or for another source (a key collision must not leak digests).
-    fn read(path: &Path, root: &Path) -> Option<StatCache> {
-        let bytes = std::fs::read(path).ok()?;
-        let c: StatCache = serde_json::from_slice(&bytes).ok()?;
-        (c.version == CACHE_VERSION && c.source == root).then_some(c)
+    fn parse(bytes: &'a [u8], root: &Path) -> Option<StatCache<'a>> {
+        let c: StatCache = serde_json::from_slice(bytes).ok()?;
+        (c.version == CACHE_VERSION && Path::new(&*c.source) == root).then_some(c)
     }
 
     /// Atomic replace, so a concurrent reader sees the old or the new cache.
@@ -516,6 +668,59 @@ mod tests {
         let r3 = content_reads();
         source_hash(t.path(), Some(&cache)).unwrap();
         assert_eq!(content_reads() - r3, 1);
+    }
+
+    #[test]
+    fn stamp_keys_are_hex_and_cover_every_field() {
+        let t = source();
+        let l = list_source(t.path()).unwrap();
+        let f = &l.files[1];
+        let k = StampKey::of(f);
+        let s = f.stamp;
+        assert_eq!(
+            k.as_str(),
+            format!(
+                "x{:x}.{:x}.{:x}.{:x}.{:x}",
+                s.size, s.mtime_ns as u64, s.ctime_ns as u64, s.ino, s.dev
+            )
+        );
+        let mut zero = f.clone();
+        zero.executable = false;
+        zero.stamp = Stamp {
+            size: 0,
+            mtime_ns: -1,
+            ctime_ns: 0,
+            ino: u64::MAX,
+            dev: 255,
+        };
+        assert_eq!(
+            StampKey::of(&zero).as_str(),
+            "-0.ffffffffffffffff.0.ffffffffffffffff.ff"
+        );
+    }
+
+    /// A cache in the old layout (version 1, nested objects) is ignored and
+    /// replaced, never misread.
+    #[test]
+    fn an_old_cache_is_rewritten() {
+        let t = source();
+        let cache_dir = tempfile::tempdir().unwrap();
+        let cache = cache_dir.path().join("c.json");
+        let root = std::fs::canonicalize(t.path()).unwrap();
+        std::fs::write(
+            &cache,
+            serde_json::to_vec(&serde_json::json!({
+                "version": 1,
+                "source": root,
+                "entries": {"hooks.json": {"stamp": {"size": 2, "mtime_ns": 0, "ctime_ns": 0, "ino": 0, "dev": 0}, "sha256": "0"}}
+            }))
+            .unwrap(),
+        )
+        .unwrap();
+        let h = source_hash(t.path(), Some(&cache)).unwrap();
+        assert_eq!(h, source_hash(t.path(), None).unwrap());
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&cache).unwrap()).unwrap();
+        assert_eq!(v["version"], CACHE_VERSION);
     }
 
     #[test]

@@ -29,6 +29,90 @@ pub struct Manifest {
     pub binary_version: String,
     /// Hosts wired to this snapshot, sorted.
     pub hosts: Vec<String>,
+    /// Where each host was wired to this snapshot: one entry per host, scope
+    /// and file (or plugin directory), sorted. `status`, `doctor` and
+    /// `uninstall` check a wiring where it was made (a project-scope wiring
+    /// in that project), not wherever they happen to run. Manifests written
+    /// before this field existed have none; their `hosts` are checked in
+    /// every config file the host reads.
+    #[serde(default)]
+    pub wirings: Vec<Wiring>,
+}
+
+/// One host wired to a snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Wiring {
+    pub host: String,
+    pub scope: WiringScope,
+    pub format: WiringFormat,
+    /// The absolute path of the host config file (`settings`) or of what was
+    /// generated (`plugin`: the plugin, extension or plugin-file path).
+    pub path: String,
+    /// For a project-scope wiring, the project it was made for (its hooks
+    /// are in the host's timeouts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WiringScope {
+    User,
+    Project,
+}
+
+impl WiringScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WiringScope::User => "user",
+            WiringScope::Project => "project",
+        }
+    }
+}
+
+/// How a host was wired: entries merged into its own settings file, or a
+/// package in the host's own plugin format that only we write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WiringFormat {
+    Settings,
+    Plugin,
+}
+
+impl WiringFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WiringFormat::Settings => "settings",
+            WiringFormat::Plugin => "plugin",
+        }
+    }
+}
+
+/// What the SessionStart check needs of a manifest, read without the
+/// per-file list (which it never uses and which is most of the file).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    pub schema_version: String,
+    pub source_path: String,
+    pub source_hash: String,
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    #[serde(default)]
+    pub wirings: Vec<Wiring>,
+}
+
+impl From<&Manifest> for Summary {
+    fn from(m: &Manifest) -> Summary {
+        Summary {
+            schema_version: m.schema_version.clone(),
+            source_path: m.source_path.clone(),
+            source_hash: m.source_hash.clone(),
+            hosts: m.hosts.clone(),
+            wirings: m.wirings.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,6 +148,42 @@ impl Manifest {
     }
 }
 
+/// Reads the manifest of the snapshot at `dir` for the SessionStart check:
+/// only the source, its hash and the wiring, each checked for shape; the
+/// file list is skipped unparsed (`status` and `doctor` read and check all
+/// of it with [`read`]).
+pub fn read_summary(dir: &Path) -> Result<Summary, String> {
+    let path = dir.join(MANIFEST_FILE);
+    let bytes =
+        std::fs::read(&path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    let s: Summary = serde_json::from_slice(&bytes)
+        .map_err(|e| format!("`{}` is not a keryx-hooks manifest: {e}", path.display()))?;
+    check_summary(&s).map_err(|e| format!("`{}` is invalid: {e}", path.display()))?;
+    Ok(s)
+}
+
+fn check_summary(s: &Summary) -> Result<(), String> {
+    if s.schema_version != SCHEMA_VERSION {
+        return Err(format!(
+            "schemaVersion `{}` is not `{SCHEMA_VERSION}` (written by another keryx-hooks version)",
+            s.schema_version
+        ));
+    }
+    if !Path::new(&s.source_path).is_absolute() {
+        return Err("sourcePath is not absolute".into());
+    }
+    if !is_hex64(&s.source_hash) {
+        return Err("sourceHash is not a sha256".into());
+    }
+    if let Some(w) = s.wirings.iter().find(|w| !Path::new(&w.path).is_absolute()) {
+        return Err(format!(
+            "the {} wiring path `{}` is not absolute",
+            w.host, w.path
+        ));
+    }
+    Ok(())
+}
+
 /// Reads and checks the manifest of the snapshot at `dir`.
 pub fn read(dir: &Path) -> Result<Manifest, String> {
     let path = dir.join(MANIFEST_FILE);
@@ -89,18 +209,7 @@ fn safe_rel(p: &str) -> bool {
 }
 
 fn check(m: &Manifest) -> Result<(), String> {
-    if m.schema_version != SCHEMA_VERSION {
-        return Err(format!(
-            "schemaVersion `{}` is not `{SCHEMA_VERSION}` (written by another keryx-hooks version)",
-            m.schema_version
-        ));
-    }
-    if !Path::new(&m.source_path).is_absolute() {
-        return Err("sourcePath is not absolute".into());
-    }
-    if !is_hex64(&m.source_hash) {
-        return Err("sourceHash is not a sha256".into());
-    }
+    check_summary(&Summary::from(m))?;
     for f in &m.files {
         if !safe_rel(&f.path) || f.path == MANIFEST_FILE {
             return Err(format!("file path `{}` is not allowed", f.path));
@@ -220,6 +329,7 @@ mod tests {
             binary_path: "/bin/keryx-hooks".into(),
             binary_version: "0".into(),
             hosts: vec![],
+            wirings: vec![],
         };
         m.source_hash = m.files_hash();
         assert_eq!(check(&m), Ok(()));

@@ -1,9 +1,12 @@
 //! The snapshot installer (ARCHITECTURE §6): copying a hook source into a
 //! session-stable snapshot, the one source-hash function, the manifest, the
-//! drift classifier, and the host-config editors that wire hosts to it.
+//! drift classifier, the host-config editors that wire hosts to it, the
+//! hosts' own plugin formats, and Codex's hook-review state.
 
 pub mod classify;
+pub mod codex_trust;
 pub mod hash;
 pub mod hostfile;
 pub mod manifest;
+pub mod plugin;
 pub mod snapshot;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::hash::{self, Listing};
-use super::manifest::{self, FileEntry, MANIFEST_FILE, Manifest};
+use super::manifest::{self, FileEntry, MANIFEST_FILE, Manifest, Wiring};
 use crate::config::schema::hex;
 use crate::paths;
 
@@ -103,7 +103,10 @@ pub fn sync(
     if dry_run {
         let mut digests = Vec::new();
         for f in &listing.files {
-            digests.push(hash::digest_bytes(&hash::read_capped(&f.path, &f.rel)?));
+            digests.push(hash::digest_bytes(&hash::read_capped(
+                &f.path(&listing.root),
+                &f.rel,
+            )?));
         }
         report.source_hash = hash::combine(
             listing
@@ -176,6 +179,10 @@ pub fn sync(
         binary_path,
         binary_version,
         hosts: all_hosts,
+        wirings: existing
+            .as_ref()
+            .map(|m| m.wirings.clone())
+            .unwrap_or_default(),
     };
     let m = Manifest {
         source_hash: m.files_hash(),
@@ -201,19 +208,41 @@ pub fn sync(
 }
 
 /// Replaces the recorded hosts of the snapshot `key` (for `uninstall`,
-/// which must drop a host; [`sync`] only ever adds).
+/// which must drop a host; [`sync`] only ever adds). Wirings of hosts no
+/// longer listed are dropped with them.
 pub fn set_hosts(snapshot_root: &Path, key: &str, hosts: &[String]) -> Result<(), String> {
+    update_wirings(snapshot_root, key, |recorded, wirings| {
+        *recorded = hosts.to_vec();
+        wirings.retain(|w| hosts.contains(&w.host));
+    })
+    .map(|_| ())
+}
+
+/// Changes what the manifest of snapshot `key` records about its hosts:
+/// `edit` gets the host list and the wirings; afterwards the host list is
+/// sorted, de-duplicated and holds every wired host, and the wirings are
+/// sorted and de-duplicated. The manifest is rewritten (atomically, under
+/// the root's lock) only when that changed anything; the snapshot's files
+/// are never touched. Returns the manifest as it is afterwards.
+pub fn update_wirings(
+    snapshot_root: &Path,
+    key: &str,
+    edit: impl FnOnce(&mut Vec<String>, &mut Vec<Wiring>),
+) -> Result<Manifest, String> {
     let dir = snapshot_root.join(checked_key(key)?);
     let _lock = lock_dir(snapshot_root)?;
     let mut m = manifest::read(&dir)?;
-    let mut hosts = hosts.to_vec();
-    hosts.sort();
-    hosts.dedup();
-    if m.hosts != hosts {
-        m.hosts = hosts;
+    let before = (m.hosts.clone(), m.wirings.clone());
+    edit(&mut m.hosts, &mut m.wirings);
+    m.wirings.sort();
+    m.wirings.dedup();
+    m.hosts.extend(m.wirings.iter().map(|w| w.host.clone()));
+    m.hosts.sort();
+    m.hosts.dedup();
+    if (&m.hosts, &m.wirings) != (&before.0, &before.1) {
         manifest::write(&dir, &m)?;
     }
-    Ok(())
+    Ok(m)
 }
 
 /// Deletes the snapshot `key`, but only a directory directly inside the root
@@ -413,7 +442,7 @@ fn build(listing: &Listing, tmp: &Path) -> Result<Vec<FileEntry>, String> {
     }
     let mut entries = Vec::with_capacity(listing.files.len());
     for f in &listing.files {
-        let bytes = hash::read_capped(&f.path, &f.rel)?;
+        let bytes = hash::read_capped(&f.path(&listing.root), &f.rel)?;
         let mut out = OpenOptions::new()
             .write(true)
             .create_new(true)

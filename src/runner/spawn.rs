@@ -71,9 +71,16 @@ pub fn spawn_with_launcher(
             }
         }
     };
+    // A hook that runs where we already are needs no chdir: without one the
+    // standard library can start it with posix_spawn (a vfork) instead of a
+    // full fork, which matters for a static binary, where the chdir-capable
+    // posix_spawn cannot be looked up (`run` moves to the project root before
+    // it spawns anything).
+    if std::env::current_dir().ok().as_deref() != Some(req.cwd.as_path()) {
+        cmd.current_dir(&req.cwd);
+    }
     cmd.env_clear()
         .envs(req.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(&req.cwd)
         .process_group(0)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

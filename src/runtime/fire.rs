@@ -192,6 +192,19 @@ pub fn invoke(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Invo
         sandbox,
     });
     let (result, exit_code) = match &out.exit {
+        // A reply cut at the capture cap is not the hook's answer: reading
+        // what is left could turn a deny into "malformed" and let it pass,
+        // so it fails like a crash (a gate then denies).
+        Exit::Code(0) if out.stdout_truncated => (
+            Err((
+                FailureKind::Crash,
+                format!(
+                    "printed more than {} bytes on stdout; the reply was cut, so it is not read",
+                    runner::OUTPUT_CAP
+                ),
+            )),
+            Some(0),
+        ),
         Exit::Code(0) => (
             reply::parse(&out.stdout).map_err(|e| (FailureKind::Malformed, e)),
             Some(0),
@@ -287,26 +300,30 @@ pub fn fire(regs: &[Registration], input: &EventInput, ctx: &FireContext) -> Fir
     let mut outcome = policy;
     let mut hook_outcomes = Vec::new();
 
-    // Observers and context hooks run alongside the gates.
+    // Observers and context hooks run alongside the gates. With no gate to
+    // run, this thread is one of the workers (one observer, no thread).
     let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::SeqCst);
+            let Some(reg) = others.get(i) else { break };
+            done.push((i, invoke(reg, input, ctx)));
+        }
+        done
+    };
+    let gates_run = policy != Outcome::Deny && !gates.is_empty();
+    let workers_n = others.len().min(MAX_PARALLEL);
+    let spawned = if gates_run {
+        workers_n
+    } else {
+        workers_n.saturating_sub(1)
+    };
     let parallel: Vec<(usize, Invocation)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..others.len().min(MAX_PARALLEL))
-            .map(|_| {
-                let next = &next;
-                let others = &others;
-                scope.spawn(move || {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::SeqCst);
-                        let Some(reg) = others.get(i) else { break };
-                        done.push((i, invoke(reg, input, ctx)));
-                    }
-                    done
-                })
-            })
-            .collect();
+        let workers: Vec<_> = (0..spawned).map(|_| scope.spawn(work)).collect();
+        let here = if gates_run { Vec::new() } else { work() };
 
-        if policy != Outcome::Deny {
+        if gates_run {
             for reg in &gates {
                 let inv = invoke(reg, input, ctx);
                 let before = outcome;
@@ -327,6 +344,7 @@ pub fn fire(regs: &[Registration], input: &EventInput, ctx: &FireContext) -> Fir
         let mut all: Vec<(usize, Invocation)> = workers
             .into_iter()
             .flat_map(|w| w.join().unwrap_or_default())
+            .chain(here)
             .collect();
         all.sort_by_key(|(i, _)| *i);
         all
@@ -383,12 +401,15 @@ fn account(
             if reply.attempted_rewrite {
                 acc.anomaly("hook-attempted-input-rewrite", &reg.id, None);
             }
+            // Shown in the host's UI: bidi overrides, zero-width and
+            // control characters become visible escapes.
             let reason = reply.reason.as_deref().map(|r| {
                 let (kept, cut) = truncate_utf8(r, MAX_REASON_BYTES);
+                let kept = crate::escape::escape_text(kept);
                 if cut {
                     format!("{kept}…[truncated]")
                 } else {
-                    kept.to_owned()
+                    kept
                 }
             });
             if let Some(d) = reply.decision {

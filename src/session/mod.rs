@@ -1,7 +1,10 @@
 //! Per-session state on disk. A host runs one process per event, so nothing
 //! survives in memory: run ids, the first-edit set, the Stop-loop counter,
 //! answers already given (de-duplication) and the record stream live under
-//! `$XDG_STATE_HOME/keryx/sessions/<host>-<session>/`, guarded by a lock.
+//! `$XDG_STATE_HOME/keryx/sessions/<host>-<session>/`, guarded by a lock;
+//! de-duplication answers in [`calls`].
+
+pub mod calls;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -15,8 +18,6 @@ use crate::runtime::types::HookInvocationRecord;
 
 /// Sessions untouched for this long are pruned.
 pub const MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
-/// Remembered answers for de-duplication.
-const MAX_DELIVERED: usize = 256;
 /// Remembered first edits.
 const MAX_FIRST_EDITS: usize = 10_000;
 
@@ -30,10 +31,9 @@ pub struct State {
     pub first_edits: Vec<String>,
     /// Consecutive Stop blocks in the current run.
     pub stop_blocks: u32,
-    /// (dedup key, encoded answer) in delivery order.
-    pub delivered: Vec<(String, Delivered)>,
 }
 
+/// The answer given to one tool call, repeated to its later deliveries.
 #[derive(Debug, Default, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct Delivered {
@@ -60,20 +60,6 @@ impl State {
         }
         self.first_edits.push(path.to_owned());
         true
-    }
-
-    pub fn delivered(&self, key: &str) -> Option<&Delivered> {
-        self.delivered
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, d)| d)
-    }
-
-    pub fn remember(&mut self, key: String, answer: Delivered) {
-        if self.delivered.len() >= MAX_DELIVERED {
-            self.delivered.remove(0);
-        }
-        self.delivered.push((key, answer));
     }
 }
 
@@ -138,35 +124,58 @@ impl Locked {
         f.set_len(bytes.len() as u64)
     }
 
-    /// Appends `hook_invocation` entries to `records.jsonl`, one line each,
-    /// in one write, under the lock.
+    /// Appends `hook_invocation` entries to `records.jsonl` (see
+    /// [`Session::append_records`]), under the lock.
     pub fn append_records(
-        &mut self,
+        &self,
         records: &[HookInvocationRecord],
         correlation: &str,
         run_id: &str,
     ) -> std::io::Result<()> {
-        if records.is_empty() {
-            return Ok(());
-        }
-        let mut buf = Vec::new();
-        for r in records {
-            let line = json!({
-                "type": "hook_invocation",
-                "correlationId": correlation,
-                "runId": run_id,
-                "artifactRef": Value::Null,
-                "record": r,
-            });
-            serde_json::to_writer(&mut buf, &line)?;
-            buf.push(b'\n');
-        }
-        let mut f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.dir.join("records.jsonl"))?;
-        f.write_all(&buf)
+        append_records(&self.dir, records, correlation, run_id)
     }
+}
+
+impl Session {
+    /// Appends `hook_invocation` entries to `records.jsonl`, one line each,
+    /// in one `O_APPEND` write: concurrent appenders never interleave or
+    /// overwrite each other's lines, so this needs no lock.
+    pub fn append_records(
+        &self,
+        records: &[HookInvocationRecord],
+        correlation: &str,
+        run_id: &str,
+    ) -> std::io::Result<()> {
+        append_records(&self.dir, records, correlation, run_id)
+    }
+}
+
+fn append_records(
+    dir: &Path,
+    records: &[HookInvocationRecord],
+    correlation: &str,
+    run_id: &str,
+) -> std::io::Result<()> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    let mut buf = Vec::new();
+    for r in records {
+        let line = json!({
+            "type": "hook_invocation",
+            "correlationId": correlation,
+            "runId": run_id,
+            "artifactRef": Value::Null,
+            "record": r,
+        });
+        serde_json::to_writer(&mut buf, &line)?;
+        buf.push(b'\n');
+    }
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("records.jsonl"))?;
+    f.write_all(&buf)
 }
 
 /// Removes session directories not modified for [`MAX_AGE`]. Best effort.

@@ -76,6 +76,17 @@ pub fn review(trust: &ProjectTrust, hooks: &[&Registration], root: &Path) -> Str
     out
 }
 
+/// Whether anything in the review of `hooks` had to be escaped (control,
+/// escape, bidi-override or zero-width characters): text that reads one
+/// way and runs another, which `trust` only records with `--force`.
+pub fn has_hidden_text(hooks: &[&Registration], root: &Path) -> bool {
+    let mut esc = Esc::default();
+    for r in hooks {
+        hook_block(r, root, &mut esc);
+    }
+    esc.flagged
+}
+
 fn hook_block(r: &Registration, root: &Path, esc: &mut Esc) -> String {
     let cmd = r.command().expect("only command hooks are reviewed");
     let profiles = if r.profiles.is_empty() {

@@ -4,11 +4,13 @@
 //! its directory or file could be written by someone else, because trust
 //! state a repository (or another user) can plant is no trust at all.
 //! Writes are read-modify-write under an advisory lock, then an atomic
-//! replace, so concurrent `trust` runs never lose each other's records.
+//! replace, so concurrent `trust` runs never lose each other's records, and
+//! a write killed half-way leaves the old store and a temp file that the
+//! next opening of the store removes (under the same lock).
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -75,7 +77,23 @@ impl Store {
         for p in [&dir, &path] {
             check_ownership(p)?;
         }
-        Ok(Store { path, dir })
+        let store = Store { path, dir };
+        if !stale_temps(&store.dir).is_empty() {
+            // Rare (a write was killed), so the lock is only taken then.
+            let _ = store.lock().map(|_lock| remove_stale_temps(&store.dir));
+        }
+        Ok(store)
+    }
+
+    /// Takes the store's advisory lock; every write holds it throughout.
+    fn lock(&self) -> std::io::Result<std::fs::File> {
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.dir.join("hook-trust.json.lock"))?;
+        lock.lock()?;
+        Ok(lock)
     }
 
     /// The record for `project_root`, if there is one.
@@ -94,14 +112,8 @@ impl Store {
             .map_err(why)?;
         // Creating the directory may have put something new in place; look again.
         check_ownership(&self.dir)?;
-        let lock_path = self.dir.join("hook-trust.json.lock");
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(why)?;
-        lock.lock().map_err(why)?;
+        let lock = self.lock().map_err(why)?;
+        remove_stale_temps(&self.dir);
         // Read under the lock: another `trust` may have written since `open`.
         check_ownership(&self.path)?;
         let mut store = self.read()?;
@@ -151,52 +163,41 @@ impl Store {
     }
 }
 
-/// Refuses a path (when it exists) that someone else could have written:
-/// owned by another user, writable by everyone, or writable by a group that
-/// is not the user's own primary group (user-private groups, the default
-/// on most Linux distributions, leave the home group-writable by the user
-/// alone; a shared group does not). Git's `safe.directory` check is the
-/// model (CVE-2022-24765).
+/// Refuses a path (when it exists) that someone else could have written;
+/// see [`paths::check_owner`].
 fn check_ownership(path: &Path) -> Result<(), String> {
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(format!("cannot inspect `{}`: {e}", path.display())),
-    };
-    let (uid, gid) = ids();
-    let mode = meta.permissions().mode();
-    if meta.uid() != uid {
-        return Err(format!(
-            "`{}` is owned by uid {}, not by you (uid {uid})",
-            path.display(),
-            meta.uid()
-        ));
-    }
-    if mode & 0o002 != 0 {
-        return Err(format!(
-            "`{}` is writable by every user (mode {:o})",
-            path.display(),
-            mode & 0o7777
-        ));
-    }
-    if mode & 0o020 != 0 && meta.gid() != gid {
-        return Err(format!(
-            "`{}` is writable by group {} (mode {:o}), which is not your own group",
-            path.display(),
-            meta.gid(),
-            mode & 0o7777
-        ));
-    }
-    Ok(())
+    paths::check_owner(path)
 }
 
-/// The effective user and group ids.
-#[allow(unsafe_code)]
-fn ids() -> (u32, u32) {
-    // SAFETY: geteuid and getegid take no arguments, cannot fail and touch
-    // no memory of ours.
-    unsafe { (libc::geteuid(), libc::getegid()) }
+/// Temp files an interrupted write left in the store's directory (a
+/// `kill -9` between creating and renaming one).
+fn stale_temps(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with(TEMP_PREFIX)
+                && name.ends_with(TEMP_SUFFIX)
+                && e.file_type().is_ok_and(|t| t.is_file())
+        })
+        .map(|e| e.path())
+        .collect()
 }
+
+/// Removes [`stale_temps`]. Only with the store lock held, so no write in
+/// progress can own one of them.
+fn remove_stale_temps(dir: &Path) {
+    for p in stale_temps(dir) {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+const TEMP_PREFIX: &str = ".keryx-hooks-";
+const TEMP_SUFFIX: &str = ".tmp";
 
 /// Replaces `path` with `bytes` atomically: a temp file in the same
 /// directory, fsynced, renamed over the target, then the directory fsynced
@@ -208,8 +209,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()>
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let mut tmp = tempfile::Builder::new()
-        .prefix(".keryx-hooks-")
-        .suffix(".tmp")
+        .prefix(TEMP_PREFIX)
+        .suffix(TEMP_SUFFIX)
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file()

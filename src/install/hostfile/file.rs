@@ -80,7 +80,6 @@ pub fn backup_path(path: &Path) -> PathBuf {
 /// the original is untouched and the temp file is gone.
 pub fn write_atomic(path: &Path, text: &str, mode: u32) -> Result<(), String> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
     let fail = |what: &str, e: std::io::Error| {
         format!(
             "cannot {what} `{}`: {e}; the file is unchanged",
@@ -88,7 +87,7 @@ pub fn write_atomic(path: &Path, text: &str, mode: u32) -> Result<(), String> {
         )
     };
     let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}.keryx-tmp-"))
+        .prefix(&temp_prefix(path))
         .tempfile_in(dir)
         .map_err(|e| fail("create a temp file for", e))?;
     tmp.write_all(text.as_bytes())
@@ -103,6 +102,40 @@ pub fn write_atomic(path: &Path, text: &str, mode: u32) -> Result<(), String> {
     Ok(())
 }
 
+/// The prefix of [`write_atomic`]'s temp files for `path`.
+fn temp_prefix(path: &Path) -> String {
+    format!(
+        ".{}.keryx-tmp-",
+        path.file_name().unwrap_or_default().to_string_lossy()
+    )
+}
+
+/// Removes the temp copies a killed [`write_atomic`] left beside `path`
+/// (`.<file>.keryx-tmp-*`, regular files only). Call it holding the
+/// directory's lock: every write makes its temp file under that lock, so
+/// any temp file there then is a leftover. Best effort: a leftover that
+/// cannot be removed is left for the next run.
+pub fn remove_leftovers(path: &Path) {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let prefix = temp_prefix(path);
+    let Ok(entries) = std::fs::read_dir(if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    }) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let ours = e
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.len() > prefix.len() && n.starts_with(&prefix));
+        if ours && e.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 /// Removes a file we created, durably.
 pub fn remove(path: &Path) -> Result<(), String> {
     std::fs::remove_file(path).map_err(|e| format!("cannot remove `{}`: {e}", path.display()))?;
@@ -115,6 +148,30 @@ pub fn remove(path: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn leftover_temp_copies_of_this_file_only_are_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("settings.json");
+        let left = tmp.path().join(".settings.json.keryx-tmp-a1B2c3");
+        let other = tmp.path().join(".other.json.keryx-tmp-a1B2c3");
+        let bare = tmp.path().join(".settings.json.keryx-tmp-");
+        for p in [&left, &other, &bare] {
+            std::fs::write(p, "x").unwrap();
+        }
+        std::fs::create_dir(tmp.path().join(".settings.json.keryx-tmp-dir")).unwrap();
+        remove_leftovers(&f);
+        assert!(!left.exists());
+        assert!(other.exists() && bare.exists());
+        assert!(tmp.path().join(".settings.json.keryx-tmp-dir").is_dir());
+        write_atomic(&f, "{}", NEW_FILE_MODE).unwrap();
+        let names: Vec<String> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".settings.json.keryx-tmp-") && n.len() > 25)
+            .collect();
+        assert_eq!(names, [".settings.json.keryx-tmp-dir"]);
+    }
 
     #[test]
     fn symlinks_dead_links_and_modes() {

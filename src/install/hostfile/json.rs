@@ -700,6 +700,16 @@ fn bare_only_child(text: &str, c: &Container) -> bool {
     !has_comment(text, c.open + 1, ch.start) && !has_comment(text, own_end, c.close)
 }
 
+/// Whether another member of `c` has the key of child `i`.
+fn has_duplicate_key(c: &Container, i: usize) -> bool {
+    let key = &c.children[i].key;
+    c.object
+        && c.children
+            .iter()
+            .enumerate()
+            .any(|(j, ch)| j != i && &ch.key == key)
+}
+
 /// The path from the root to a hit, as (container, child index) pairs.
 fn removal(text: &str, root: &Node, hooks_idx: usize, hit: Hit) -> Vec<Splice> {
     let rootc = root.object().expect("checked by the caller");
@@ -717,8 +727,13 @@ fn removal(text: &str, root: &Node, hooks_idx: usize, hit: Hit) -> Vec<Splice> {
     // Remove the highest container that our removal would leave empty: a
     // group without handlers, an event without groups, `hooks` without events.
     // A container holding a comment stays, so the comment does too.
+    // A member whose key appears twice stays, so the duplicate it shadows
+    // (which hosts ignore: the last one wins) cannot come back into force.
     let mut level = levels.len() - 1;
-    while level > 0 && bare_only_child(text, levels[level].0) {
+    while level > 0
+        && bare_only_child(text, levels[level].0)
+        && !has_duplicate_key(levels[level - 1].0, levels[level - 1].1)
+    {
         level -= 1;
     }
     let (c, i) = levels[level];

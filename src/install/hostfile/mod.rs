@@ -5,8 +5,8 @@
 //! comments, formatting) is left byte for byte, and a file is written only
 //! when its bytes change, atomically, under a lock, after a one-time backup.
 
-mod diff;
-mod file;
+pub(crate) mod diff;
+pub(crate) mod file;
 pub mod json;
 pub mod toml;
 pub mod wiring;
@@ -101,7 +101,12 @@ pub fn config_file(host: &Adapter, scope: Scope, loc: &Locations) -> Option<Path
 
 /// The files `install` writes: every candidate whose directory exists, or
 /// the first when none does.
+/// A host whose plugin file is loaded from every candidate directory
+/// (OpenCode) gets exactly one: [`config_file`].
 pub fn install_targets(host: &Adapter, scope: Scope, loc: &Locations) -> Vec<PathBuf> {
+    if is_plugin_file_host(host) {
+        return config_file(host, scope, loc).into_iter().collect();
+    }
     let all = config_files(host, scope, loc);
     let present: Vec<PathBuf> = all
         .iter()
@@ -115,12 +120,23 @@ pub fn install_targets(host: &Adapter, scope: Scope, loc: &Locations) -> Vec<Pat
     }
 }
 
+/// Whether `host` is wired through a plugin file that only we write
+/// (OpenCode) rather than entries merged into a settings file.
+pub fn is_plugin_file_host(host: &Adapter) -> bool {
+    matches!(wiring::format(host), Some(Format::PluginFile))
+}
+
 // ------------------------------------------------------------------ editors
 
 fn current_exe() -> Option<PathBuf> {
     std::env::current_exe()
         .ok()
         .and_then(|p| std::fs::canonicalize(p).ok())
+}
+
+/// The binary hosts are wired to run: this one, by its canonical path.
+pub fn shim_binary() -> Result<PathBuf, String> {
+    current_exe().ok_or_else(|| "cannot tell where this keryx-hooks binary is".to_owned())
 }
 
 /// The editor for one host's file format.
@@ -138,6 +154,16 @@ impl<'a> Editor<'a> {
                 host.display_name()
             )
         })?;
+        Editor::with_format(host, format)
+    }
+
+    fn with_format(host: &'a Adapter, format: Format) -> Result<Editor<'a>, String> {
+        if matches!(format, Format::PluginFile) {
+            return Err(format!(
+                "{} is wired through a plugin file, not a settings file",
+                host.display_name()
+            ));
+        }
         Ok(Editor {
             host,
             format,
@@ -172,6 +198,7 @@ impl<'a> Editor<'a> {
                     .collect();
                 toml::install(text, shape, &entries, &ours)
             }
+            Format::PluginFile => Err(PLUGIN_FILE.into()),
         }
     }
 
@@ -180,6 +207,7 @@ impl<'a> Editor<'a> {
         match self.format {
             Format::Json(shape) => json::uninstall(text, &shape, &ours),
             Format::Toml(shape) => toml::uninstall(text, shape, &ours),
+            Format::PluginFile => Err(PLUGIN_FILE.into()),
         }
     }
 
@@ -188,6 +216,7 @@ impl<'a> Editor<'a> {
         let found = match self.format {
             Format::Json(shape) => json::find(text, &shape, &ours)?,
             Format::Toml(shape) => toml::find(text, shape, &ours)?,
+            Format::PluginFile => return Err(PLUGIN_FILE.into()),
         };
         Ok(found
             .into_iter()
@@ -224,9 +253,34 @@ impl<'a> Editor<'a> {
     }
 }
 
-/// Our entries in `config_file` (nothing when the file does not exist).
+const PLUGIN_FILE: &str = "a plugin file is generated whole, not edited";
+
+/// Our entries in `config_file` (nothing when the file does not exist). For
+/// a plugin-file host, the entries the generated plugin file declares.
 pub fn wired_events(host: &Adapter, config_file: &Path) -> Result<Vec<WiredEntry>, String> {
+    if is_plugin_file_host(host) {
+        return super::plugin::wired_events(host, config_file);
+    }
     let ed = Editor::new(host)?;
+    entries_in(&ed, config_file)
+}
+
+/// Our entries in a `{"hooks": {...}}` file in Claude Code's nested layout
+/// (a plugin's or extension's `hooks/hooks.json`), for `host`'s commands.
+pub fn wired_in_hooks_json(host: &Adapter, file: &Path) -> Result<Vec<WiredEntry>, String> {
+    let ed = Editor::with_format(host, Format::Json(wiring::NESTED_JSON))?;
+    entries_in(&ed, file)
+}
+
+/// `{"hooks": {...}}` holding exactly `wanted`, in Claude Code's nested
+/// layout with `host`'s entry shape, pretty-printed; the text a plugin's
+/// `hooks/hooks.json` is built from.
+pub fn render_hooks_json(host: &Adapter, wanted: &[Desired]) -> Result<String, String> {
+    let ed = Editor::with_format(host, Format::Json(wiring::NESTED_JSON))?;
+    ed.install("", wanted)
+}
+
+fn entries_in(ed: &Editor<'_>, config_file: &Path) -> Result<Vec<WiredEntry>, String> {
     let real = file::resolve(config_file)?;
     match file::read(&real)? {
         None => Ok(Vec::new()),
@@ -291,13 +345,20 @@ fn locked<T>(
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
     }
-    let _lock = if dir.is_dir() {
+    let lock = if dir.is_dir() {
         Some(file::lock(&dir)?)
     } else {
         None
     };
+    if lock.is_some() {
+        // What a killed write of this file (or of its backup) left behind.
+        file::remove_leftovers(&real);
+        file::remove_leftovers(&file::backup_path(&real));
+    }
     let before = file::read(&real)?;
-    f(&real, before)
+    let result = f(&real, before);
+    drop(lock);
+    result
 }
 
 /// Wires `wanted` into `path`: our entries added or updated in place, stale
@@ -308,6 +369,9 @@ pub fn install(
     wanted: &[Desired],
     dry_run: bool,
 ) -> Result<FileReport, String> {
+    if is_plugin_file_host(host) {
+        return super::plugin::install(host, path, wanted, dry_run);
+    }
     let ed = Editor::new(host)?;
     locked(path, !dry_run, |real, before| {
         let base = before.as_deref().unwrap_or("");
@@ -351,6 +415,9 @@ pub fn install(
 /// the first install, the original bytes come back exactly (from the backup,
 /// or by removing a file we created).
 pub fn uninstall(host: &Adapter, path: &Path, dry_run: bool) -> Result<FileReport, String> {
+    if is_plugin_file_host(host) {
+        return super::plugin::uninstall(host, path, dry_run);
+    }
     let ed = Editor::new(host)?;
     locked(path, false, |real, before| {
         let backup_file = file::backup_path(real);
@@ -434,7 +501,28 @@ pub fn budget_registrations(
         project_root: loc.project_root.clone(),
         cache_dir: Some(loc.config_cache_dir()),
     };
-    let loaded = load::load(&sources);
+    loaded_registrations(&sources)
+}
+
+/// [`budget_registrations`] at project scope for the project at
+/// `project_root` (a recorded wiring, wherever this runs from).
+pub fn budget_registrations_in(
+    source: &Path,
+    project_root: &Path,
+    loc: &Locations,
+) -> Result<Vec<Registration>, Vec<String>> {
+    let here = Locations::resolve(project_root);
+    let sources = load::Sources {
+        user_file: source.join("hooks.json"),
+        project_file: here.project_hooks_file(),
+        project_root: here.project_root.clone(),
+        cache_dir: Some(loc.config_cache_dir()),
+    };
+    loaded_registrations(&sources)
+}
+
+fn loaded_registrations(sources: &load::Sources) -> Result<Vec<Registration>, Vec<String>> {
+    let loaded = load::load(sources);
     if loaded.ok() {
         Ok(loaded.registrations)
     } else {
@@ -454,8 +542,7 @@ pub fn wire_host(
     regs: &[Registration],
     dry_run: bool,
 ) -> Result<Vec<FileReport>, String> {
-    let binary =
-        current_exe().ok_or_else(|| "cannot tell where this keryx-hooks binary is".to_owned())?;
+    let binary = shim_binary()?;
     let wanted = desired(host, &binary, key, regs);
     install_targets(host, scope, loc)
         .iter()

@@ -232,7 +232,14 @@ pub fn desired(host: &Adapter, binary: &Path, key: &str, regs: &[Registration]) 
 pub enum Format {
     Json(jsonfile::Shape),
     Toml(tomlfile::Shape),
+    /// A plugin file that only we write, loaded by the host from a directory
+    /// (OpenCode); see `install::plugin`.
+    PluginFile,
 }
+
+/// Claude Code's `{"hooks": {Event: [{matcher, hooks: [...]}]}}`, which
+/// plugin and extension `hooks/hooks.json` files use on every host.
+pub const NESTED_JSON: jsonfile::Shape = CLAUDE;
 
 const CLAUDE: jsonfile::Shape = jsonfile::Shape {
     nested: true,
@@ -259,6 +266,7 @@ const COPILOT: jsonfile::Shape = jsonfile::Shape {
 pub fn format(host: &Adapter) -> Option<Format> {
     Some(match (host.name(), host.config_files().format) {
         (_, ConfigFormat::None) => return None,
+        (_, ConfigFormat::Plugin) => Format::PluginFile,
         ("cursor", _) => Format::Json(CURSOR),
         ("copilot", _) => Format::Json(COPILOT),
         ("kimi", _) => Format::Toml(tomlfile::Shape::Flat),
