@@ -538,20 +538,7 @@ pub fn install(
 ) -> Result<FileReport, String> {
     let kind = kind(host).ok_or_else(|| no_plugin_format(host))?;
     let files = render(host, wanted)?;
-    let parent = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .to_path_buf();
-    if !dry_run {
-        std::fs::create_dir_all(&parent)
-            .map_err(|e| format!("cannot create `{}`: {e}", parent.display()))?;
-    }
-    let _lock = if parent.is_dir() {
-        Some(file::lock(&parent)?)
-    } else {
-        None
-    };
+    let _lock = file::lock_parent(path, !dry_run)?;
     let exists = std::fs::symlink_metadata(path).is_ok();
     let targets: Vec<(PathBuf, String)> = if kind == Kind::OpenCode {
         let real = file::resolve(path)?;

@@ -47,6 +47,24 @@ pub fn lock(dir: &Path) -> Result<DirLock, String> {
     Ok(DirLock(f))
 }
 
+/// Locks the directory `path` lives in, creating it first when `create` is
+/// set; a directory that does not exist (a dry run) is not locked.
+pub fn lock_parent(path: &Path, create: bool) -> Result<Option<DirLock>, String> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if create {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+    }
+    if dir.is_dir() {
+        lock(dir).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
 /// The file's text, `None` when it does not exist; a file that is not UTF-8
 /// is refused (it cannot be edited without changing bytes we do not own).
 pub fn read(path: &Path) -> Result<Option<String>, String> {

@@ -336,20 +336,7 @@ fn locked<T>(
     f: impl FnOnce(&Path, Option<String>) -> Result<T, String>,
 ) -> Result<T, String> {
     let real = file::resolve(path)?;
-    let dir = real
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .to_path_buf();
-    if create_dir {
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
-    }
-    let lock = if dir.is_dir() {
-        Some(file::lock(&dir)?)
-    } else {
-        None
-    };
+    let lock = file::lock_parent(&real, create_dir)?;
     if lock.is_some() {
         // What a killed write of this file (or of its backup) left behind.
         file::remove_leftovers(&real);
