@@ -9,7 +9,7 @@ use keryx_hooks::builtins;
 use keryx_hooks::config::load::{self, Loaded, Sources};
 use keryx_hooks::config::model::{Profile, Scope};
 use keryx_hooks::config::schema;
-use keryx_hooks::hosts::{self, Adapter, DecodeError, Encoded, stdin_guard};
+use keryx_hooks::hosts::{self, Adapter, DecodeError, stdin_guard};
 use keryx_hooks::install::hostfile::{self, Desired, json, toml, wiring};
 use keryx_hooks::runtime::codec::{self, PayloadContext};
 use keryx_hooks::runtime::events::Event;
@@ -75,7 +75,7 @@ fn strings(v: &Value, out: &mut Vec<String>) {
 /// is in the host's protocol: at most one JSON object on one stdout line,
 /// silence for "no objection", and a deny that reaches a host able to hear
 /// it carries its reason.
-fn answer(adapter: &Adapter, host_event: &str, event: Event, result: &FireResult) -> Encoded {
+fn answer(adapter: &Adapter, host_event: &str, event: Event, result: &FireResult) {
     let enc = adapter.encode(host_event, event, result);
     let at = || format!("{} {host_event} {:?}", adapter.name(), result.outcome);
     let stdout_value = if enc.stdout.is_empty() {
@@ -108,7 +108,7 @@ fn answer(adapter: &Adapter, host_event: &str, event: Event, result: &FireResult
         assert_eq!(v["outcome"], result.outcome.as_str(), "{}", at());
         assert_eq!(enc.exit_code, 0, "{}", at());
         assert!(enc.stderr.is_empty(), "{}", at());
-        return enc;
+        return;
     }
     let quiet =
         result.reason.is_none() && result.additional_context.is_none() && result.notices.is_empty();
@@ -144,7 +144,6 @@ fn answer(adapter: &Adapter, host_event: &str, event: Event, result: &FireResult
             );
         }
     }
-    enc
 }
 
 /// The answers `run` can give after a decoded event: from silence to a
@@ -823,7 +822,8 @@ fn json_split(
     split_doc(doc, true, shape.nested, &|key, _| key.to_owned(), &command)
 }
 
-/// One JSON edit at the text level; `None` when the editor refused.
+/// One JSON edit at the text level, checked when it succeeds; `Err` is the
+/// editor's refusal.
 fn json_case(
     host: &Adapter,
     shape: &json::Shape,
@@ -886,10 +886,11 @@ fn json_case(
     let left = json_doc(&removed)
         .unwrap_or_else(|e| panic!("{name}: uninstall broke the file ({e}):\n{removed}"));
     let mut left_foreign = left;
-    if shape.version && !had_version {
-        left_foreign
-            .as_object_mut()
-            .map(|r| r.shift_remove("version"));
+    if shape.version
+        && !had_version
+        && let Some(root) = left_foreign.as_object_mut()
+    {
+        root.shift_remove("version");
     }
     let (foreign_left, ours_left) = json_split(shape, &ours, &left_foreign);
     assert!(
@@ -986,6 +987,8 @@ fn toml_split(
     }
 }
 
+/// One TOML edit at the text level, checked when it succeeds; `Err` is the
+/// editor's refusal.
 fn toml_case(
     host: &Adapter,
     shape: toml::Shape,

@@ -85,7 +85,14 @@ impl<'a> List<'a> {
 
     fn push(&mut self, item: &Json) {
         match self {
-            List::Tables(a) => a.push(to_table(item)),
+            List::Tables(a) => {
+                // A `[[a.b]]` header binds to the last `[[a]]` above it, so a
+                // new `[[a]]` goes after every table of the elements already
+                // there, wherever in the file those are.
+                let mut t = to_table(item);
+                t.set_position(a.iter().filter_map(last_position).max());
+                a.push(t);
+            }
             List::Inline(a) => a.push(Value::InlineTable(to_inline(item))),
         }
     }
@@ -106,6 +113,18 @@ impl<'a> List<'a> {
             }
         }
     }
+}
+
+/// The largest document position of `t` and every table below it.
+fn last_position(t: &Table) -> Option<isize> {
+    t.iter()
+        .filter_map(|(_, item)| match item {
+            Item::Table(t) => last_position(t),
+            Item::ArrayOfTables(a) => a.iter().filter_map(last_position).max(),
+            _ => None,
+        })
+        .chain(t.position())
+        .max()
 }
 
 fn to_value(v: &Json) -> Value {
