@@ -1,0 +1,311 @@
+//! The `### runtime.toml` section of README.md against the code. Its
+//! example file goes through the runtime's own readers and every value in
+//! it must take effect; its table's defaults must be what the readers give
+//! when there is no file. The readers ignore unknown keys without a word,
+//! so the example, the table and [`read_back`] must name the same keys: a
+//! key the runtime does not read cannot hide in the example.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use keryx_hooks::builtins::ctx_guard::CtxGuardConfig;
+use keryx_hooks::builtins::impact::{ImpactLimits, RepoImpactProvider};
+use keryx_hooks::builtins::learning::Limits;
+use keryx_hooks::builtins::scanner::{Rules, Target};
+use keryx_hooks::config::model::Profile;
+use serde_json::{Value, json};
+use toml_edit::{DocumentMut, Item, TableLike};
+
+use crate::common::Env;
+
+const HEADING: &str = "### runtime.toml";
+
+/// The lines of README.md's runtime.toml section, up to the next heading.
+fn section() -> Vec<String> {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md is readable");
+    let mut lines = readme.lines().skip_while(|l| *l != HEADING);
+    assert_eq!(lines.next(), Some(HEADING), "README.md has no `{HEADING}`");
+    let mut out = Vec::new();
+    let mut in_code = false;
+    for line in lines {
+        if line.starts_with("```") {
+            in_code = !in_code;
+        }
+        if !in_code && line.starts_with('#') {
+            break;
+        }
+        out.push(line.to_owned());
+    }
+    out
+}
+
+/// The one ```toml block of the section.
+fn example(section: &[String]) -> String {
+    let mut blocks = Vec::new();
+    let mut lines = section.iter();
+    while lines.by_ref().any(|l| l == "```toml") {
+        let block: Vec<&str> = lines
+            .by_ref()
+            .take_while(|l| *l != "```")
+            .map(String::as_str)
+            .collect();
+        blocks.push(block.join("\n") + "\n");
+    }
+    assert_eq!(blocks.len(), 1, "the section has exactly one toml block");
+    blocks.pop().unwrap()
+}
+
+/// The table's rows: key, and the default as the TOML literal in its first
+/// backticks.
+fn table(section: &[String]) -> BTreeMap<String, Value> {
+    let mut rows = BTreeMap::new();
+    for line in section.iter().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let key = cells[1].trim_matches('`').to_owned();
+        let literal = cells[2]
+            .split('`')
+            .nth(1)
+            .unwrap_or_else(|| panic!("the default of `{key}` is not a TOML literal in backticks"));
+        let doc: DocumentMut = format!("v = {literal}\n")
+            .parse()
+            .unwrap_or_else(|e| panic!("the default of `{key}` is not TOML: {e}"));
+        let value = json_of(doc["v"].as_value().unwrap());
+        assert!(
+            rows.insert(key.clone(), value).is_none(),
+            "`{key}` is twice in the table"
+        );
+    }
+    assert!(!rows.is_empty(), "the section has no table of keys");
+    rows
+}
+
+/// Every key the example sets, dotted; an array of tables is one key.
+fn keys_of(doc: &DocumentMut) -> BTreeMap<String, Value> {
+    fn walk(prefix: &str, t: &dyn TableLike, out: &mut BTreeMap<String, Value>) {
+        for (k, item) in t.iter() {
+            let key = format!("{prefix}{k}");
+            if let Some(aot) = item.as_array_of_tables() {
+                // Rules are compared by id.
+                let ids = aot.iter().map(|t| json!(t["id"].as_str())).collect();
+                out.insert(key, Value::Array(ids));
+            } else if let Some(t) = item.as_table_like() {
+                walk(&format!("{key}."), t, out);
+            } else {
+                out.insert(key, json_of(item.as_value().unwrap()));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk("", doc.as_table(), &mut out);
+    out.into_iter().map(|(k, v)| (k, sorted(v))).collect()
+}
+
+fn json_of(v: &toml_edit::Value) -> Value {
+    match v {
+        toml_edit::Value::String(s) => json!(s.value()),
+        toml_edit::Value::Integer(i) => json!(i.value()),
+        toml_edit::Value::Float(f) => json!(f.value()),
+        toml_edit::Value::Boolean(b) => json!(b.value()),
+        toml_edit::Value::Array(a) => Value::Array(a.iter().map(json_of).collect()),
+        other => panic!("no settings value looks like {other}"),
+    }
+}
+
+/// Lists of ids compare as sets.
+fn sorted(v: Value) -> Value {
+    match v {
+        Value::Array(mut a) => {
+            a.sort_by_key(Value::to_string);
+            Value::Array(a)
+        }
+        other => other,
+    }
+}
+
+/// What the runtime took from `$KERYX_HOME/runtime.toml` in `env`, keyed as
+/// in the README table, each read the way the runtime reads it.
+fn read_back(env: &Env) -> BTreeMap<String, Value> {
+    let home = env.keryx_home();
+    let file = home.join("runtime.toml");
+    let mut out = BTreeMap::new();
+    let mut put = |k: &str, v: Value| {
+        out.insert(k.to_owned(), sorted(v));
+    };
+
+    put("profile", json!(profile_of_run(env)));
+
+    let v = env.run(&["list", "--json"]).json();
+    assert_eq!(v["projectTrust"]["warnings"], json!([]), "{v}");
+    put("trust.pin_scripts", v["projectTrust"]["pinScripts"].clone());
+
+    let builtin = Rules::builtin();
+    let loaded = Rules::load(Some(&file)).expect("the secret rules load");
+    let (builtin, loaded) = (builtin.ids(), loaded.ids());
+    let missing = |a: &[&str], b: &[&str]| -> Value {
+        a.iter()
+            .filter(|id| !b.contains(id))
+            .map(|id| json!(id))
+            .collect()
+    };
+    put("security.disable", missing(&builtin, &loaded));
+    put("security.rules", missing(&loaded, &builtin));
+
+    put(
+        "ctx_guard.max_cat_bytes",
+        json!(CtxGuardConfig::from_runtime_toml(&file).max_cat_bytes),
+    );
+
+    let (learning_on, impact_on) = keryx_hooks::builtins::enabled_ports(&home);
+    put("learning.enabled", json!(learning_on));
+    put("impact.enabled", json!(impact_on));
+
+    // The ports read their tables as `ports::ports_from_runtime_toml` does.
+    let doc: Option<DocumentMut> = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|t| t.parse().ok());
+    let table = |name: &str| {
+        doc.as_ref()
+            .and_then(|d| d.get(name))
+            .and_then(Item::as_table_like)
+    };
+    let l = Limits::from_table(table("learning"));
+    put("learning.max_record_bytes", json!(l.max_record_bytes));
+    put("learning.max_session_bytes", json!(l.max_session_bytes));
+    put("learning.max_file_bytes", json!(l.max_file_bytes));
+    put("learning.keep_files", json!(l.keep_files));
+
+    let ask = RepoImpactProvider::from_table(table("impact"), None).ask_threshold();
+    put(
+        "impact.ask_when_importers_at_least",
+        json!(ask.unwrap_or(0)),
+    );
+    let i = ImpactLimits::from_table(table("impact"));
+    put("impact.max_files", json!(i.max_files));
+    put("impact.max_entries", json!(i.max_entries));
+    put("impact.max_file_bytes", json!(i.max_file_bytes));
+    put("impact.max_context_bytes", json!(i.max_context_bytes));
+    out
+}
+
+/// The profile `run` gave a hook (`KERYX_POLICY_PROFILE`) on a Stop whose
+/// payload names none.
+fn profile_of_run(env: &Env) -> String {
+    static SESSION: AtomicUsize = AtomicUsize::new(0);
+    let out = env.home.join("profile-seen");
+    let _ = std::fs::remove_file(&out);
+    env.write(
+        env.user_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": {"Stop": [{
+            "id": "profile-probe", "class": "observe", "runsIn": "unsandboxed",
+            "command": {"argv": ["/bin/sh", "-c", "printf %s \"$KERYX_POLICY_PROFILE\" > \"$0\"",
+                                 out.to_str().unwrap()]},
+        }]}})
+        .to_string(),
+    );
+    let session = format!("readme-{}", SESSION.fetch_add(1, Ordering::Relaxed));
+    env.run_stdin(
+        &["run", "keryx", "Stop"],
+        json!({"event": "Stop", "sessionId": session, "cwd": env.project}).to_string(),
+    )
+    .code(0);
+    std::fs::read_to_string(&out).expect("the probe hook ran")
+}
+
+fn observations(env: &Env) -> PathBuf {
+    env.home
+        .join(".local/state/keryx/learning/observations.jsonl")
+}
+
+#[test]
+fn readme_runtime_toml_defaults_are_what_the_runtime_reads_without_a_file() {
+    let rows = table(&section());
+    let env = Env::new();
+    assert_eq!(read_back(&env), rows, "README table defaults vs the code");
+    assert!(!observations(&env).exists());
+}
+
+#[test]
+fn readme_runtime_toml_example_takes_effect_key_by_key() {
+    let section = section();
+    let text = example(&section);
+    let doc: DocumentMut = text
+        .parse()
+        .unwrap_or_else(|e| panic!("README's runtime.toml example is not TOML: {e}"));
+    let set = keys_of(&doc);
+    let rows = table(&section);
+    assert_eq!(
+        set.keys().collect::<Vec<_>>(),
+        rows.keys().collect::<Vec<_>>(),
+        "the example sets exactly the keys of the table"
+    );
+
+    let empty = read_back(&Env::new());
+    let env = Env::new();
+    let file = env.write(env.keryx_home().join("runtime.toml"), &text);
+    let got = read_back(&env);
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        set.keys().collect::<Vec<_>>(),
+        "the example sets exactly the keys the runtime reads"
+    );
+    for (key, value) in &set {
+        assert_eq!(&got[key], value, "`{key}` in README's example");
+        // A default would read back the same whether or not the key is read.
+        if key != "profile" {
+            assert_ne!(&empty[key], value, "`{key}` in the example is its default");
+        }
+    }
+
+    // `profile` shows a valid value; another one in the same place is what
+    // `run` uses.
+    let shown = set["profile"].as_str().unwrap();
+    assert!(Profile::parse(shown).is_some(), "profile `{shown}`");
+    let other = Profile::ALL
+        .iter()
+        .find(|p| p.as_str() != shown && !p.isolation_required())
+        .unwrap()
+        .as_str();
+    let mut changed = doc.clone();
+    changed["profile"] = toml_edit::value(other);
+    env.write(&file, changed.to_string());
+    assert_eq!(profile_of_run(&env), other);
+    env.write(&file, &text);
+
+    // The trust reader the runtime uses agrees with `list`.
+    assert_eq!(
+        keryx_hooks::trust::settings::parse(&text),
+        Ok(set["trust.pin_scripts"] == json!(true))
+    );
+
+    // The learning sink wrote the Stop events above.
+    assert!(observations(&env).is_file());
+
+    // The example rule finds a key of its shape on both sides, under its
+    // kind, and passes a placeholder and a low-entropy value.
+    let rule = doc["security"]["rules"]
+        .as_array_of_tables()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"].as_str() == Some("acme-api-key"))
+        .expect("the example rule is `acme-api-key`");
+    let rules = Rules::load(Some(&file)).unwrap();
+    let found = |text: &str, target: Target| {
+        rules
+            .scan(text, target)
+            .into_iter()
+            .find(|f| f.rule_id == "acme-api-key")
+    };
+    let key = ["acme_", "Q7vLx2Rk9Tz4", "Wm8Np3Hs6Jd1", "Bf5Cy0Ga"].concat();
+    for target in [Target::Input, Target::Output] {
+        let f = found(&format!("deploy with {key} now"), target).expect("the rule matches");
+        assert_eq!(Some(f.kind.as_str()), rule["kind"].as_str());
+        assert_eq!((f.start, f.end), (17, 49), "the secret group is the span");
+    }
+    let placeholder = ["acme_", "Q7vLx2Rk9Tz4", "EXAMPLE", "Np3Hs6Jd1Bf5C"].concat();
+    let low = ["acme_", &"ab".repeat(16)].concat();
+    for text in [placeholder, low] {
+        assert!(found(&text, Target::Input).is_none(), "{text}");
+    }
+}
