@@ -73,5 +73,5 @@ fn json_host_file_editor() {
 
 #[test]
 fn toml_host_file_editor() {
-    replay("hostfile_toml", properties::hostfile_toml, 1);
+    replay("hostfile_toml", properties::hostfile_toml, 2);
 }

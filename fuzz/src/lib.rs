@@ -969,6 +969,12 @@ fn toml_split(
     ours: &dyn Fn(&str) -> bool,
     doc: &Value,
 ) -> (String, Vec<(String, Value)>) {
+    // A TOML table is unordered: the order of its keys in the parsed data
+    // is where each first appears in the text, so taking out an element of
+    // ours that opened an array of tables moves that key after its
+    // neighbours while every foreign line stays where it was. Tables are
+    // compared as maps; arrays keep their order.
+    let doc = &keys_sorted(doc);
     let command = |h: &Value| h.get("command").and_then(Value::as_str).is_some_and(ours);
     match shape {
         toml::Shape::Nested => split_doc(doc, true, true, &|key, _| key.to_owned(), &command),
@@ -984,6 +990,23 @@ fn toml_split(
             },
             &command,
         ),
+    }
+}
+
+/// `v` with the keys of every object in sorted order.
+fn keys_sorted(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), keys_sorted(&m[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(a) => Value::Array(a.iter().map(keys_sorted).collect()),
+        other => other.clone(),
     }
 }
 
