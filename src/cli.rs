@@ -166,7 +166,8 @@ pub struct ListArgs {
     /// Print the stable JSON shape (schema/list-output.schema.json).
     #[arg(long)]
     pub json: bool,
-    /// Show the effective sandboxing for this profile.
+    /// Show the effective sandboxing for this profile (default: the one
+    /// `run` uses, from runtime.toml).
     #[arg(long, value_name = "ID", value_parser = parse_profile)]
     pub profile: Option<Profile>,
 }
@@ -313,7 +314,8 @@ pub struct TestArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Report what a failure would do under this profile.
+    /// Report what a failure would do under this profile (default: the one
+    /// `run` uses, from runtime.toml).
     #[arg(long, value_name = "ID", value_parser = parse_profile)]
     pub profile: Option<Profile>,
 }

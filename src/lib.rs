@@ -21,6 +21,7 @@ pub mod paths;
 pub mod runner;
 pub mod runtime;
 pub mod session;
+pub mod settings;
 pub mod trust;
 
 use std::ffi::OsString;

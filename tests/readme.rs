@@ -1,21 +1,20 @@
 //! The `### runtime.toml` section of README.md against the code. Its
-//! example file goes through the runtime's own readers and every value in
-//! it must take effect; its table's defaults must be what the readers give
-//! when there is no file. The readers ignore unknown keys without a word,
-//! so the example, the table and [`read_back`] must name the same keys: a
-//! key the runtime does not read cannot hide in the example.
+//! example file goes through the runtime's one reader (`settings`) and
+//! every value in it must take effect; its table's defaults must be what
+//! the reader gives when there is no file. The example, the table, the keys
+//! the reader knows (anything else is a `doctor` warning) and [`read_back`]
+//! must name the same keys: a key the runtime does not read cannot hide in
+//! the example.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use keryx_hooks::builtins::ctx_guard::CtxGuardConfig;
-use keryx_hooks::builtins::impact::{ImpactLimits, RepoImpactProvider};
-use keryx_hooks::builtins::learning::Limits;
 use keryx_hooks::builtins::scanner::{Rules, Target};
 use keryx_hooks::config::model::Profile;
+use keryx_hooks::settings::{self, Settings};
 use serde_json::{Value, json};
-use toml_edit::{DocumentMut, Item, TableLike};
+use toml_edit::{DocumentMut, TableLike};
 
 use crate::common::Env;
 
@@ -125,23 +124,31 @@ fn sorted(v: Value) -> Value {
 }
 
 /// What the runtime took from `$KERYX_HOME/runtime.toml` in `env`, keyed as
-/// in the README table, each read the way the runtime reads it.
+/// in the README table: what `run` and `list` did where they show it, and
+/// what the one reader gives for the rest.
 fn read_back(env: &Env) -> BTreeMap<String, Value> {
-    let home = env.keryx_home();
-    let file = home.join("runtime.toml");
+    let file = env.keryx_home().join("runtime.toml");
+    let s = Settings::read(&file);
+    assert_eq!(s.problems(), vec![], "`doctor` would report these");
     let mut out = BTreeMap::new();
     let mut put = |k: &str, v: Value| {
         out.insert(k.to_owned(), sorted(v));
     };
 
-    put("profile", json!(profile_of_run(env)));
-
+    let run_profile = profile_of_run(env);
     let v = env.run(&["list", "--json"]).json();
+    assert_eq!(
+        v["profile"],
+        json!(run_profile),
+        "`list` uses `run`'s profile"
+    );
+    put("profile", json!(run_profile));
+
     assert_eq!(v["projectTrust"]["warnings"], json!([]), "{v}");
     put("trust.pin_scripts", v["projectTrust"]["pinScripts"].clone());
 
     let builtin = Rules::builtin();
-    let loaded = Rules::load(Some(&file)).expect("the secret rules load");
+    let loaded = s.rules().expect("the secret rules load");
     let (builtin, loaded) = (builtin.ids(), loaded.ids());
     let missing = |a: &[&str], b: &[&str]| -> Value {
         a.iter()
@@ -152,40 +159,28 @@ fn read_back(env: &Env) -> BTreeMap<String, Value> {
     put("security.disable", missing(&builtin, &loaded));
     put("security.rules", missing(&loaded, &builtin));
 
-    put(
-        "ctx_guard.max_cat_bytes",
-        json!(CtxGuardConfig::from_runtime_toml(&file).max_cat_bytes),
-    );
+    put("ctx_guard.max_cat_bytes", json!(s.max_cat_bytes));
 
-    let (learning_on, impact_on) = keryx_hooks::builtins::enabled_ports(&home);
-    put("learning.enabled", json!(learning_on));
-    put("impact.enabled", json!(impact_on));
-
-    // The ports read their tables as `ports::ports_from_runtime_toml` does.
-    let doc: Option<DocumentMut> = std::fs::read_to_string(&file)
-        .ok()
-        .and_then(|t| t.parse().ok());
-    let table = |name: &str| {
-        doc.as_ref()
-            .and_then(|d| d.get(name))
-            .and_then(Item::as_table_like)
-    };
-    let l = Limits::from_table(table("learning"));
+    put("learning.enabled", json!(s.learning.is_some()));
+    put("impact.enabled", json!(s.impact.is_some()));
+    let l = s.learning.unwrap_or_default();
     put("learning.max_record_bytes", json!(l.max_record_bytes));
     put("learning.max_session_bytes", json!(l.max_session_bytes));
     put("learning.max_file_bytes", json!(l.max_file_bytes));
     put("learning.keep_files", json!(l.keep_files));
 
-    let ask = RepoImpactProvider::from_table(table("impact"), None).ask_threshold();
+    let i = s.impact.unwrap_or_default();
     put(
         "impact.ask_when_importers_at_least",
-        json!(ask.unwrap_or(0)),
+        json!(i.ask_threshold.unwrap_or(0)),
     );
-    let i = ImpactLimits::from_table(table("impact"));
-    put("impact.max_files", json!(i.max_files));
-    put("impact.max_entries", json!(i.max_entries));
-    put("impact.max_file_bytes", json!(i.max_file_bytes));
-    put("impact.max_context_bytes", json!(i.max_context_bytes));
+    put("impact.max_files", json!(i.limits.max_files));
+    put("impact.max_entries", json!(i.limits.max_entries));
+    put("impact.max_file_bytes", json!(i.limits.max_file_bytes));
+    put(
+        "impact.max_context_bytes",
+        json!(i.limits.max_context_bytes),
+    );
     out
 }
 
@@ -240,6 +235,13 @@ fn readme_runtime_toml_example_takes_effect_key_by_key() {
         rows.keys().collect::<Vec<_>>(),
         "the example sets exactly the keys of the table"
     );
+    let mut known: Vec<String> = settings::keys().collect();
+    known.sort();
+    assert_eq!(
+        known.iter().collect::<Vec<_>>(),
+        rows.keys().collect::<Vec<_>>(),
+        "the reader knows exactly the keys of the table"
+    );
 
     let empty = read_back(&Env::new());
     let env = Env::new();
@@ -273,9 +275,9 @@ fn readme_runtime_toml_example_takes_effect_key_by_key() {
     assert_eq!(profile_of_run(&env), other);
     env.write(&file, &text);
 
-    // The trust reader the runtime uses agrees with `list`.
+    // The reader agrees with `list`.
     assert_eq!(
-        keryx_hooks::trust::settings::parse(&text),
+        Settings::read(&file).pin_scripts,
         Ok(set["trust.pin_scripts"] == json!(true))
     );
 
@@ -290,7 +292,8 @@ fn readme_runtime_toml_example_takes_effect_key_by_key() {
         .iter()
         .find(|t| t["id"].as_str() == Some("acme-api-key"))
         .expect("the example rule is `acme-api-key`");
-    let rules = Rules::load(Some(&file)).unwrap();
+    let read = Settings::read(&file);
+    let rules = read.rules().unwrap();
     let found = |text: &str, target: Target| {
         rules
             .scan(text, target)
@@ -308,4 +311,24 @@ fn readme_runtime_toml_example_takes_effect_key_by_key() {
     for text in [placeholder, low] {
         assert!(found(&text, Target::Input).is_none(), "{text}");
     }
+}
+
+/// The section's account of a broken file names the profile the reader
+/// falls back to, and `list` shows that profile, with the warning.
+#[test]
+fn readme_runtime_toml_broken_file_gives_the_profile_it_names() {
+    let text = section().join("\n");
+    let strictest = format!("the strictest profile, `{}`", settings::STRICTEST);
+    assert!(
+        text.contains(&strictest),
+        "README does not name {strictest}"
+    );
+    let env = Env::new();
+    env.write(
+        env.keryx_home().join("runtime.toml"),
+        "profile = \"read-only-review\"\n[trust\n",
+    );
+    let list = env.run(&["list", "--json"]);
+    list.code(0).stderr_has("using the strictest profile");
+    assert_eq!(list.json()["profile"], settings::STRICTEST.as_str());
 }

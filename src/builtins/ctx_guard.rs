@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use serde_json::Value;
-use toml_edit::{DocumentMut, Item};
 
 use super::ports::Verdict;
 use super::shell::{Command, Script};
@@ -42,21 +41,14 @@ impl Default for CtxGuardConfig {
 }
 
 impl CtxGuardConfig {
-    /// Defaults, with `[ctx_guard]` from `runtime_toml` applied when the
-    /// file exists and parses (a broken file cannot loosen the guard: the
-    /// only setting falls back to its default).
-    pub fn from_runtime_toml(runtime_toml: &Path) -> CtxGuardConfig {
-        let mut cfg = CtxGuardConfig::default();
-        let doc = std::fs::read_to_string(runtime_toml)
-            .ok()
-            .and_then(|t| t.parse::<DocumentMut>().ok());
-        let table = doc
-            .as_ref()
-            .and_then(|d| d.get("ctx_guard"))
-            .and_then(Item::as_table_like);
-        cfg.max_cat_bytes =
-            super::ports::int_setting(table, "max_cat_bytes", DEFAULT_MAX_CAT_BYTES);
-        cfg
+    /// Defaults, with `ctx_guard.max_cat_bytes` from runtime.toml (its
+    /// default when the file is broken or the value is not a size, which
+    /// `doctor` reports).
+    pub fn from_settings(settings: &crate::settings::Settings) -> CtxGuardConfig {
+        CtxGuardConfig {
+            max_cat_bytes: settings.max_cat_bytes,
+            ..CtxGuardConfig::default()
+        }
     }
 }
 
@@ -1529,14 +1521,13 @@ mod tests {
 
     #[test]
     fn runtime_toml_sets_the_cat_limit() {
+        use crate::settings::Settings;
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("runtime.toml");
-        assert_eq!(
-            CtxGuardConfig::from_runtime_toml(&p).max_cat_bytes,
-            DEFAULT_MAX_CAT_BYTES
-        );
+        let limit = |p: &Path| CtxGuardConfig::from_settings(&Settings::read(p)).max_cat_bytes;
+        assert_eq!(limit(&p), DEFAULT_MAX_CAT_BYTES);
         std::fs::write(&p, "[ctx_guard]\nmax_cat_bytes = 10\n").unwrap();
-        assert_eq!(CtxGuardConfig::from_runtime_toml(&p).max_cat_bytes, 10);
+        assert_eq!(limit(&p), 10);
     }
 
     #[test]

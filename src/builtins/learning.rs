@@ -1,7 +1,8 @@
-//! The shipped learning sink: one JSONL line per observation under the
-//! state directory, redacted with the secret scanner and bounded three ways
-//! (bytes per record, bytes per session, bytes per file with rotation), so
-//! an observer that is on by default can never leak or grow without limit.
+//! The shipped learning sink, off unless `[learning] enabled = true`: one
+//! JSONL line per observation under the state directory, redacted with the
+//! secret scanner (the user's rules included) and bounded three ways (bytes
+//! per record, bytes per session, bytes per file with rotation), so the
+//! observer, once on, can never leak or grow without limit.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -11,10 +12,11 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Map, Value, json};
 use toml_edit::TableLike;
 
-use super::ports::{LearningObservation, LearningObservationSink, ObservationKind, int_setting};
+use super::ports::{LearningObservation, LearningObservationSink, ObservationKind};
 use super::scanner::Rules;
 use crate::paths::sanitize_component;
 use crate::runtime::events::Event;
+use crate::settings::int_setting;
 
 /// The file every record is appended to; rotated to `observations.N.jsonl`.
 pub const FILE: &str = "observations.jsonl";

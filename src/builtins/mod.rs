@@ -152,32 +152,12 @@ pub fn answers_in_process(reg: &Registration, profile: crate::config::model::Pro
         )
 }
 
-/// Which of the two ports `runtime.toml` switches on: (learning, impact).
-/// A missing or unreadable file leaves both at their no-op defaults, as
-/// [`ports::ports_from_runtime_toml`] does.
-pub fn enabled_ports(keryx_home: &std::path::Path) -> (bool, bool) {
-    let Some(doc) = std::fs::read_to_string(keryx_home.join("runtime.toml"))
-        .ok()
-        .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
-    else {
-        return (false, false);
-    };
-    let on = |table: &str| {
-        doc.get(table)
-            .and_then(toml_edit::Item::as_table_like)
-            .and_then(|t| t.get("enabled"))
-            .and_then(toml_edit::Item::as_bool)
-            .unwrap_or(false)
-    };
-    (on("learning"), on("impact"))
-}
-
 /// `regs` without the port registrations left at their no-op defaults: a
 /// port that does nothing is not invoked, so it costs nothing and leaves no
 /// record.
 pub fn without_idle_ports(
     mut regs: Vec<Registration>,
-    keryx_home: &std::path::Path,
+    settings: &crate::settings::Settings,
 ) -> Vec<Registration> {
     if !regs
         .iter()
@@ -185,7 +165,7 @@ pub fn without_idle_ports(
     {
         return regs;
     }
-    let (learning, impact) = enabled_ports(keryx_home);
+    let (learning, impact) = (settings.learning.is_some(), settings.impact.is_some());
     regs.retain(|r| match r.handler {
         Handler::Builtin(BuiltinPort::LearningObserver) => learning,
         Handler::Builtin(BuiltinPort::ImpactEvidence) => impact,
@@ -208,7 +188,7 @@ pub fn run_port(
     first_edit: bool,
     loc: &Locations,
 ) -> Result<HookReply, String> {
-    let (sink, impact) = ports::ports_from_runtime_toml(&loc.keryx_home, &loc.state_dir);
+    let (sink, impact) = ports::ports_from(loc.settings(), &loc.state_dir);
     match port {
         Port::LearningObserver => {
             let Some(kind) = ports::ObservationKind::for_event(input.event) else {
@@ -262,17 +242,20 @@ pub fn run_in_process(
     if reg.scope != crate::config::model::Scope::Builtin {
         return None;
     }
-    let rules = || scanner::Rules::load(Some(&loc.runtime_settings_file()));
+    let settings = loc.settings();
     let verdict = match reg.id.as_str() {
-        SECURITY_CHECK_INPUT => rules().map(|r| security::check_input(payload, &r)),
-        SECURITY_CHECK_OUTPUT => rules().map(|r| security::check_output(payload, &r)),
-        CTX_GUARD => Ok(ctx_guard::check_with(
-            payload,
-            &ctx_guard::CtxGuardConfig::from_runtime_toml(&loc.runtime_settings_file()),
-        )),
+        SECURITY_CHECK_INPUT => {
+            security::with_rules(settings, |r| security::check_input(payload, r))
+        }
+        SECURITY_CHECK_OUTPUT => {
+            security::with_rules(settings, |r| security::check_output(payload, r))
+        }
+        CTX_GUARD => {
+            ctx_guard::check_with(payload, &ctx_guard::CtxGuardConfig::from_settings(settings))
+        }
         _ => return None,
     };
-    Some(verdict.map(|v| match v {
+    Some(Ok(match verdict {
         ports::Verdict::Allow => HookReply::default(),
         ports::Verdict::Deny(reason) => HookReply {
             decision: Some(Outcome::Deny),

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
-use toml_edit::{DocumentMut, Item, TableLike};
 
 use crate::runtime::events::Event;
+use crate::settings::Settings;
 
 /// What a gate body decided. A deny carries its reason, already escaped
 /// and free of any secret.
@@ -139,64 +139,53 @@ impl ImpactEvidenceProvider for NoopImpact {
     }
 }
 
+/// The sink when learning is on but the secret rules cannot load: an
+/// observation is never stored with weaker redaction than the user asked
+/// for, so each one fails as `hook-observer-failed` (an observer fails open)
+/// and nothing is written.
+struct Unredactable(String);
+
+impl LearningObservationSink for Unredactable {
+    fn record(&self, _: &LearningObservation) -> Result<(), String> {
+        Err(format!(
+            "nothing recorded: {}",
+            super::security::rules_unavailable(&self.0)
+        ))
+    }
+}
+
 /// The ports runtime.toml asks for: the shipped JSONL sink when
 /// `[learning] enabled = true`, the shipped repository provider when
 /// `[impact] enabled = true`, and the no-ops otherwise. A file that is
-/// missing, unreadable or invalid also gives the no-ops: both hooks are
-/// advisory, and `keryx-hooks doctor` is where a broken file is reported.
-pub fn ports_from_runtime_toml(
-    keryx_home: &Path,
+/// missing, unreadable or invalid also gives the no-ops (`keryx-hooks
+/// doctor` reports it); learning whose secret rules do not load gives
+/// `Unredactable`.
+pub fn ports_from(
+    settings: &Settings,
     state_dir: &Path,
 ) -> (
     Box<dyn LearningObservationSink>,
     Box<dyn ImpactEvidenceProvider>,
 ) {
-    let doc = std::fs::read_to_string(keryx_home.join("runtime.toml"))
-        .ok()
-        .and_then(|t| t.parse::<DocumentMut>().ok());
-    let table = |name: &str| {
-        doc.as_ref()
-            .and_then(|d| d.get(name))
-            .and_then(Item::as_table_like)
+    let sink: Box<dyn LearningObservationSink> = match &settings.learning {
+        None => Box::new(NoopSink),
+        Some(limits) => match settings.rules() {
+            Ok(rules) => Box::new(super::learning::JsonlSink::new(
+                state_dir.join("learning"),
+                rules.clone(),
+                *limits,
+            )),
+            Err(why) => Box::new(Unredactable(why.to_owned())),
+        },
     };
-    let enabled = |t: Option<&dyn TableLike>| {
-        t.and_then(|t| t.get("enabled"))
-            .and_then(Item::as_bool)
-            .unwrap_or(false)
-    };
-
-    let learning = table("learning");
-    let sink: Box<dyn LearningObservationSink> = if enabled(learning) {
-        let scanner = super::scanner::Rules::load(Some(&keryx_home.join("runtime.toml")))
-            .unwrap_or_else(|_| super::scanner::Rules::builtin());
-        let limits = super::learning::Limits::from_table(learning);
-        Box::new(super::learning::JsonlSink::new(
-            state_dir.join("learning"),
-            scanner,
-            limits,
-        ))
-    } else {
-        Box::new(NoopSink)
-    };
-
-    let impact = table("impact");
-    let provider: Box<dyn ImpactEvidenceProvider> = if enabled(impact) {
-        Box::new(super::impact::RepoImpactProvider::from_table(
+    let provider: Box<dyn ImpactEvidenceProvider> = match settings.impact {
+        None => Box::new(NoopImpact),
+        Some(impact) => Box::new(super::impact::RepoImpactProvider::from_settings(
             impact,
             Some(state_dir.join("impact-cache")),
-        ))
-    } else {
-        Box::new(NoopImpact)
+        )),
     };
     (sink, provider)
-}
-
-/// An integer setting from a runtime.toml table, or `default`.
-pub(crate) fn int_setting(t: Option<&dyn TableLike>, key: &str, default: u64) -> u64 {
-    t.and_then(|t| t.get(key))
-        .and_then(Item::as_integer)
-        .and_then(|i| u64::try_from(i).ok())
-        .unwrap_or(default)
 }
 
 #[cfg(test)]
@@ -262,18 +251,45 @@ mod tests {
             timestamp: "t".into(),
             payload: serde_json::json!({"prompt": "hi"}),
         };
+        let file = home.path().join("runtime.toml");
         // No file: no-ops, nothing written.
-        let (sink, _) = ports_from_runtime_toml(home.path(), state.path());
+        let (sink, _) = ports_from(&Settings::read(&file), state.path());
         sink.record(&obs).unwrap();
         assert!(!state.path().join("learning").exists());
 
         std::fs::write(
-            home.path().join("runtime.toml"),
+            &file,
             "[learning]\nenabled = true\n[impact]\nenabled = true\n",
         )
         .unwrap();
-        let (sink, _) = ports_from_runtime_toml(home.path(), state.path());
+        let (sink, _) = ports_from(&Settings::read(&file), state.path());
         sink.record(&obs).unwrap();
         assert!(state.path().join("learning").is_dir());
+    }
+
+    #[test]
+    fn the_sink_records_nothing_when_the_user_s_rules_do_not_load() {
+        let home = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let file = home.path().join("runtime.toml");
+        std::fs::write(
+            &file,
+            "[learning]\nenabled = true\n[[security.rules]]\nid = \"x\"\nregex = '('\n",
+        )
+        .unwrap();
+        let (sink, _) = ports_from(&Settings::read(&file), state.path());
+        let obs = LearningObservation {
+            kind: ObservationKind::UserPrompt,
+            session_id: "s1".into(),
+            run_id: "r".into(),
+            timestamp: "t".into(),
+            payload: serde_json::json!({"prompt": "hi"}),
+        };
+        let err = sink.record(&obs).unwrap_err();
+        assert!(
+            err.starts_with("nothing recorded: keryx-hooks cannot load its secret rules: "),
+            "{err}"
+        );
+        assert!(!state.path().join("learning").exists());
     }
 }

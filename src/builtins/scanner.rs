@@ -3,7 +3,6 @@
 //! plus the user's `[[security.rules]]`), compiled once per process; a
 //! finding carries a kind and a position, never the secret itself.
 
-use std::path::Path;
 use std::sync::OnceLock;
 
 use regex::bytes::{Regex, RegexBuilder};
@@ -98,33 +97,24 @@ impl Rules {
     }
 
     /// The built-in rules plus the user's `[[security.rules]]` and minus
-    /// their `[security] disable` list, from `$KERYX_HOME/runtime.toml`. A
-    /// missing file is the built-ins; an unreadable or invalid one is an
-    /// error, because silently dropping a user's rule would let secrets
-    /// through that they asked to stop.
-    pub fn load(user_runtime_toml: Option<&Path>) -> Result<Rules, String> {
+    /// their `[security] disable` list: `security` is runtime.toml's
+    /// `security` item, read by [`crate::settings`]; `where_` names the file
+    /// in errors. Anything wrong is an error, because silently dropping a
+    /// user's rule would let secrets through that they asked to stop.
+    pub fn with_user(security: Option<&Item>, where_: &str) -> Result<Rules, String> {
         let mut rules = Rules::builtin();
-        let Some(path) = user_runtime_toml else {
-            return Ok(rules);
-        };
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(rules),
-            Err(e) => return Err(format!("cannot read `{}`: {e}", path.display())),
-        };
-        let where_ = format!("`{}`", path.display());
-        rules.apply_user(&text, &where_)?;
+        rules.apply_user(security, where_)?;
         Ok(rules)
     }
 
     /// Applies a runtime.toml's `[security]` table to this rule set.
-    fn apply_user(&mut self, text: &str, where_: &str) -> Result<(), String> {
-        let doc: DocumentMut = text
-            .parse()
-            .map_err(|e| format!("{where_} is not valid TOML: {e}"))?;
-        let Some(security) = doc.get("security").and_then(Item::as_table_like) else {
+    fn apply_user(&mut self, security: Option<&Item>, where_: &str) -> Result<(), String> {
+        let Some(security) = security else {
             return Ok(());
         };
+        let security = security
+            .as_table_like()
+            .ok_or_else(|| format!("{where_}: `security` must be a table (`[security]`)"))?;
         if let Some(disable) = security.get("disable") {
             let ids = string_list(disable).ok_or_else(|| {
                 format!("{where_}: `security.disable` must be a list of rule ids")
@@ -417,6 +407,21 @@ pub fn builtin_rules() -> &'static Rules {
     })
 }
 
+/// The fields a rule may have, in `secret-rules.toml` and in a user's
+/// `[[security.rules]]`.
+pub const RULE_FIELDS: [&str; 10] = [
+    "id",
+    "kind",
+    "regex",
+    "group",
+    "keywords",
+    "lowercase",
+    "min_entropy",
+    "random_shape",
+    "allow",
+    "applies",
+];
+
 fn compile_rule(t: &dyn TableLike) -> Result<Rule, String> {
     let str_field = |k: &str| t.get(k).and_then(Item::as_str).map(str::to_owned);
     let id = str_field("id").ok_or("missing string field `id`")?;
@@ -433,7 +438,8 @@ fn compile_rule(t: &dyn TableLike) -> Result<Rule, String> {
     let kind = str_field("kind").unwrap_or_else(|| id.clone());
     let pattern =
         str_field("regex").ok_or_else(|| format!("rule `{id}`: missing string field `regex`"))?;
-    let regex = build_regex(&pattern).map_err(|e| format!("rule `{id}`: invalid `regex`: {e}"))?;
+    let regex = build_regex(&pattern)
+        .map_err(|e| format!("rule `{id}`: invalid `regex`: {}", regex_error(&e)))?;
     let group = match t.get("group") {
         Some(g) => {
             let n = g
@@ -488,7 +494,7 @@ fn compile_rule(t: &dyn TableLike) -> Result<Rule, String> {
                 .join("|");
             Some(
                 build_regex(&format!("^(?:{joined})$"))
-                    .map_err(|e| format!("rule `{id}`: invalid `allow`: {e}"))?,
+                    .map_err(|e| format!("rule `{id}`: invalid `allow`: {}", regex_error(&e)))?,
             )
         }
         None => None,
@@ -537,6 +543,19 @@ fn build_regex(pattern: &str) -> Result<Regex, regex::Error> {
         .unicode(false)
         .size_limit(4 << 20)
         .build()
+}
+
+/// A regex error in one line: the regex crate's own message draws the
+/// pattern with a caret over several lines, which a deny reason or a
+/// `doctor` line would show as escapes.
+fn regex_error(e: &regex::Error) -> String {
+    let text = e.to_string();
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    last.trim().trim_start_matches("error: ").to_owned()
 }
 
 fn secret_group_index(regex: &Regex) -> Option<usize> {
@@ -1053,10 +1072,15 @@ mod tests {
         assert_eq!(out, "use [REDACTED:github-token] now\\u{202E}");
     }
 
+    /// The `security` item of a runtime.toml's text.
+    fn user(toml: &str) -> Result<Rules, String> {
+        let doc: DocumentMut = toml.parse().unwrap();
+        Rules::with_user(doc.get("security"), "f")
+    }
+
     #[test]
     fn user_rules_add_disable_and_fail_loudly() {
-        let mut r = Rules::builtin();
-        r.apply_user(
+        let r = user(
             r#"
 [security]
 disable = ["jwt", "zero-width-run"]
@@ -1066,33 +1090,36 @@ kind = "Acme API token"
 regex = 'acme_[a-z0-9]{12}'
 applies = ["output"]
 "#,
-            "test",
         )
         .unwrap();
         assert!(!r.ids().contains(&"jwt") && !r.ids().contains(&ZERO_WIDTH_RUN));
         let text = "k = acme_0123456789ab";
         assert_eq!(r.scan(text, Target::Output)[0].rule_id, "acme-token");
         assert!(r.scan(text, Target::Input).is_empty());
+        assert_eq!(user("").unwrap().ids(), Rules::builtin().ids());
 
-        let bad = |toml: &str| Rules::builtin().apply_user(toml, "f").unwrap_err();
-        assert!(bad("[[security.rules]]\nid = \"x\"\nregex = '('\n").contains("invalid `regex`"));
+        let bad = |toml: &str| user(toml).unwrap_err();
+        assert_eq!(
+            bad("[[security.rules]]\nid = \"x\"\nregex = '('\n"),
+            "f: `security.rules[0]`: rule `x`: invalid `regex`: unclosed group"
+        );
         assert!(bad("[[security.rules]]\nid = \"jwt\"\nregex = 'a'\n").contains("already exists"));
         assert!(bad("[security]\ndisable = [\"nope\"]\n").contains("no rule with id `nope`"));
-        assert!(bad("[security\n").contains("not valid TOML"));
+        assert!(bad("security = \"off\"\n").contains("`security` must be a table"));
     }
 
+    /// The fields `doctor` knows a rule by are the fields the shipped rules use.
     #[test]
-    fn load_reads_runtime_toml_and_tolerates_its_absence() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("runtime.toml");
-        assert_eq!(Rules::load(Some(&p)).unwrap().ids(), Rules::builtin().ids());
-        std::fs::write(
-            &p,
-            "[profile]\ndefault = \"x\"\n[[security.rules]]\nid = \"mine\"\nregex = 'zz[0-9]{4}'\n",
-        )
-        .unwrap();
-        let r = Rules::load(Some(&p)).unwrap();
-        assert_eq!(r.scan("a zz1234", Target::Input)[0].rule_id, "mine");
+    fn rule_fields_cover_the_shipped_rules() {
+        let doc: DocumentMut = BUILTIN_RULES.parse().unwrap();
+        for t in tables_of(&doc["rule"]).unwrap() {
+            for (field, _) in t.iter() {
+                assert!(
+                    RULE_FIELDS.contains(&field),
+                    "`{field}` is not in RULE_FIELDS"
+                );
+            }
+        }
     }
 
     #[test]

@@ -8,10 +8,30 @@ use serde_json::Value;
 use super::ports::Verdict;
 use super::scanner::{Finding, Rules, Target};
 use crate::escape::escape;
+use crate::settings::Settings;
 
 /// The `--source` of the built-in `keryx.security-check-input`
 /// registration: a prompt is untrusted text from outside the session.
 pub const DEFAULT_INPUT_SOURCE: &str = "untrusted-external";
+
+/// Why the secret rules are not in force, as the gates, the learning sink
+/// and `doctor` all say it (escaped).
+pub fn rules_unavailable(why: &str) -> String {
+    format!("keryx-hooks cannot load its secret rules: {}", escape(why))
+}
+
+/// `scan` with the user's rules, or a deny naming what is wrong with them,
+/// in process or spawned alike: a rule the user added must not be
+/// silently dropped.
+pub fn with_rules(settings: &Settings, scan: impl FnOnce(&Rules) -> Verdict) -> Verdict {
+    match settings.rules() {
+        Ok(rules) => scan(rules),
+        Err(why) => Verdict::Deny(format!(
+            "{}; fix the file (`keryx-hooks doctor` shows it)",
+            rules_unavailable(why)
+        )),
+    }
+}
 
 /// UserPromptSubmit, as the built-in registration runs it (source
 /// [`DEFAULT_INPUT_SOURCE`]): see [`check_input_from`].

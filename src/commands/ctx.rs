@@ -10,7 +10,7 @@ use crate::runtime::events::Event;
 
 pub fn hook(args: &CtxHookArgs) -> CmdResult {
     super::security::answer(&args.host, Event::PreToolUse, |payload, loc| {
-        let cfg = CtxGuardConfig::from_runtime_toml(&loc.runtime_settings_file());
+        let cfg = CtxGuardConfig::from_settings(loc.settings());
         ctx_guard::check_with(payload, &cfg)
     })
 }

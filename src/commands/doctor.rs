@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::cli::DoctorArgs;
-use crate::config::model::{Profile, RunsIn};
+use crate::config::model::RunsIn;
 use crate::config::{self, load};
 use crate::error::CmdResult;
 use crate::escape::escape;
@@ -187,6 +187,7 @@ pub fn checks(loc: &Locations, source: Option<&Path>) -> Vec<Check> {
     snapshot_checks(loc, &mut out);
     let statuses = status::assess_all(loc, source);
     drift_checks(&statuses, &mut out);
+    settings_check(loc, &mut out);
     let regs = config_checks(loc, &mut out);
     sandbox_check(loc, &regs, &mut out);
     sessions_check(loc, &mut out);
@@ -778,21 +779,40 @@ fn push_config_check(out: &mut Vec<Check>, name: &str, loaded: &load::Loaded, fi
     });
 }
 
-/// The default profile from `runtime.toml`, as `run` resolves it.
-fn profile(loc: &Locations) -> Profile {
-    std::fs::read_to_string(loc.runtime_settings_file())
-        .ok()
-        .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
-        .and_then(|d| {
-            d.get("profile")
-                .and_then(|v| v.as_str())
-                .and_then(Profile::parse)
-        })
-        .unwrap_or(Profile::DEFAULT)
+/// `runtime.toml`: one check per problem, as [`crate::settings`] finds them
+/// (the secret gates' own message when `[security]` does not load), or one
+/// `ok` naming the profile `run` uses.
+fn settings_check(loc: &Locations, out: &mut Vec<Check>) {
+    const NAME: &str = "runtime.toml";
+    let settings = loc.settings();
+    let shown = escape(&settings.path.to_string_lossy());
+    let problems = settings.problems();
+    if problems.is_empty() {
+        out.push(Check::new(
+            NAME,
+            Level::Ok,
+            if settings.exists {
+                format!("`{shown}` loads; profile `{}`", settings.profile())
+            } else {
+                format!(
+                    "no `{shown}`: every setting has its default (profile `{}`)",
+                    settings.profile()
+                )
+            },
+        ));
+    }
+    for p in problems {
+        let level = match p.severity {
+            crate::settings::Severity::Fail => Level::Fail,
+            crate::settings::Severity::Warn => Level::Warn,
+        };
+        out.push(Check::new(NAME, level, p.message).fix(p.fix));
+    }
 }
 
 fn sandbox_check(loc: &Locations, regs: &[config::model::Registration], out: &mut Vec<Check>) {
-    let profile = profile(loc);
+    // The profile `run` uses when the host names none.
+    let profile = loc.settings().profile();
     let mut needing: Vec<&str> = regs
         .iter()
         .filter(|r| r.enabled && r.command().is_some())

@@ -17,7 +17,7 @@ use crate::trust::display as trust_display;
 pub fn run(args: &ListArgs) -> CmdResult {
     let loc = super::here();
     super::print_location_warnings(&loc);
-    let profile = args.profile.unwrap_or(Profile::DEFAULT);
+    let profile = super::profile_or_settings(args.profile, &loc);
     let mut loaded = load::load(&config::sources(&loc, None));
     // Untrusted project hooks leave the loaded set but stay visible here, marked.
     let trust = crate::trust::apply(&mut loaded, &loc);

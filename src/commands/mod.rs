@@ -16,6 +16,7 @@ pub mod validate;
 
 use std::path::PathBuf;
 
+use crate::config::model::Profile;
 use crate::paths::Locations;
 
 /// Locations for a human command run from the current directory.
@@ -29,4 +30,17 @@ pub fn print_location_warnings(loc: &Locations) {
     for w in &loc.warnings {
         crate::output::err_line(&format!("warning: {}", crate::escape::escape(w)));
     }
+}
+
+/// The profile for a command: `--profile`, else the one `run` uses when
+/// the host names none (runtime.toml's), with a warning on stderr when a
+/// broken file makes that the strictest.
+pub fn profile_or_settings(flag: Option<Profile>, loc: &Locations) -> Profile {
+    if let Some(p) = flag {
+        return p;
+    }
+    if let Some(why) = loc.settings().profile_fallback() {
+        crate::output::err_line(&format!("warning: {why}"));
+    }
+    loc.settings().profile()
 }

@@ -178,15 +178,23 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
                 ),
             ));
     }
-    // The flag, then what the host says, then the user's runtime.toml.
-    let profile = s
-        .profile
-        .or(input.profile)
-        .or_else(|| runtime_profile(&loc))
-        .unwrap_or(Profile::DEFAULT);
+    // The flag, then what the host says, then the user's runtime.toml:
+    // the strictest profile when that file is broken.
+    let named = s.profile.or(input.profile);
+    let profile = named.unwrap_or_else(|| loc.settings().profile());
     input.profile = Some(profile);
 
     let mut notices: Vec<String> = loc.warnings.clone();
+    if named.is_none()
+        && let Some(why) = loc.settings().profile_fallback()
+    {
+        // Said in the log on every event, and to the user once a session,
+        // the way the host shows SessionStart notices: never on stdout.
+        tracing::warn!("{why}");
+        if event == Event::SessionStart {
+            notices.push(format!("keryx-hooks: {why}"));
+        }
+    }
     // At most one drift line, at SessionStart, for a host wired to a
     // snapshot: a resync is the user's call, so it is said, never done.
     if event == Event::SessionStart
@@ -203,7 +211,7 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
     // A child agent inherits every hook id, idle ports included: it runs
     // the same config and decides for itself what is idle.
     let inherited = fire::inherited_hook_ids(&loaded.registrations);
-    let regs = crate::builtins::without_idle_ports(loaded.registrations, &loc.keryx_home);
+    let regs = crate::builtins::without_idle_ports(loaded.registrations, loc.settings());
     fire_with_state(adapter, &input, &regs, &inherited, &loc, profile, notices)
 }
 
@@ -227,14 +235,6 @@ fn config_invalid(event: Event, loaded: &Loaded, mut notices: Vec<String>) -> Fi
     ));
     r.notices = notices;
     r
-}
-
-fn runtime_profile(loc: &Locations) -> Option<Profile> {
-    let text = std::fs::read_to_string(loc.runtime_settings_file()).ok()?;
-    let doc: toml_edit::DocumentMut = text.parse().ok()?;
-    doc.get("profile")
-        .and_then(|v| v.as_str())
-        .and_then(Profile::parse)
 }
 
 /// The file a Write/Edit touches, for the first-edit set.

@@ -14,7 +14,6 @@ use std::process::ExitCode;
 use serde_json::Value;
 
 use crate::builtins::ports::Verdict;
-use crate::builtins::scanner::Rules;
 use crate::builtins::security;
 use crate::cli::{CheckInputArgs, CheckOutputArgs};
 use crate::error::CmdResult;
@@ -30,7 +29,7 @@ pub fn check_input(args: &CheckInputArgs) -> CmdResult {
     // the source, so the reason (and the hook_invocation record that
     // carries it) says where the prompt came from.
     answer(&args.runtime, Event::UserPromptSubmit, |payload, loc| {
-        with_rules(loc, |rules| {
+        security::with_rules(loc.settings(), |rules| {
             security::check_input_from(payload, rules, &args.source)
         })
     })
@@ -38,20 +37,10 @@ pub fn check_input(args: &CheckInputArgs) -> CmdResult {
 
 pub fn check_output(args: &CheckOutputArgs) -> CmdResult {
     answer(&args.runtime, Event::PreToolUse, |payload, loc| {
-        with_rules(loc, |rules| security::check_output(payload, rules))
+        security::with_rules(loc.settings(), |rules| {
+            security::check_output(payload, rules)
+        })
     })
-}
-
-/// The user's rules, or a deny naming the broken file: a rule the user
-/// added must not be silently dropped.
-fn with_rules(loc: &Locations, scan: impl FnOnce(&Rules) -> Verdict) -> Verdict {
-    match Rules::load(Some(&loc.runtime_settings_file())) {
-        Ok(rules) => scan(&rules),
-        Err(e) => Verdict::Deny(format!(
-            "keryx-hooks cannot load its secret rules: {}; fix the file (`keryx-hooks doctor` shows it)",
-            escape(&e)
-        )),
-    }
 }
 
 /// The shared frame of the three spawned built-ins: read the payload,

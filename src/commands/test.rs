@@ -26,7 +26,7 @@ const SHOW_BYTES: usize = 4096;
 pub fn run(args: &TestArgs) -> CmdResult {
     let loc = super::here();
     super::print_location_warnings(&loc);
-    let profile = args.profile.unwrap_or(Profile::DEFAULT);
+    let profile = super::profile_or_settings(args.profile, &loc);
     let mut loaded = load::load(&config::sources(&loc, None));
     if !loaded.ok() {
         for d in loaded.errors() {

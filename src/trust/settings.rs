@@ -1,7 +1,8 @@
 //! The trust setting a user can opt into: `trust.pin_scripts` in
-//! `$KERYX_HOME/runtime.toml`. It is read from the user's own keryx home
-//! only (a `KERYX_HOME` inside the project is already refused by `paths`),
-//! so a repository can never turn pinning off for itself.
+//! `$KERYX_HOME/runtime.toml`, as [`crate::settings`] reads it. It is read
+//! from the user's own keryx home only (a `KERYX_HOME` inside the project
+//! is already refused by `paths`), so a repository can never turn pinning
+//! off for itself.
 //!
 //! # `trust.pin_scripts = true`
 //!
@@ -28,12 +29,7 @@
 //!   both digests, so a project trusted while pinning was off is still
 //!   trusted afterwards if its scripts are unchanged since then.
 
-use std::io::Read;
-
 use crate::paths::Locations;
-
-/// A runtime.toml larger than this is not a settings file.
-const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TrustSettings {
@@ -42,72 +38,21 @@ pub struct TrustSettings {
     pub warning: Option<String>,
 }
 
-/// Reads the trust settings. An unreadable or malformed file turns pinning
-/// on, with a warning: a user who asked for pinning and then broke the file
-/// must not silently lose it, and the stricter check is the safe guess.
+/// Reads the trust settings. An unreadable or malformed file (or a
+/// `trust.pin_scripts` that is not a boolean) turns pinning on, with a
+/// warning: a user who asked for pinning and then broke the file must not
+/// silently lose it, and the stricter check is the safe guess.
 pub fn read(loc: &Locations) -> TrustSettings {
-    let path = loc.runtime_settings_file();
-    let text = match read_limited(&path) {
-        Ok(None) => return TrustSettings::default(),
-        Ok(Some(text)) => text,
-        Err(e) => return strict(format!("cannot read `{}`: {e}", path.display())),
-    };
-    match parse(&text) {
+    match &loc.settings().pin_scripts {
         Ok(pin_scripts) => TrustSettings {
-            pin_scripts,
+            pin_scripts: *pin_scripts,
             warning: None,
         },
-        Err(e) => strict(format!("`{}`: {e}", path.display())),
-    }
-}
-
-fn strict(why: String) -> TrustSettings {
-    TrustSettings {
-        pin_scripts: true,
-        warning: Some(format!(
-            "{why}; treating `trust.pin_scripts` as true until it is fixed"
-        )),
-    }
-}
-
-fn read_limited(path: &std::path::Path) -> std::io::Result<Option<String>> {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    let mut text = String::new();
-    file.take(MAX_SETTINGS_BYTES).read_to_string(&mut text)?;
-    Ok(Some(text))
-}
-
-/// `trust.pin_scripts` from the text of a runtime.toml; absent is false.
-pub fn parse(text: &str) -> Result<bool, String> {
-    let doc: toml_edit::DocumentMut = text
-        .parse()
-        .map_err(|e: toml_edit::TomlError| format!("is not valid TOML: {}", e.message()))?;
-    let Some(trust) = doc.get("trust") else {
-        return Ok(false);
-    };
-    let Some(item) = trust.get("pin_scripts") else {
-        return Ok(false);
-    };
-    item.as_bool()
-        .ok_or_else(|| "`trust.pin_scripts` must be true or false".to_owned())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_the_forms_a_user_writes() {
-        assert_eq!(parse(""), Ok(false));
-        assert_eq!(parse("profile = \"read-only-review\"\n"), Ok(false));
-        assert_eq!(parse("[trust]\npin_scripts = true\n"), Ok(true));
-        assert_eq!(parse("trust.pin_scripts = true\n"), Ok(true));
-        assert_eq!(parse("trust = { pin_scripts = false }\n"), Ok(false));
-        assert!(parse("[trust]\npin_scripts = \"yes\"\n").is_err());
-        assert!(parse("[trust\n").is_err());
+        Err(why) => TrustSettings {
+            pin_scripts: true,
+            warning: Some(format!(
+                "{why}; treating `trust.pin_scripts` as true until it is fixed"
+            )),
+        },
     }
 }

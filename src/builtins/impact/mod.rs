@@ -18,9 +18,8 @@ use toml_edit::TableLike;
 
 use self::extract::Lang;
 use self::index::{Index, Kind};
-use super::ports::{
-    ImpactEvidenceInput, ImpactEvidenceProvider, ImpactEvidenceResult, int_setting,
-};
+use super::ports::{ImpactEvidenceInput, ImpactEvidenceProvider, ImpactEvidenceResult};
+use crate::settings::int_setting;
 
 /// The bounds, from `[impact]` in runtime.toml.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +60,25 @@ impl ImpactLimits {
     }
 }
 
+/// `[impact]` in runtime.toml, as the provider takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ImpactSettings {
+    pub limits: ImpactLimits,
+    /// `ask_when_importers_at_least` (0, absent or not a non-negative
+    /// integer: never ask).
+    pub ask_threshold: Option<usize>,
+}
+
+impl ImpactSettings {
+    pub fn from_table(t: Option<&dyn TableLike>) -> ImpactSettings {
+        let n = int_setting(t, "ask_when_importers_at_least", 0) as usize;
+        ImpactSettings {
+            limits: ImpactLimits::from_table(t),
+            ask_threshold: (n > 0).then_some(n),
+        }
+    }
+}
+
 /// Finds importers, related tests and memory caveats in the project tree.
 #[derive(Debug, Clone)]
 pub struct RepoImpactProvider {
@@ -95,13 +113,9 @@ impl RepoImpactProvider {
         }
     }
 
-    /// The provider `[impact]` describes: its limits and
-    /// `ask_when_importers_at_least` (0, absent or not a positive integer:
-    /// never ask).
-    pub fn from_table(t: Option<&dyn TableLike>, cache_dir: Option<PathBuf>) -> Self {
-        let n = int_setting(t, "ask_when_importers_at_least", 0) as usize;
-        RepoImpactProvider::new(ImpactLimits::from_table(t), cache_dir)
-            .with_ask_threshold((n > 0).then_some(n))
+    /// The provider `[impact]` describes.
+    pub fn from_settings(s: ImpactSettings, cache_dir: Option<PathBuf>) -> Self {
+        RepoImpactProvider::new(s.limits, cache_dir).with_ask_threshold(s.ask_threshold)
     }
 
     pub fn with_ask_threshold(mut self, n: Option<usize>) -> Self {

@@ -264,11 +264,8 @@ fn a_widely_imported_file_asks_once_the_threshold_is_set() {
 
     let table = |text: &str| {
         let doc: toml_edit::DocumentMut = text.parse().unwrap();
-        RepoImpactProvider::from_table(
-            doc.get("impact").and_then(toml_edit::Item::as_table_like),
-            None,
-        )
-        .ask_threshold()
+        ImpactSettings::from_table(doc.get("impact").and_then(toml_edit::Item::as_table_like))
+            .ask_threshold
     };
     assert_eq!(
         table("[impact]\nask_when_importers_at_least = 5\n"),

@@ -28,7 +28,8 @@ fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(30);
     let home = std::env::temp_dir().join(format!("keryx-fire-bench-{}", std::process::id()));
-    let regs = builtins::without_idle_ports(builtins::registrations(), &home);
+    let no_settings = keryx_hooks::settings::Settings::read(&home.join("runtime.toml"));
+    let regs = builtins::without_idle_ports(builtins::registrations(), &no_settings);
     let loc = keryx_hooks::paths::Locations::resolve(&std::env::temp_dir());
 
     let read = pre_tool("Read", json!({"file_path": "/p/src/main.rs"}));
