@@ -240,17 +240,21 @@ mod tests {
         );
     }
 
-    #[test]
-    fn runtime_toml_switches_the_shipped_ports_on() {
-        let home = tempfile::tempdir().unwrap();
-        let state = tempfile::tempdir().unwrap();
-        let obs = LearningObservation {
+    fn prompt_observation() -> LearningObservation {
+        LearningObservation {
             kind: ObservationKind::UserPrompt,
             session_id: "s1".into(),
             run_id: "r".into(),
             timestamp: "t".into(),
             payload: serde_json::json!({"prompt": "hi"}),
-        };
+        }
+    }
+
+    #[test]
+    fn runtime_toml_switches_the_shipped_ports_on() {
+        let home = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let obs = prompt_observation();
         let file = home.path().join("runtime.toml");
         // No file: no-ops, nothing written.
         let (sink, _) = ports_from(&Settings::read(&file), state.path());
@@ -278,13 +282,7 @@ mod tests {
         )
         .unwrap();
         let (sink, _) = ports_from(&Settings::read(&file), state.path());
-        let obs = LearningObservation {
-            kind: ObservationKind::UserPrompt,
-            session_id: "s1".into(),
-            run_id: "r".into(),
-            timestamp: "t".into(),
-            payload: serde_json::json!({"prompt": "hi"}),
-        };
+        let obs = prompt_observation();
         let err = sink.record(&obs).unwrap_err();
         assert!(
             err.starts_with("nothing recorded: keryx-hooks cannot load its secret rules: "),
