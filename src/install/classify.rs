@@ -283,7 +283,11 @@ fn drift_line(loc: &Locations, key: &str) -> Option<String> {
         return None;
     }
     let wired = |r: &Recorded<'_>, key: &str| recorded_wired(loc, r, key);
-    let result = manifest::read_summary(&dir).and_then(|m| {
+    let memo = loc
+        .state_dir
+        .join("manifest-memo")
+        .join(format!("{}.json", dir.file_name()?.to_string_lossy()));
+    let result = manifest::read_summary_memo(&dir, &memo).and_then(|m| {
         let source = PathBuf::from(&m.source_path);
         let cache = cache_for(loc, &source);
         assess_summary(

@@ -30,11 +30,11 @@ const HASH_DOMAIN: &[u8] = b"keryx-hooks source hash v1\n";
 /// A file changed this recently may change again within the same timestamp
 /// tick without its stat changing, so its digest is not cached (git's
 /// "racy clean" problem). Two seconds covers one-second filesystems.
-const RACY_WINDOW: Duration = Duration::from_secs(2);
+pub(super) const RACY_WINDOW: Duration = Duration::from_secs(2);
 
 /// Bumped whenever the stat cache's layout changes; an older cache is
 /// ignored and rewritten.
-const CACHE_VERSION: u32 = 2;
+const CACHE_VERSION: u32 = 3;
 
 /// One file of a source, as found by [`list_source`].
 #[derive(Debug, Clone)]
@@ -151,8 +151,7 @@ impl Listing {
     }
 }
 
-/// [`list_source`] in the order the directories gave their entries: the
-/// warm check compares it with the cache by name and never needs the order.
+/// [`list_source`] in the order the directories gave their entries.
 fn walk(source: &Path) -> Result<Listing, String> {
     let root = std::fs::canonicalize(source)
         .map_err(|e| format!("the hook source `{}` cannot be read: {e}", source.display()))?;
@@ -315,20 +314,17 @@ pub fn read_capped(path: &Path, rel: &str) -> Result<Vec<u8>, String> {
 /// only when it changed, and a cache that cannot be read or written only
 /// costs time, never correctness.
 ///
-/// The warm path (nothing changed since the cache was written) compares the
-/// listing with the cache entry by entry, in the same order, and returns the
-/// combined hash the cache stored with them: no file content is read and
-/// nothing is hashed.
+/// The warm path (nothing changed since the cache was written) reads only
+/// the cache's first line: when the listing's [`fingerprint`] (every name
+/// and stamp) is the one stored there, so is the source hash. No file
+/// content is read and no per-file row is parsed.
 pub fn source_hash(source: &Path, cache: Option<&Path>) -> Result<String, String> {
-    let mut listing = walk(source)?;
-    let bytes = cache.and_then(|p| std::fs::read(p).ok());
-    if let Some(hash) = bytes
-        .as_deref()
-        .and_then(|b| warm_hash(b, &listing.root, &listing.files))
-    {
+    let listing = list_source(source)?;
+    let stamps = fingerprint(&listing.files);
+    if let Some(hash) = cache.and_then(|p| warm_hash(p, &listing.root, &stamps)) {
         return Ok(hash);
     }
-    listing.sort();
+    let bytes = cache.and_then(|p| std::fs::read(p).ok());
     let stored = bytes
         .as_deref()
         .and_then(|b| StatCache::parse(b, &listing.root));
@@ -364,9 +360,12 @@ pub fn source_hash(source: &Path, cache: Option<&Path>) -> Result<String, String
             .map(|(f, d)| (f.rel.as_str(), f.executable, d.as_str())),
     );
     let fresh = StatCache {
-        version: CACHE_VERSION,
-        source: Cow::Owned(listing.root.to_string_lossy().into_owned()),
-        hash: complete.then_some(Cow::Borrowed(hash.as_str())),
+        head: CacheHead {
+            version: CACHE_VERSION,
+            source: Cow::Owned(listing.root.to_string_lossy().into_owned()),
+            hash: complete.then_some(Cow::Borrowed(hash.as_str())),
+            stamps: complete.then_some(Cow::Borrowed(stamps.as_str())),
+        },
         files: rows,
     };
     let changed = stored.as_ref().is_none_or(|old| *old != fresh);
@@ -463,58 +462,76 @@ impl StampKey {
     }
 }
 
-/// The stored source hash, when the cache in `bytes` is for `root`, holds
-/// one, and lists exactly `files` (in any order), each with an unchanged
-/// stamp. Reads only names and stamps; the digests are skipped unparsed.
-fn warm_hash(bytes: &[u8], root: &Path, files: &[SourceFile]) -> Option<String> {
-    #[derive(Deserialize)]
-    struct Row<'a>(
-        #[serde(borrow)] Cow<'a, str>,
-        #[serde(borrow)] Cow<'a, str>,
-        serde::de::IgnoredAny,
-    );
-    #[derive(Deserialize)]
-    struct Warm<'a> {
-        version: u32,
-        #[serde(borrow)]
-        source: Cow<'a, str>,
-        #[serde(borrow)]
-        hash: Option<Cow<'a, str>>,
-        #[serde(borrow)]
-        files: Vec<Row<'a>>,
+/// One digest of every file's name and stamp, in listing order: equal
+/// for two listings exactly when they have the same files, each with the
+/// same exec bit and stat fields.
+fn fingerprint(files: &[SourceFile]) -> String {
+    let mut h = Sha256::new();
+    for f in files {
+        h.update(f.rel.as_bytes());
+        h.update([0]);
+        h.update(StampKey::of(f).as_str().as_bytes());
+        h.update([b'\n']);
     }
-    let c: Warm = serde_json::from_slice(bytes).ok()?;
-    if c.version != CACHE_VERSION || Path::new(&*c.source) != root || c.files.len() != files.len() {
-        return None;
-    }
-    let hash = c.hash?;
-    let stamps: HashMap<&str, &str> = c.files.iter().map(|r| (&*r.0, &*r.1)).collect();
-    files
-        .iter()
-        .all(|f| stamps.get(f.rel.as_str()) == Some(&StampKey::of(f).as_str()))
-        .then(|| hash.into_owned())
+    hex(&h.finalize())
 }
 
-/// The stat cache of one source: every file that was not racy when the
-/// cache was written, in listing order, and the source hash when every file
-/// of the source is in it.
-#[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// The stored source hash, when the cache at `path` is for `root`, holds
+/// one, and was written for a listing with this [`fingerprint`]. Reads only
+/// the cache's first line.
+fn warm_hash(path: &Path, root: &Path, stamps: &str) -> Option<String> {
+    use std::io::BufRead;
+    let mut line = Vec::with_capacity(1024);
+    std::io::BufReader::with_capacity(4096, std::fs::File::open(path).ok()?)
+        .take(MAX_HEAD_BYTES)
+        .read_until(b'\n', &mut line)
+        .ok()?;
+    let head = CacheHead::parse(&line, root)?;
+    (head.stamps? == stamps).then(|| head.hash.map(Cow::into_owned))?
+}
+
+/// The cache's first line is at most this long (a path and two digests).
+const MAX_HEAD_BYTES: u64 = 64 * 1024;
+
+/// The stat cache of one source, two lines of JSON: the head, then every
+/// file that was not racy when the cache was written, in listing order.
+#[derive(Debug, PartialEq, Eq)]
 struct StatCache<'a> {
+    head: CacheHead<'a>,
+    files: Vec<CacheRow<'a>>,
+}
+
+/// The first line: what a warm check reads. `hash` (the source hash) and
+/// `stamps` (the listing's [`fingerprint`]) are there only when every file
+/// of the source is in the rows.
+#[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct CacheHead<'a> {
     version: u32,
     #[serde(borrow)]
     source: Cow<'a, str>,
     #[serde(borrow)]
     hash: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    files: Vec<CacheRow<'a>>,
+    stamps: Option<Cow<'a, str>>,
+}
+
+impl<'a> CacheHead<'a> {
+    /// The head in `line` when it is this version's and for `root` (a key
+    /// collision must not leak digests).
+    fn parse(line: &'a [u8], root: &Path) -> Option<CacheHead<'a>> {
+        let h: CacheHead = serde_json::from_slice(line).ok()?;
+        (h.version == CACHE_VERSION && Path::new(&*h.source) == root).then_some(h)
+    }
 }
 
 impl<'a> StatCache<'a> {
     /// The cache in `bytes` for `root`, or `None` when corrupt, from another
-    /// version or for another source (a key collision must not leak digests).
+    /// version or for another source.
     fn parse(bytes: &'a [u8], root: &Path) -> Option<StatCache<'a>> {
-        let c: StatCache = serde_json::from_slice(bytes).ok()?;
-        (c.version == CACHE_VERSION && Path::new(&*c.source) == root).then_some(c)
+        let at = bytes.iter().position(|b| *b == b'\n')?;
+        let head = CacheHead::parse(&bytes[..at], root)?;
+        let files = serde_json::from_slice(&bytes[at + 1..]).ok()?;
+        Some(StatCache { head, files })
     }
 
     /// Atomic replace, so a concurrent reader sees the old or the new cache.
@@ -522,8 +539,12 @@ impl<'a> StatCache<'a> {
         use std::io::Write;
         let dir = path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir)?;
+        let mut bytes = serde_json::to_vec(&self.head).map_err(std::io::Error::other)?;
+        bytes.push(b'\n');
+        serde_json::to_writer(&mut bytes, &self.files).map_err(std::io::Error::other)?;
+        bytes.push(b'\n');
         let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-        tmp.write_all(&serde_json::to_vec(self).map_err(std::io::Error::other)?)?;
+        tmp.write_all(&bytes)?;
         tmp.persist(path).map_err(|e| e.error)?;
         Ok(())
     }
@@ -719,7 +740,9 @@ mod tests {
         .unwrap();
         let h = source_hash(t.path(), Some(&cache)).unwrap();
         assert_eq!(h, source_hash(t.path(), None).unwrap());
-        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&cache).unwrap()).unwrap();
+        let bytes = std::fs::read(&cache).unwrap();
+        let head = bytes.split(|b| *b == b'\n').next().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(head).unwrap();
         assert_eq!(v["version"], CACHE_VERSION);
     }
 

@@ -91,7 +91,7 @@ impl WiringFormat {
 
 /// What the SessionStart check needs of a manifest, read without the
 /// per-file list (which it never uses and which is most of the file).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
     pub schema_version: String,
@@ -160,6 +160,84 @@ pub fn read_summary(dir: &Path) -> Result<Summary, String> {
         .map_err(|e| format!("`{}` is not a keryx-hooks manifest: {e}", path.display()))?;
     check_summary(&s).map_err(|e| format!("`{}` is invalid: {e}", path.display()))?;
     Ok(s)
+}
+
+/// [`read_summary`] through a memo at `memo` (a file under the state
+/// dir): the summary saved with the manifest file's stamp, so that a
+/// manifest unchanged since is not read again. The SessionStart check runs
+/// this; a manifest of 1,000 files is ~160 KB. A memo that is missing,
+/// stale or unreadable only costs the read.
+pub fn read_summary_memo(dir: &Path, memo: &Path) -> Result<Summary, String> {
+    #[derive(Serialize, Deserialize)]
+    struct Memo {
+        version: u32,
+        manifest: String,
+        stamp: String,
+        summary: Summary,
+    }
+    const MEMO_VERSION: u32 = 1;
+    let path = dir.join(MANIFEST_FILE);
+    let Some((stamp, racy)) = manifest_stamp(&path) else {
+        return read_summary(dir);
+    };
+    let manifest = path.to_string_lossy();
+    let remembered = std::fs::read(memo)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Memo>(&b).ok())
+        .filter(|m| m.version == MEMO_VERSION && m.manifest == manifest && m.stamp == stamp)
+        .map(|m| m.summary)
+        .filter(|s| check_summary(s).is_ok());
+    if let Some(s) = remembered {
+        return Ok(s);
+    }
+    let summary = read_summary(dir)?;
+    // A manifest written within the racy window could change again without
+    // its stamp changing: not remembered until it is older.
+    if !racy {
+        let m = Memo {
+            version: MEMO_VERSION,
+            manifest: manifest.into_owned(),
+            stamp,
+            summary,
+        };
+        if let Err(e) = write_memo(memo, &m) {
+            tracing::debug!("manifest memo not written: {e}");
+        }
+        return Ok(m.summary);
+    }
+    Ok(summary)
+}
+
+/// The manifest file's size, times, inode and device as one string, and
+/// whether it changed too recently for that to vouch for its contents.
+fn manifest_stamp(path: &Path) -> Option<(String, bool)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    let ns = |s: i64, n: i64| s.saturating_mul(1_000_000_000).saturating_add(n);
+    let (mtime, ctime) = (ns(m.mtime(), m.mtime_nsec()), ns(m.ctime(), m.ctime_nsec()));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64);
+    let racy = now - mtime.max(ctime) < super::hash::RACY_WINDOW.as_nanos() as i64;
+    let stamp = format!(
+        "{:x}.{:x}.{:x}.{:x}.{:x}",
+        m.size(),
+        mtime,
+        ctime,
+        m.ino(),
+        m.dev()
+    );
+    Some((stamp, racy))
+}
+
+fn write_memo(memo: &Path, value: &impl Serialize) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = memo.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(&serde_json::to_vec(value).map_err(std::io::Error::other)?)?;
+    tmp.persist(memo).map_err(|e| e.error)?;
+    Ok(())
 }
 
 fn check_summary(s: &Summary) -> Result<(), String> {
@@ -311,6 +389,49 @@ mod tests {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(rfc3339(1_767_225_599), "2025-12-31T23:59:59Z");
+    }
+
+    /// The SessionStart check's memo gives what the manifest says, whatever
+    /// happened to the manifest or the memo since.
+    #[test]
+    fn the_summary_memo_follows_the_manifest() {
+        let snap = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let memo = state.path().join("memo").join("k.json");
+        let manifest = |source: &str| Manifest {
+            schema_version: SCHEMA_VERSION.into(),
+            source_path: source.into(),
+            source_hash: "a".repeat(64),
+            files: vec![],
+            created_at: now_rfc3339(),
+            binary_path: "/bin/keryx-hooks".into(),
+            binary_version: "0".into(),
+            hosts: vec!["claude-code".into()],
+            wirings: vec![],
+        };
+        write(snap.path(), &manifest("/src/one")).unwrap();
+        // Just written: too fresh to remember.
+        let s = read_summary_memo(snap.path(), &memo).unwrap();
+        assert_eq!(s.source_path, "/src/one");
+        assert!(!memo.exists());
+        std::thread::sleep(super::super::hash::RACY_WINDOW + std::time::Duration::from_millis(100));
+        assert_eq!(read_summary_memo(snap.path(), &memo).unwrap(), s);
+        assert!(memo.is_file(), "an older manifest is remembered");
+        assert_eq!(read_summary_memo(snap.path(), &memo).unwrap(), s);
+
+        // A new manifest (written as install writes it) is read, not the memo.
+        write(snap.path(), &manifest("/src/two")).unwrap();
+        let two = read_summary_memo(snap.path(), &memo).unwrap();
+        assert_eq!(two.source_path, "/src/two");
+
+        // A memo that is not ours, or broken, costs only the read.
+        for junk in ["{", "{\"version\":9}", ""] {
+            std::fs::write(&memo, junk).unwrap();
+            assert_eq!(read_summary_memo(snap.path(), &memo).unwrap(), two);
+        }
+        // A broken manifest is an error, whatever the memo says.
+        std::fs::write(snap.path().join(MANIFEST_FILE), "{").unwrap();
+        assert!(read_summary_memo(snap.path(), &memo).is_err());
     }
 
     #[test]
