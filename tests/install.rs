@@ -241,12 +241,23 @@ fn a_file_we_created_is_removed_again_and_the_snapshot_goes_with_the_last_host()
         serde_json::from_str(&std::fs::read_to_string(snap.join("manifest.json")).unwrap())
             .unwrap();
     assert_eq!(manifest["hosts"], json!(["claude-code"]), "{manifest}");
+    // What the SessionStart drift check remembered of this snapshot's
+    // manifest is removed with the snapshot.
+    let memo = env
+        .home
+        .join(".local/state/keryx/manifest-memo")
+        .join(format!(
+            "{}.json",
+            snap.file_name().unwrap().to_string_lossy()
+        ));
+    env.write(&memo, "{}");
 
     env.run(&["uninstall", "claude-code"])
         .code(0)
         .stdout_has("removed snapshot");
     assert!(!claude.exists());
     assert_eq!(std::fs::read_dir(&snapshots).unwrap().count(), 0);
+    assert!(!memo.exists());
 }
 
 #[test]

@@ -16,7 +16,7 @@ use crate::cli::UninstallArgs;
 use crate::error::CmdResult;
 use crate::escape::escape;
 use crate::hosts::Adapter;
-use crate::install::classify::wiring_scope;
+use crate::install::classify::{self, wiring_scope};
 use crate::install::hostfile::{self, Change, FileReport, Scope};
 use crate::install::manifest::WiringFormat;
 use crate::install::{plugin, snapshot};
@@ -178,10 +178,14 @@ fn forget(
             continue;
         }
         match snapshot::remove_snapshot(&loc.snapshot_root, key) {
-            Ok(true) => output::line(&format!(
-                "removed snapshot `{}` (nothing is wired to it any more)",
-                escape(key)
-            )),
+            Ok(true) => {
+                // The drift check's memo of its manifest goes with it.
+                let _ = std::fs::remove_file(classify::manifest_memo(loc, key));
+                output::line(&format!(
+                    "removed snapshot `{}` (nothing is wired to it any more)",
+                    escape(key)
+                ))
+            }
             Ok(false) => {}
             Err(e) => {
                 ok = false;

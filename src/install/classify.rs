@@ -254,6 +254,14 @@ pub fn known_sources(loc: &Locations, explicit: Option<&Path>) -> Vec<PathBuf> {
 }
 
 /// The stat cache [`assess`] should use for `source`.
+/// Where the SessionStart check remembers the summary of snapshot `key`'s
+/// manifest (see [`manifest::read_summary_memo`]).
+pub fn manifest_memo(loc: &Locations, key: &str) -> PathBuf {
+    loc.state_dir
+        .join("manifest-memo")
+        .join(format!("{key}.json"))
+}
+
 pub fn cache_for(loc: &Locations, source: &Path) -> PathBuf {
     hash::cache_file(&loc.state_dir, source)
 }
@@ -283,10 +291,7 @@ fn drift_line(loc: &Locations, key: &str) -> Option<String> {
         return None;
     }
     let wired = |r: &Recorded<'_>, key: &str| recorded_wired(loc, r, key);
-    let memo = loc
-        .state_dir
-        .join("manifest-memo")
-        .join(format!("{}.json", dir.file_name()?.to_string_lossy()));
+    let memo = manifest_memo(loc, &dir.file_name()?.to_string_lossy());
     let result = manifest::read_summary_memo(&dir, &memo).and_then(|m| {
         let source = PathBuf::from(&m.source_path);
         let cache = cache_for(loc, &source);
