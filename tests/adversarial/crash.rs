@@ -495,11 +495,30 @@ fn crash_doctor_fix_host_file_temp_copies_are_removed_by_the_next_fix() {
             .filter(|p| p.to_string_lossy().contains(".keryx-tmp-"))
             .collect::<Vec<_>>()
     };
+    // The temp copy lives only while the host file is written, a few
+    // milliseconds late in a run: narrow the kill delay onto that moment.
+    // A kill that found the file already rewritten came too late, one that
+    // found it untouched and no copy, too early (give or take the jitter of
+    // starting a process, hence the slack around the interval).
+    let (mut early, mut late) = (Duration::ZERO, typical);
+    let slack = Duration::from_millis(2);
     let mut n = 0;
     while host_temps().is_empty() {
-        assert!(n < 400, "no kill left a host-file temp copy (seed {seed})");
+        assert!(
+            n < 400,
+            "no kill left a host-file temp copy between {early:?} and {late:?} (seed {seed})"
+        );
         std::fs::write(&claude, &unwired).unwrap();
-        kill_after(&env, &env.project, &["doctor", "--fix"], rng.below(typical));
+        let from = early.saturating_sub(slack);
+        let delay = from + rng.below(late + slack - from);
+        kill_after(&env, &env.project, &["doctor", "--fix"], delay);
+        if host_temps().is_empty() {
+            if read(&claude).unwrap() != unwired.as_bytes() {
+                late = late.min(delay);
+            } else {
+                early = early.max(delay).min(late);
+            }
+        }
         n += 1;
     }
     std::fs::write(&claude, &unwired).unwrap();
