@@ -197,6 +197,19 @@ pub fn sanitize_component(s: &str) -> String {
 }
 
 /// `path` made absolute and lexically normalised (no filesystem access).
+/// Replaces the cache file `path` with `bytes` in one rename (its directory
+/// created as needed), so a concurrent reader sees the old file or the new
+/// one. Not fsynced: a cache lost in a crash only costs the time to rebuild.
+pub fn write_cache_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
 pub fn absolute(path: &Path) -> PathBuf {
     let joined = if path.is_absolute() {
         path.to_path_buf()

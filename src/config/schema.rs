@@ -153,13 +153,5 @@ pub fn cache_hit(cache_dir: &Path, key: &str) -> bool {
 
 /// Records `key` as schema-valid. Failure to write only costs speed.
 pub fn cache_store(cache_dir: &Path, key: &str) {
-    if std::fs::create_dir_all(cache_dir).is_err() {
-        return;
-    }
-    if let Ok(mut tmp) = tempfile::NamedTempFile::new_in(cache_dir) {
-        use std::io::Write;
-        if tmp.write_all(key.as_bytes()).is_ok() {
-            let _ = tmp.persist(cache_dir.join(key));
-        }
-    }
+    let _ = crate::paths::write_cache_file(&cache_dir.join(key), key.as_bytes());
 }

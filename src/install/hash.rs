@@ -536,17 +536,11 @@ impl<'a> StatCache<'a> {
 
     /// Atomic replace, so a concurrent reader sees the old or the new cache.
     fn write(&self, path: &Path) -> std::io::Result<()> {
-        use std::io::Write;
-        let dir = path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
         let mut bytes = serde_json::to_vec(&self.head).map_err(std::io::Error::other)?;
         bytes.push(b'\n');
         serde_json::to_writer(&mut bytes, &self.files).map_err(std::io::Error::other)?;
         bytes.push(b'\n');
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-        tmp.write_all(&bytes)?;
-        tmp.persist(path).map_err(|e| e.error)?;
-        Ok(())
+        crate::paths::write_cache_file(path, &bytes)
     }
 }
 

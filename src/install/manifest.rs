@@ -200,7 +200,8 @@ pub fn read_summary_memo(dir: &Path, memo: &Path) -> Result<Summary, String> {
             stamp,
             summary,
         };
-        if let Err(e) = write_memo(memo, &m) {
+        let bytes = serde_json::to_vec(&m).map_err(std::io::Error::other);
+        if let Err(e) = bytes.and_then(|b| crate::paths::write_cache_file(memo, &b)) {
             tracing::debug!("manifest memo not written: {e}");
         }
         return Ok(m.summary);
@@ -228,16 +229,6 @@ fn manifest_stamp(path: &Path) -> Option<(String, bool)> {
         m.dev()
     );
     Some((stamp, racy))
-}
-
-fn write_memo(memo: &Path, value: &impl Serialize) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = memo.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(&serde_json::to_vec(value).map_err(std::io::Error::other)?)?;
-    tmp.persist(memo).map_err(|e| e.error)?;
-    Ok(())
 }
 
 fn check_summary(s: &Summary) -> Result<(), String> {

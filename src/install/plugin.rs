@@ -561,14 +561,7 @@ pub fn install(
             .collect()
     };
 
-    let mut report = FileReport {
-        path: path.to_path_buf(),
-        change: Change::Unchanged,
-        diff: String::new(),
-        backup: None,
-        entries: Vec::new(),
-        removed: Vec::new(),
-    };
+    let mut report = FileReport::unchanged(path);
     let mut changed = Vec::new();
     for (target, text) in &targets {
         let before = file::read(target)?;
@@ -641,14 +634,7 @@ fn not_ours(path: &Path, kind: Kind) -> String {
 /// something that is not ours is refused.
 pub fn uninstall(host: &Adapter, path: &Path, dry_run: bool) -> Result<FileReport, String> {
     let kind = kind(host).ok_or_else(|| no_plugin_format(host))?;
-    let mut report = FileReport {
-        path: path.to_path_buf(),
-        change: Change::Unchanged,
-        diff: String::new(),
-        backup: None,
-        entries: Vec::new(),
-        removed: Vec::new(),
-    };
+    let mut report = FileReport::unchanged(path);
     if std::fs::symlink_metadata(path).is_err() {
         return Ok(report);
     }

@@ -258,15 +258,9 @@ fn read_disk_cache(dir: &Path, key: &ProbeKey, kind: LauncherKind) -> Option<Lau
 fn write_disk_cache(dir: &Path, key: &ProbeKey, kind: LauncherKind) {
     let mut record = cache_record(key, kind);
     record["checkedAt"] = now_secs().into();
-    let write = || -> std::io::Result<()> {
-        use std::io::Write;
-        std::fs::create_dir_all(dir)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-        tmp.write_all(record.to_string().as_bytes())?;
-        tmp.persist(dir.join(PROBE_CACHE_FILE))?;
-        Ok(())
-    };
-    if let Err(e) = write() {
+    let written =
+        crate::paths::write_cache_file(&dir.join(PROBE_CACHE_FILE), record.to_string().as_bytes());
+    if let Err(e) = written {
         tracing::debug!(
             "could not cache the sandbox probe in `{}`: {e}",
             dir.display()

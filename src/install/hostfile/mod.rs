@@ -321,6 +321,20 @@ pub struct FileReport {
     pub removed: Vec<WiredEntry>,
 }
 
+impl FileReport {
+    /// The report of a file left as it was, before anything is known.
+    pub fn unchanged(path: &Path) -> FileReport {
+        FileReport {
+            path: path.to_path_buf(),
+            change: Change::Unchanged,
+            diff: String::new(),
+            backup: None,
+            entries: Vec::new(),
+            removed: Vec::new(),
+        }
+    }
+}
+
 fn prefixed(path: &Path, e: String) -> String {
     if e.contains(&format!("`{}`", path.display())) {
         e
@@ -366,12 +380,8 @@ pub fn install(
         let entries = ed.find(&after).map_err(|e| prefixed(path, e))?;
         let backup_file = file::backup_path(real);
         let mut report = FileReport {
-            path: path.to_path_buf(),
-            change: Change::Unchanged,
-            diff: String::new(),
-            backup: None,
             entries,
-            removed: Vec::new(),
+            ..FileReport::unchanged(path)
         };
         if before.as_deref() != Some(after.as_str()) {
             report.change = if before.is_some() {
@@ -408,14 +418,7 @@ pub fn uninstall(host: &Adapter, path: &Path, dry_run: bool) -> Result<FileRepor
     let ed = Editor::new(host)?;
     locked(path, false, |real, before| {
         let backup_file = file::backup_path(real);
-        let mut report = FileReport {
-            path: path.to_path_buf(),
-            change: Change::Unchanged,
-            diff: String::new(),
-            backup: None,
-            entries: Vec::new(),
-            removed: Vec::new(),
-        };
+        let mut report = FileReport::unchanged(path);
         let Some(before) = before else {
             return Ok(report);
         };
