@@ -399,6 +399,27 @@ impl E2eEnv {
         path
     }
 
+    /// `hooks/deny-echo.sh`: a gate that appends a line to `gate.calls` per
+    /// call and denies any `echo` command (exit 2, `reason` on stderr).
+    pub fn deny_echo_gate(&self, reason: &str) -> PathBuf {
+        self.script(
+            "deny-echo.sh",
+            &format!(
+                r#"payload=$(cat)
+echo call >> {calls}
+case "$payload" in
+  *'"command":"echo '*|*'"command": "echo '*)
+    echo {reason} >&2
+    exit 2 ;;
+esac
+exit 0
+"#,
+                calls = sh_quote(self.path("gate.calls").to_str().unwrap()),
+                reason = sh_quote(reason),
+            ),
+        )
+    }
+
     /// Writes the keryx user config `~/.keryx/hooks.json`.
     pub fn keryx_user_hooks(&self, config: &Value) -> PathBuf {
         let path = self.home.join(".keryx/hooks.json");
@@ -1181,22 +1202,7 @@ fn claude_code_runs_the_generated_plugins_hooks_with_plugin_dir() {
     const REASON: &str = "E2E-PLUGIN-DENY: echo is not allowed here";
     let env = E2eEnv::new();
     let marker = env.path("denied-command-ran");
-    let script = env.script(
-        "deny-echo.sh",
-        &format!(
-            r#"payload=$(cat)
-echo call >> {calls}
-case "$payload" in
-  *'"command":"echo '*|*'"command": "echo '*)
-    echo {reason} >&2
-    exit 2 ;;
-esac
-exit 0
-"#,
-            calls = sh_quote(env.path("gate.calls").to_str().unwrap()),
-            reason = sh_quote(REASON),
-        ),
-    );
+    let script = env.deny_echo_gate(REASON);
     env.keryx_user_hooks(
         &json!({ "schemaVersion": "1.0.0", "hooks": { "PreToolUse": [
             { "id": "keryx.ctx-guard", "enabled": false, "acknowledge": "disable-builtin-gate" },

@@ -743,22 +743,7 @@ fn e2e_claude_code_runs_hooks_from_the_installed_snapshot() {
     const REASON: &str = "E2E-INSTALL-DENY: echo is not allowed here";
     let env = E2eEnv::new();
     let marker = env.path("denied-command-ran");
-    let script = env.script(
-        "deny-echo.sh",
-        &format!(
-            r#"payload=$(cat)
-echo call >> {calls}
-case "$payload" in
-  *'"command":"echo '*|*'"command": "echo '*)
-    echo {reason} >&2
-    exit 2 ;;
-esac
-exit 0
-"#,
-            calls = sh_quote(env.path("gate.calls").to_str().unwrap()),
-            reason = sh_quote(REASON),
-        ),
-    );
+    let script = env.deny_echo_gate(REASON);
     let ctx_guard_off =
         json!({ "id": "keryx.ctx-guard", "enabled": false, "acknowledge": "disable-builtin-gate" });
     env.keryx_user_hooks(
