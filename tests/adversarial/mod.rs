@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{Env, Run};
+use crate::common::{Env, Run, run_fed, spawn_fed};
 
 /// Slack on every upper time bound, for a loaded 2-core CI machine.
 pub const SLACK: Duration = Duration::from_millis(2500);
@@ -78,43 +78,14 @@ pub fn deny_reason(run: &Run) -> String {
 /// Starts `keryx-hooks args` with `stdin` written from a thread (and then
 /// closed unless `keep_open`), stdout and stderr piped.
 pub fn spawn(env: &Env, args: &[&str], stdin: impl Into<Vec<u8>>, keep_open: bool) -> Child {
-    let mut child = env
-        .cmd(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut sin = child.stdin.take().unwrap();
-    let data = stdin.into();
-    std::thread::spawn(move || {
-        let _ = sin.write_all(&data);
-        if keep_open {
-            // Held open for longer than any test waits.
-            std::thread::sleep(Duration::from_secs(60));
-        }
-    });
-    child
+    spawn_fed(env.cmd(args), stdin.into(), keep_open).0
 }
 
 /// Runs `keryx-hooks args` in `dir` with `stdin` written and closed.
 pub fn run_in(env: &Env, dir: &Path, args: &[&str], stdin: &[u8]) -> Run {
-    let mut child = env
-        .cmd(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut sin = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = sin.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    let _ = writer.join();
-    Run::from(out)
+    let mut cmd = env.cmd(args);
+    cmd.current_dir(dir);
+    run_fed(cmd, stdin.to_vec())
 }
 
 /// Waits for `child` at most `limit`, killing it when the limit passes.

@@ -92,23 +92,41 @@ impl Env {
 
     /// Runs with `stdin` piped in.
     pub fn run_stdin(&self, args: &[&str], stdin: impl AsRef<[u8]>) -> Run {
-        use std::io::Write;
-        let mut child = self
-            .cmd(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut sin = child.stdin.take().unwrap();
-        let data = stdin.as_ref().to_vec();
-        let writer = std::thread::spawn(move || {
-            let _ = sin.write_all(&data);
-        });
-        let out = child.wait_with_output().unwrap();
-        let _ = writer.join();
-        Run::from(out)
+        run_fed(self.cmd(args), stdin.as_ref().to_vec())
     }
+}
+
+/// Starts `cmd` with stdout and stderr piped and `stdin` written from a
+/// thread, which then closes it, or with `keep_open` holds it open for
+/// longer than any test waits.
+pub fn spawn_fed(
+    mut cmd: Command,
+    stdin: Vec<u8>,
+    keep_open: bool,
+) -> (std::process::Child, std::thread::JoinHandle<()>) {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut sin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = sin.write_all(&stdin);
+        if keep_open {
+            std::thread::sleep(std::time::Duration::from_secs(60));
+        }
+    });
+    (child, writer)
+}
+
+/// Runs `cmd` to the end with `stdin` written and closed.
+pub fn run_fed(cmd: Command, stdin: Vec<u8>) -> Run {
+    let (child, writer) = spawn_fed(cmd, stdin, false);
+    let out = child.wait_with_output().unwrap();
+    let _ = writer.join();
+    Run::from(out)
 }
 
 /// What a run printed and how it exited.
