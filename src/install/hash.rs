@@ -75,7 +75,7 @@ pub struct Stamp {
 }
 
 impl Stamp {
-    fn of(m: &std::fs::Metadata) -> Stamp {
+    pub(super) fn of(m: &std::fs::Metadata) -> Stamp {
         Stamp {
             size: m.size(),
             mtime_ns: m
@@ -92,7 +92,7 @@ impl Stamp {
     }
 
     /// Whether the file changed so recently that the stamp cannot vouch for it.
-    fn racy(&self, now: SystemTime) -> bool {
+    pub(super) fn racy(&self, now: SystemTime) -> bool {
         let now_ns = now
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_nanos() as i64)
@@ -418,19 +418,22 @@ impl<'a> CacheRow<'a> {
 
 /// `x` or `-` for the exec bit, then size, mtime, ctime, inode and device
 /// in lowercase hex, dot-separated: built on the stack, compared as text.
-struct StampKey {
+pub(super) struct StampKey {
     buf: [u8; 6 + 5 * 16],
     len: usize,
 }
 
 impl StampKey {
     fn of(f: &SourceFile) -> StampKey {
-        let s = f.stamp;
+        StampKey::new(f.stamp, f.executable)
+    }
+
+    pub(super) fn new(s: Stamp, executable: bool) -> StampKey {
         let mut k = StampKey {
             buf: [0; 6 + 5 * 16],
             len: 0,
         };
-        k.push(if f.executable { b'x' } else { b'-' });
+        k.push(if executable { b'x' } else { b'-' });
         for (i, n) in [s.size, s.mtime_ns as u64, s.ctime_ns as u64, s.ino, s.dev]
             .into_iter()
             .enumerate()
@@ -456,7 +459,7 @@ impl StampKey {
         }
     }
 
-    fn as_str(&self) -> &str {
+    pub(super) fn as_str(&self) -> &str {
         // Only ASCII was pushed.
         std::str::from_utf8(&self.buf[..self.len]).unwrap_or_default()
     }

@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use super::hash;
+use super::hash::{self, Stamp, StampKey};
 
 pub const MANIFEST_FILE: &str = "manifest.json";
 pub const SCHEMA_VERSION: &str = "1";
@@ -209,26 +209,12 @@ pub fn read_summary_memo(dir: &Path, memo: &Path) -> Result<Summary, String> {
     Ok(summary)
 }
 
-/// The manifest file's size, times, inode and device as one string, and
-/// whether it changed too recently for that to vouch for its contents.
+/// The manifest file's stamp (the one the stat cache keeps for a source
+/// file), and whether it changed too recently to vouch for its contents.
 fn manifest_stamp(path: &Path) -> Option<(String, bool)> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(path).ok()?;
-    let ns = |s: i64, n: i64| s.saturating_mul(1_000_000_000).saturating_add(n);
-    let (mtime, ctime) = (ns(m.mtime(), m.mtime_nsec()), ns(m.ctime(), m.ctime_nsec()));
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i64);
-    let racy = now - mtime.max(ctime) < super::hash::RACY_WINDOW.as_nanos() as i64;
-    let stamp = format!(
-        "{:x}.{:x}.{:x}.{:x}.{:x}",
-        m.size(),
-        mtime,
-        ctime,
-        m.ino(),
-        m.dev()
-    );
-    Some((stamp, racy))
+    let stamp = Stamp::of(&std::fs::metadata(path).ok()?);
+    let racy = stamp.racy(SystemTime::now());
+    Some((StampKey::new(stamp, false).as_str().to_owned(), racy))
 }
 
 fn check_summary(s: &Summary) -> Result<(), String> {
