@@ -359,13 +359,9 @@ fn fire_with_state(
 
     let session = match work {
         Work::Nothing => None,
-        _ => match Session::open(loc.session_dir(adapter.name(), &input.session_id)) {
-            Ok(sess) => Some(sess),
-            Err(e) => {
-                tracing::warn!("session state unavailable: {e}");
-                None
-            }
-        },
+        _ => Some(Session::at(
+            loc.session_dir(adapter.name(), &input.session_id),
+        )),
     };
 
     // De-duplication is keyed by session and tool call only, not by host:
@@ -378,9 +374,7 @@ fn fire_with_state(
         "calls-{}",
         crate::paths::sanitize_component(&input.session_id)
     ));
-    let calls = dedup_key
-        .as_ref()
-        .and_then(|_| Calls::open(calls_dir.clone()).ok());
+    let calls = dedup_key.as_ref().map(|_| Calls::at(calls_dir.clone()));
     let claimed = match (&calls, &dedup_key) {
         (Some(calls), Some(key)) => match calls.claim(key, calls::WAIT) {
             Claim::Answered(d) => return replay(&d),
@@ -402,15 +396,19 @@ fn fire_with_state(
         first_edit: false,
         stop_blocks: 0,
     };
-    if let Some(sess) = &session
-        && let Ok(mut l) = sess.lock()
-    {
-        ids = take_ids(&mut l, input, track_edits);
-        if work == Work::Spawns {
-            let _ = l.save();
-        } else {
-            held = Some(l);
+    match session.as_ref().map(Session::lock) {
+        Some(Ok(mut l)) => {
+            ids = take_ids(&mut l, input, track_edits);
+            if work == Work::Spawns {
+                if let Err(e) = l.save() {
+                    tracing::warn!("could not save the session state: {e}");
+                }
+            } else {
+                held = Some(l);
+            }
         }
+        Some(Err(e)) => tracing::warn!("session state unavailable: {e}"),
+        None => {}
     }
     if ids.run_id.is_empty() {
         ids.run_id = "run-0".into();

@@ -4,20 +4,26 @@
 //! times, at once or one after another. The first delivery fires; the others
 //! wait for its answer and repeat it.
 //!
-//! One small file per call under `sessions/calls-<session>/`, named by a hash
-//! of the key: created empty with `O_EXCL` by the first delivery (the claim),
-//! then filled with the answer in one write. No lock and no rewrite of a
-//! shared file, so the cost is the same on the thousandth call of a session
-//! as on the first.
+//! Under `sessions/calls-<session>/`, a call lives in one of 256 slot files
+//! (`slot-XX`, by a hash of its key), each holding the key and its answer
+//! and overwritten in place under `flock`: a later call evicts an answered
+//! one. Creating a file costs 0.1–0.5 ms on a journalling filesystem and
+//! overwriting one a few microseconds, so the slots are created once per
+//! session, not once per call, and the directory stops growing at 256. A
+//! call whose slot is held by another call still running takes its own file
+//! (named by the whole hash), created with `O_EXCL`; every delivery looks
+//! for that file before it claims a slot.
 
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::Delivered;
+use super::{Delivered, open_in, read_all};
 
 /// How long a later delivery waits for the first one's answer; past this
 /// (the first delivery crashed, or outlived every host timeout) it fires on
@@ -25,6 +31,8 @@ use super::Delivered;
 pub const WAIT: Duration = Duration::from_secs(70);
 /// Answers older than this are removed by [`Calls::prune`].
 pub const KEEP: Duration = Duration::from_secs(3600);
+/// How often a waiting delivery looks again.
+const POLL: Duration = Duration::from_millis(20);
 
 /// The de-duplication directory of one session.
 pub struct Calls {
@@ -42,55 +50,147 @@ pub enum Claim {
 
 /// The claim of the first delivery; its answer is written through it.
 pub struct Claimed {
-    file: Option<File>,
+    held: Held,
+    key: String,
+}
+
+enum Held {
+    /// Nowhere to write the answer (the state dir is not writable, or the
+    /// slot was busy and its own file could not be made): fire anyway.
+    Nothing,
+    /// A slot file, claimed with a pending record for this key.
+    Slot(File),
+    /// This call's own file, created empty with `O_EXCL`.
+    Own(File),
+}
+
+/// One slot's content: the call it holds, and its answer once given.
+#[derive(Serialize, Deserialize)]
+struct SlotRecord {
+    key: String,
+    #[serde(flatten)]
+    delivered: Delivered,
 }
 
 impl Calls {
-    pub fn open(dir: PathBuf) -> std::io::Result<Calls> {
-        std::fs::create_dir_all(&dir)?;
-        Ok(Calls { dir })
-    }
-
-    /// The directory as it is, without creating it (for pruning).
+    /// The directory of one session's calls; created on the first claim.
     pub fn at(dir: PathBuf) -> Calls {
         Calls { dir }
     }
 
-    fn path(&self, key: &str) -> PathBuf {
-        let digest = Sha256::digest(key.as_bytes());
-        let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    fn digest(key: &str) -> [u8; 16] {
+        let d = Sha256::digest(key.as_bytes());
+        let mut out = [0; 16];
+        out.copy_from_slice(&d[..16]);
+        out
+    }
+
+    fn own_path(&self, digest: &[u8; 16]) -> PathBuf {
+        let name: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         self.dir.join(name)
     }
 
     /// Claims `key`, or waits (up to `wait`) for the answer of whoever did.
     pub fn claim(&self, key: &str, wait: Duration) -> Claim {
-        let path = self.path(key);
+        let digest = Self::digest(key);
+        let first = |held| {
+            Claim::First(Claimed {
+                held,
+                key: key.to_owned(),
+            })
+        };
+        let Ok(slot) = self.open_slot(&digest) else {
+            // Cannot de-duplicate here (read-only state dir, …): fire.
+            return first(Held::Nothing);
+        };
+        let own = self.own_path(&digest);
         let deadline = Instant::now() + wait;
         loop {
-            match OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(file) => return Claim::First(Claimed { file: Some(file) }),
-                Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
-                // Cannot de-duplicate here (read-only state dir, …): fire.
-                Err(_) => return Claim::First(Claimed { file: None }),
+            if slot.lock().is_err() {
+                return first(Held::Nothing);
             }
-            if let Some(answer) = read_answer(&path) {
+            let record = read_record(&slot);
+            match record {
+                Some(r) if r.key == key && !r.delivered.pending => {
+                    let _ = slot.unlock();
+                    return Claim::Answered(r.delivered);
+                }
+                Some(r) if r.key == key => {
+                    if Instant::now() >= deadline || older_than(&slot, wait) {
+                        // The first delivery never answered: take the call over.
+                        write_pending(&slot, key);
+                        let _ = slot.unlock();
+                        return first(Held::Slot(slot));
+                    }
+                    let _ = slot.unlock();
+                    std::thread::sleep(POLL);
+                    continue;
+                }
+                _ => {}
+            }
+            if own.symlink_metadata().is_ok() {
+                // Claimed in its own file while the slot was busy.
+                let _ = slot.unlock();
+                return self.claim_own(&own, key, deadline, wait);
+            }
+            let busy = record.is_some_and(|r| r.delivered.pending) && !older_than(&slot, wait);
+            if !busy {
+                write_pending(&slot, key);
+                let _ = slot.unlock();
+                return first(Held::Slot(slot));
+            }
+            // Another call still running holds the slot: this one gets its
+            // own file, made while the slot is locked so that a second
+            // delivery of this call, which looks for it under the same lock,
+            // cannot miss it.
+            let made = OpenOptions::new().write(true).create_new(true).open(&own);
+            let _ = slot.unlock();
+            return match made {
+                Ok(file) => first(Held::Own(file)),
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+                    self.claim_own(&own, key, deadline, wait)
+                }
+                Err(_) => first(Held::Nothing),
+            };
+        }
+    }
+
+    fn open_slot(&self, digest: &[u8; 16]) -> std::io::Result<File> {
+        let mut opts = OpenOptions::new();
+        opts.read(true).write(true).create(true).truncate(false);
+        open_in(&self.dir, &format!("slot-{:02x}", digest[0]), &opts)
+    }
+
+    /// The claim of a call in its own file: created empty by the first
+    /// delivery, then filled with the answer in one write.
+    fn claim_own(&self, path: &Path, key: &str, deadline: Instant, wait: Duration) -> Claim {
+        let first = |held| {
+            Claim::First(Claimed {
+                held,
+                key: key.to_owned(),
+            })
+        };
+        loop {
+            match OpenOptions::new().write(true).create_new(true).open(path) {
+                Ok(file) => return first(Held::Own(file)),
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+                Err(_) => return first(Held::Nothing),
+            }
+            if let Some(answer) = read_own_answer(path) {
                 return Claim::Answered(answer);
             }
-            let abandoned = std::fs::metadata(&path)
+            let abandoned = std::fs::metadata(path)
                 .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| SystemTime::now().duration_since(t).ok())
-                .is_some_and(|age| age > wait);
+                .is_ok_and(|t| age(t) > wait);
             if Instant::now() >= deadline || abandoned {
-                // The first delivery never answered: take the call over.
                 let file = OpenOptions::new()
                     .write(true)
                     .truncate(true)
-                    .open(&path)
+                    .open(path)
                     .ok();
-                return Claim::First(Claimed { file });
+                return first(file.map_or(Held::Nothing, Held::Own));
             }
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(POLL);
         }
     }
 
@@ -99,15 +199,12 @@ impl Calls {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return 0;
         };
-        let now = SystemTime::now();
         let mut removed = 0;
         for e in entries.flatten() {
             let old = e
                 .metadata()
                 .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| now.duration_since(t).ok())
-                .is_some_and(|age| age >= keep);
+                .is_ok_and(|t| age(t) >= keep);
             if old && std::fs::remove_file(e.path()).is_ok() {
                 removed += 1;
             }
@@ -116,9 +213,43 @@ impl Calls {
     }
 }
 
-/// A finished answer; `None` while the file is empty (claimed, pending) or
-/// not yet whole.
-fn read_answer(path: &Path) -> Option<Delivered> {
+fn age(t: SystemTime) -> Duration {
+    SystemTime::now().duration_since(t).unwrap_or_default()
+}
+
+fn older_than(file: &File, wait: Duration) -> bool {
+    file.metadata()
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| age(t) > wait)
+}
+
+/// A slot's record; `None` when it is new, or was left half-written.
+fn read_record(slot: &File) -> Option<SlotRecord> {
+    serde_json::from_slice(&read_all(slot)).ok()
+}
+
+fn write_record(slot: &File, record: &SlotRecord) -> std::io::Result<()> {
+    let bytes = serde_json::to_vec(record)?;
+    slot.write_all_at(&bytes, 0)?;
+    slot.set_len(bytes.len() as u64)
+}
+
+fn write_pending(slot: &File, key: &str) {
+    let record = SlotRecord {
+        key: key.to_owned(),
+        delivered: Delivered {
+            pending: true,
+            ..Delivered::default()
+        },
+    };
+    if let Err(e) = write_record(slot, &record) {
+        tracing::warn!("could not claim a tool call for de-duplication: {e}");
+    }
+}
+
+/// A finished answer in a call's own file; `None` while the file is empty
+/// (claimed, pending) or not yet whole.
+fn read_own_answer(path: &Path) -> Option<Delivered> {
     let bytes = std::fs::read(path).ok()?;
     serde_json::from_slice::<Delivered>(&bytes)
         .ok()
@@ -128,10 +259,31 @@ fn read_answer(path: &Path) -> Option<Delivered> {
 impl Claimed {
     /// Writes the answer for later deliveries, in one write.
     pub fn answer(self, answer: &Delivered) {
-        let (Some(mut file), Ok(bytes)) = (self.file, serde_json::to_vec(answer)) else {
-            return;
+        let written = match self.held {
+            Held::Nothing => return,
+            Held::Own(mut file) => serde_json::to_vec(answer)
+                .map_err(std::io::Error::from)
+                .and_then(|bytes| file.write_all(&bytes)),
+            Held::Slot(slot) => {
+                let result = slot.lock().and_then(|()| {
+                    // Still ours? A delivery that waited past `WAIT` may have
+                    // taken the call over, or another call the slot.
+                    match read_record(&slot) {
+                        Some(r) if r.key == self.key && r.delivered.pending => write_record(
+                            &slot,
+                            &SlotRecord {
+                                key: self.key,
+                                delivered: answer.clone(),
+                            },
+                        ),
+                        _ => Ok(()),
+                    }
+                });
+                let _ = slot.unlock();
+                result
+            }
         };
-        if let Err(e) = file.write_all(&bytes) {
+        if let Err(e) = written {
             tracing::warn!("could not record the answer for de-duplication: {e}");
         }
     }
@@ -153,7 +305,7 @@ mod tests {
     #[test]
     fn the_first_delivery_fires_and_later_ones_repeat_its_answer() {
         let tmp = tempfile::tempdir().unwrap();
-        let calls = Calls::open(tmp.path().join("calls-s")).unwrap();
+        let calls = Calls::at(tmp.path().join("calls-s"));
         let Claim::First(c) = calls.claim("PreToolUse:t1", WAIT) else {
             panic!("first delivery must fire");
         };
@@ -172,11 +324,11 @@ mod tests {
     fn a_concurrent_delivery_waits_for_the_answer() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("calls-s");
-        let calls = Calls::open(dir.clone()).unwrap();
+        let calls = Calls::at(dir.clone());
         let Claim::First(c) = calls.claim("k", WAIT) else {
             panic!()
         };
-        let waiter = std::thread::spawn(move || Calls::open(dir).unwrap().claim("k", WAIT));
+        let waiter = std::thread::spawn(move || Calls::at(dir).claim("k", WAIT));
         std::thread::sleep(Duration::from_millis(100));
         c.answer(&answer("allow"));
         match waiter.join().unwrap() {
@@ -188,7 +340,7 @@ mod tests {
     #[test]
     fn an_abandoned_claim_is_taken_over_after_the_wait() {
         let tmp = tempfile::tempdir().unwrap();
-        let calls = Calls::open(tmp.path().join("calls-s")).unwrap();
+        let calls = Calls::at(tmp.path().join("calls-s"));
         let Claim::First(abandoned) = calls.claim("k", WAIT) else {
             panic!()
         };
@@ -200,10 +352,142 @@ mod tests {
         assert!(matches!(calls.claim("k", WAIT), Claim::Answered(_)));
     }
 
+    /// A key other than `key` that lands in the same slot.
+    fn same_slot_as(key: &str) -> String {
+        let slot = Calls::digest(key)[0];
+        (0..)
+            .map(|i| format!("other-{i}"))
+            .find(|k| Calls::digest(k)[0] == slot)
+            .unwrap()
+    }
+
+    fn files(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_thousand_calls_leave_at_most_256_files_and_the_latest_answers() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("calls-s");
+        let calls = Calls::at(dir.clone());
+        for i in 0..1000 {
+            let Claim::First(c) = calls.claim(&format!("PreToolUse:t{i}"), WAIT) else {
+                panic!("call {i} was never seen before");
+            };
+            c.answer(&answer(if i % 2 == 0 { "allow" } else { "deny" }));
+        }
+        let names = files(&dir);
+        assert!(names.len() <= 256, "{} files", names.len());
+        assert!(names.iter().all(|n| n.starts_with("slot-")), "{names:?}");
+        match calls.claim("PreToolUse:t999", WAIT) {
+            Claim::Answered(d) => assert_eq!(d.outcome, "deny"),
+            Claim::First(_) => panic!("the latest call fired again"),
+        }
+    }
+
+    #[test]
+    fn a_call_whose_slot_is_busy_gets_its_own_file_and_both_are_repeated() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("calls-s");
+        let calls = Calls::at(dir.clone());
+        let other = same_slot_as("k");
+        let Claim::First(running) = calls.claim("k", WAIT) else {
+            panic!()
+        };
+        let Claim::First(c) = calls.claim(&other, WAIT) else {
+            panic!("a different call waited for the one in its slot");
+        };
+        assert_eq!(files(&dir).len(), 2, "{:?}", files(&dir));
+        c.answer(&answer("deny"));
+        running.answer(&answer("allow"));
+        match calls.claim(&other, WAIT) {
+            Claim::Answered(d) => assert_eq!(d.outcome, "deny"),
+            Claim::First(_) => panic!("the call in its own file fired again"),
+        }
+        match calls.claim("k", WAIT) {
+            Claim::Answered(d) => assert_eq!(d.outcome, "allow"),
+            Claim::First(_) => panic!("the call in the slot fired again"),
+        }
+    }
+
+    #[test]
+    fn a_delivery_looks_for_the_calls_own_file_before_it_takes_a_free_slot() {
+        let tmp = tempfile::tempdir().unwrap();
+        let calls = Calls::at(tmp.path().join("calls-s"));
+        let other = same_slot_as("k");
+        let Claim::First(running) = calls.claim("k", WAIT) else {
+            panic!()
+        };
+        let Claim::First(own) = calls.claim(&other, WAIT) else {
+            panic!()
+        };
+        // The slot is free again, but `other` is still running in its own
+        // file: a second delivery of it must wait there, not claim the slot.
+        running.answer(&answer("allow"));
+        let waiter = {
+            let dir = tmp.path().join("calls-s");
+            let other = other.clone();
+            std::thread::spawn(move || Calls::at(dir).claim(&other, WAIT))
+        };
+        std::thread::sleep(Duration::from_millis(100));
+        own.answer(&answer("deny"));
+        match waiter.join().unwrap() {
+            Claim::Answered(d) => assert_eq!(d.outcome, "deny"),
+            Claim::First(_) => panic!("the second delivery fired instead of waiting"),
+        }
+    }
+
+    #[test]
+    fn a_half_written_slot_is_claimed_afresh() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("calls-s");
+        let calls = Calls::at(dir.clone());
+        let Claim::First(c) = calls.claim("k", WAIT) else {
+            panic!()
+        };
+        c.answer(&answer("allow"));
+        let slot = dir.join(&files(&dir)[0]);
+        std::fs::write(&slot, "{\"key\":\"k\",\"pend").unwrap();
+        let Claim::First(c) = calls.claim("k", WAIT) else {
+            panic!("a torn answer was repeated");
+        };
+        c.answer(&answer("deny"));
+        assert!(matches!(calls.claim("k", WAIT), Claim::Answered(d) if d.outcome == "deny"));
+    }
+
+    #[test]
+    fn a_late_answer_does_not_overwrite_the_delivery_that_took_over() {
+        let tmp = tempfile::tempdir().unwrap();
+        let calls = Calls::at(tmp.path().join("calls-s"));
+        let Claim::First(slow) = calls.claim("k", WAIT) else {
+            panic!()
+        };
+        let Claim::First(taker) = calls.claim("k", Duration::from_millis(60)) else {
+            panic!("an unanswered claim must not block forever");
+        };
+        let other = same_slot_as("k");
+        taker.answer(&answer("deny"));
+        let Claim::First(next) = calls.claim(&other, WAIT) else {
+            panic!()
+        };
+        // The first delivery answers at last, after its slot moved on.
+        slow.answer(&answer("allow"));
+        next.answer(&answer("allow"));
+        match calls.claim(&other, WAIT) {
+            Claim::Answered(d) => assert_eq!(d.outcome, "allow"),
+            Claim::First(_) => panic!("the late answer clobbered the slot"),
+        }
+    }
+
     #[test]
     fn prune_keeps_recent_answers() {
         let tmp = tempfile::tempdir().unwrap();
-        let calls = Calls::open(tmp.path().join("calls-s")).unwrap();
+        let calls = Calls::at(tmp.path().join("calls-s"));
         let Claim::First(c) = calls.claim("k", WAIT) else {
             panic!()
         };

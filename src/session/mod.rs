@@ -1,13 +1,14 @@
 //! Per-session state on disk. A host runs one process per event, so nothing
 //! survives in memory: run ids, the first-edit set, the Stop-loop counter,
 //! answers already given (de-duplication) and the record stream live under
-//! `$XDG_STATE_HOME/keryx/sessions/<host>-<session>/`, guarded by a lock;
-//! de-duplication answers in [`calls`].
+//! `$XDG_STATE_HOME/keryx/sessions/<host>-<session>/`, guarded by an
+//! `flock` on `state.json`; de-duplication answers in [`calls`].
 
 pub mod calls;
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{ErrorKind, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -63,22 +64,22 @@ impl State {
     }
 }
 
-/// An open session directory.
+/// One session's directory; created by the first write into it.
 pub struct Session {
     dir: PathBuf,
 }
 
-/// Holds the session lock; state is written back on [`Locked::save`].
+/// Holds the session lock (an `flock` on `state.json` itself); the state is
+/// written back through the same descriptor on [`Locked::save`].
 pub struct Locked {
-    _lock: File,
+    file: File,
     dir: PathBuf,
     pub state: State,
 }
 
 impl Session {
-    pub fn open(dir: PathBuf) -> std::io::Result<Session> {
-        std::fs::create_dir_all(&dir)?;
-        Ok(Session { dir })
+    pub fn at(dir: PathBuf) -> Session {
+        Session { dir }
     }
 
     pub fn dir(&self) -> &Path {
@@ -88,21 +89,30 @@ impl Session {
     /// Takes the session lock and reads the state. A corrupt state file is
     /// replaced by a fresh state rather than failing the event.
     pub fn lock(&self) -> std::io::Result<Locked> {
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(self.dir.join("lock"))?;
-        lock.lock()?;
-        let state = std::fs::read(self.dir.join("state.json"))
+        let mut opts = OpenOptions::new();
+        opts.read(true).write(true).create(true).truncate(false);
+        let file = open_in(&self.dir, "state.json", &opts)?;
+        file.lock()?;
+        let state = serde_json::from_slice(&read_all(&file))
             .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_default();
         Ok(Locked {
-            _lock: lock,
+            file,
             dir: self.dir.clone(),
             state,
         })
+    }
+
+    /// Appends `hook_invocation` entries to `records.jsonl`, one line each,
+    /// in one `O_APPEND` write: concurrent appenders never interleave or
+    /// overwrite each other's lines, so this needs no lock.
+    pub fn append_records(
+        &self,
+        records: &[HookInvocationRecord],
+        correlation: &str,
+        run_id: &str,
+    ) -> std::io::Result<()> {
+        append_records(&self.dir, records, correlation, run_id)
     }
 }
 
@@ -115,13 +125,8 @@ impl Locked {
     /// for per-session bookkeeping.
     pub fn save(&self) -> std::io::Result<()> {
         let bytes = serde_json::to_vec(&self.state)?;
-        let mut f = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(self.dir.join("state.json"))?;
-        f.write_all(&bytes)?;
-        f.set_len(bytes.len() as u64)
+        self.file.write_all_at(&bytes, 0)?;
+        self.file.set_len(bytes.len() as u64)
     }
 
     /// Appends `hook_invocation` entries to `records.jsonl` (see
@@ -136,18 +141,38 @@ impl Locked {
     }
 }
 
-impl Session {
-    /// Appends `hook_invocation` entries to `records.jsonl`, one line each,
-    /// in one `O_APPEND` write: concurrent appenders never interleave or
-    /// overwrite each other's lines, so this needs no lock.
-    pub fn append_records(
-        &self,
-        records: &[HookInvocationRecord],
-        correlation: &str,
-        run_id: &str,
-    ) -> std::io::Result<()> {
-        append_records(&self.dir, records, correlation, run_id)
+/// Opens `dir/name`, making `dir` first only when it is missing: the
+/// directory exists on every event but a session's first, so the common
+/// case costs one `open`.
+pub(crate) fn open_in(dir: &Path, name: &str, opts: &OpenOptions) -> std::io::Result<File> {
+    let path = dir.join(name);
+    match opts.open(&path) {
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            std::fs::create_dir_all(dir)?;
+            opts.open(&path)
+        }
+        r => r,
     }
+}
+
+/// The whole file, read from its start with `pread` (a file rewritten in
+/// place: its length is whatever the last writer left).
+pub(crate) fn read_all(file: &File) -> Vec<u8> {
+    let mut buf = vec![0; 1024];
+    let mut len = 0;
+    loop {
+        if len == buf.len() {
+            buf.resize(len * 2, 0);
+        }
+        match file.read_at(&mut buf[len..], len as u64) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    buf.truncate(len);
+    buf
 }
 
 fn append_records(
@@ -171,11 +196,9 @@ fn append_records(
         serde_json::to_writer(&mut buf, &line)?;
         buf.push(b'\n');
     }
-    let mut f = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join("records.jsonl"))?;
-    f.write_all(&buf)
+    let mut opts = OpenOptions::new();
+    opts.create(true).append(true);
+    open_in(dir, "records.jsonl", &opts)?.write_all(&buf)
 }
 
 /// Removes session directories not modified for [`MAX_AGE`]. Best effort.
@@ -214,7 +237,7 @@ mod tests {
             for t in 0..16 {
                 let dir = dir.clone();
                 s.spawn(move || {
-                    let session = Session::open(dir).unwrap();
+                    let session = Session::at(dir);
                     let mut l = session.lock().unwrap();
                     let seq = l.state.next_seq();
                     let rec = HookInvocationRecord {
