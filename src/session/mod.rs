@@ -1,8 +1,8 @@
 //! Per-session state on disk. A host runs one process per event, so nothing
 //! survives in memory: run ids, the first-edit set, the Stop-loop counter,
 //! answers already given (de-duplication) and the record stream live under
-//! `$XDG_STATE_HOME/keryx/sessions/<host>-<session>/`, guarded by an
-//! `flock` on `state.json`; de-duplication answers in [`calls`].
+//! `$XDG_STATE_HOME/keryx/sessions/<host>-<session>/`, guarded by a lock;
+//! de-duplication answers in [`calls`].
 
 pub mod calls;
 
@@ -69,9 +69,10 @@ pub struct Session {
     dir: PathBuf,
 }
 
-/// Holds the session lock (an `flock` on `state.json` itself); the state is
-/// written back through the same descriptor on [`Locked::save`].
+/// Holds the session lock (an `flock` on `lock`); the state is read and
+/// written back through one descriptor of `state.json` ([`Locked::save`]).
 pub struct Locked {
+    _lock: File,
     file: File,
     dir: PathBuf,
     pub state: State,
@@ -91,12 +92,14 @@ impl Session {
     pub fn lock(&self) -> std::io::Result<Locked> {
         let mut opts = OpenOptions::new();
         opts.read(true).write(true).create(true).truncate(false);
-        let file = open_in(&self.dir, "state.json", &opts)?;
-        file.lock()?;
+        let lock = open_in(&self.dir, "lock", &opts)?;
+        lock.lock()?;
+        let file = opts.open(self.dir.join("state.json"))?;
         let state = serde_json::from_slice(&read_all(&file))
             .ok()
             .unwrap_or_default();
         Ok(Locked {
+            _lock: lock,
             file,
             dir: self.dir.clone(),
             state,
