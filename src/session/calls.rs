@@ -4,26 +4,26 @@
 //! times, at once or one after another. The first delivery fires; the others
 //! wait for its answer and repeat it.
 //!
-//! Under `sessions/calls-<session>/`, a call lives in one of 256 slot files
-//! (`slot-XX`, by a hash of its key), each holding the key and its answer
-//! and overwritten in place under `flock`: a later call evicts an answered
-//! one. Creating a file costs 0.1–0.5 ms on a journalling filesystem and
-//! overwriting one a few microseconds, so the slots are created once per
-//! session, not once per call, and the directory stops growing at 256. A
-//! call whose slot is held by another call still running takes its own file
-//! (named by the whole hash), created with `O_EXCL`; every delivery looks
-//! for that file before it claims a slot.
+//! A session's calls live in one file, `sessions/calls-<session>/slots`: 64
+//! fixed slots of 4 KiB, a call in the slot its key hashes to, each slot
+//! read and rewritten in place under a brief `flock` of the file. A later
+//! call evicts an answered one. Creating a file costs 0.1–0.5 ms on a
+//! journalling filesystem and rewriting 4 KiB of one a few microseconds, so
+//! the file is made once per session, not once per call. A call whose slot
+//! is held by another call still running, or whose answer does not fit in a
+//! slot, uses a file of its own (named by the whole hash, created with
+//! `O_EXCL`); every delivery looks for that file before it claims a slot.
 
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{Delivered, open_in, read_all};
+use super::{Delivered, open_in};
 
 /// How long a later delivery waits for the first one's answer; past this
 /// (the first delivery crashed, or outlived every host timeout) it fires on
@@ -33,6 +33,10 @@ pub const WAIT: Duration = Duration::from_secs(70);
 pub const KEEP: Duration = Duration::from_secs(3600);
 /// How often a waiting delivery looks again.
 const POLL: Duration = Duration::from_millis(20);
+/// Slots in a session's `slots` file, and the bytes of each: a record is
+/// JSON ended by a NUL (the file starts sparse, all NULs).
+const SLOTS: u64 = 64;
+const SLOT_BYTES: usize = 4096;
 
 /// The de-duplication directory of one session.
 pub struct Calls {
@@ -58,18 +62,36 @@ enum Held {
     /// Nowhere to write the answer (the state dir is not writable, or the
     /// slot was busy and its own file could not be made): fire anyway.
     Nothing,
-    /// A slot file, claimed with a pending record for this key.
-    Slot(File),
+    /// A slot, claimed with a pending record for this key.
+    Slot(Slot, PathBuf),
     /// This call's own file, created empty with `O_EXCL`.
     Own(File),
+}
+
+/// One call's slot in the session's `slots` file.
+struct Slot {
+    file: File,
+    offset: u64,
 }
 
 /// One slot's content: the call it holds, and its answer once given.
 #[derive(Serialize, Deserialize)]
 struct SlotRecord {
     key: String,
+    /// When the call was claimed (Unix seconds): a pending claim older than
+    /// [`WAIT`] was abandoned.
+    at: u64,
+    /// The answer did not fit: it is in the call's own file.
+    #[serde(default)]
+    spilled: bool,
     #[serde(flatten)]
     delivered: Delivered,
+}
+
+impl SlotRecord {
+    fn stale(&self, wait: Duration) -> bool {
+        unix_now().saturating_sub(self.at) > wait.as_secs()
+    }
 }
 
 impl Calls {
@@ -85,6 +107,10 @@ impl Calls {
         out
     }
 
+    fn slot_index(digest: &[u8; 16]) -> u64 {
+        u64::from(digest[0]) % SLOTS
+    }
+
     fn own_path(&self, digest: &[u8; 16]) -> PathBuf {
         let name: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         self.dir.join(name)
@@ -93,58 +119,68 @@ impl Calls {
     /// Claims `key`, or waits (up to `wait`) for the answer of whoever did.
     pub fn claim(&self, key: &str, wait: Duration) -> Claim {
         let digest = Self::digest(key);
+        let own = self.own_path(&digest);
         let first = |held| {
             Claim::First(Claimed {
                 held,
                 key: key.to_owned(),
             })
         };
-        let Ok(slot) = self.open_slot(&digest) else {
+        let mut opts = OpenOptions::new();
+        opts.read(true).write(true).create(true).truncate(false);
+        let Ok(file) = open_in(&self.dir, "slots", &opts) else {
             // Cannot de-duplicate here (read-only state dir, …): fire.
             return first(Held::Nothing);
         };
-        let own = self.own_path(&digest);
+        let slot = Slot {
+            file,
+            offset: Self::slot_index(&digest) * SLOT_BYTES as u64,
+        };
         let deadline = Instant::now() + wait;
         loop {
-            if slot.lock().is_err() {
+            if slot.file.lock().is_err() {
                 return first(Held::Nothing);
             }
-            let record = read_record(&slot);
-            match record {
+            let record = slot.read();
+            match &record {
+                Some(r) if r.key == key && r.spilled => {
+                    let _ = slot.file.unlock();
+                    return self.claim_own(&own, key, deadline, wait);
+                }
                 Some(r) if r.key == key && !r.delivered.pending => {
-                    let _ = slot.unlock();
-                    return Claim::Answered(r.delivered);
+                    let _ = slot.file.unlock();
+                    return Claim::Answered(r.delivered.clone());
                 }
                 Some(r) if r.key == key => {
-                    if Instant::now() >= deadline || older_than(&slot, wait) {
-                        // The first delivery never answered: take the call over.
-                        write_pending(&slot, key);
-                        let _ = slot.unlock();
-                        return first(Held::Slot(slot));
+                    if Instant::now() < deadline && !r.stale(wait) {
+                        let _ = slot.file.unlock();
+                        std::thread::sleep(POLL);
+                        continue;
                     }
-                    let _ = slot.unlock();
-                    std::thread::sleep(POLL);
-                    continue;
+                    // The first delivery never answered: take the call over.
+                    slot.write_pending(key);
+                    let _ = slot.file.unlock();
+                    return first(Held::Slot(slot, own));
                 }
                 _ => {}
             }
             if own.symlink_metadata().is_ok() {
                 // Claimed in its own file while the slot was busy.
-                let _ = slot.unlock();
+                let _ = slot.file.unlock();
                 return self.claim_own(&own, key, deadline, wait);
             }
-            let busy = record.is_some_and(|r| r.delivered.pending) && !older_than(&slot, wait);
+            let busy = record.is_some_and(|r| r.delivered.pending && !r.stale(wait));
             if !busy {
-                write_pending(&slot, key);
-                let _ = slot.unlock();
-                return first(Held::Slot(slot));
+                slot.write_pending(key);
+                let _ = slot.file.unlock();
+                return first(Held::Slot(slot, own));
             }
             // Another call still running holds the slot: this one gets its
-            // own file, made while the slot is locked so that a second
+            // own file, made while the slots are locked so that a second
             // delivery of this call, which looks for it under the same lock,
             // cannot miss it.
             let made = OpenOptions::new().write(true).create_new(true).open(&own);
-            let _ = slot.unlock();
+            let _ = slot.file.unlock();
             return match made {
                 Ok(file) => first(Held::Own(file)),
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => {
@@ -153,12 +189,6 @@ impl Calls {
                 Err(_) => first(Held::Nothing),
             };
         }
-    }
-
-    fn open_slot(&self, digest: &[u8; 16]) -> std::io::Result<File> {
-        let mut opts = OpenOptions::new();
-        opts.read(true).write(true).create(true).truncate(false);
-        open_in(&self.dir, &format!("slot-{:02x}", digest[0]), &opts)
     }
 
     /// The claim of a call in its own file: created empty by the first
@@ -217,33 +247,88 @@ fn age(t: SystemTime) -> Duration {
     SystemTime::now().duration_since(t).unwrap_or_default()
 }
 
-fn older_than(file: &File, wait: Duration) -> bool {
-    file.metadata()
-        .and_then(|m| m.modified())
-        .is_ok_and(|t| age(t) > wait)
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
-/// A slot's record; `None` when it is new, or was left half-written.
-fn read_record(slot: &File) -> Option<SlotRecord> {
-    serde_json::from_slice(&read_all(slot)).ok()
-}
+impl Slot {
+    /// The slot's record; `None` when it is empty, or was left half-written.
+    fn read(&self) -> Option<SlotRecord> {
+        let mut buf = vec![0; SLOT_BYTES];
+        let mut len = 0;
+        while len < SLOT_BYTES {
+            match self.file.read_at(&mut buf[len..], self.offset + len as u64) {
+                Ok(0) => break,
+                Ok(n) => len += n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
+        let end = buf[..len].iter().position(|&b| b == 0).unwrap_or(len);
+        serde_json::from_slice(&buf[..end]).ok()
+    }
 
-fn write_record(slot: &File, record: &SlotRecord) -> std::io::Result<()> {
-    let bytes = serde_json::to_vec(record)?;
-    slot.write_all_at(&bytes, 0)?;
-    slot.set_len(bytes.len() as u64)
-}
+    /// Writes `record`, NUL-ended; `Ok(false)` when it does not fit.
+    fn write(&self, record: &SlotRecord) -> std::io::Result<bool> {
+        let mut bytes = serde_json::to_vec(record)?;
+        if bytes.len() >= SLOT_BYTES {
+            return Ok(false);
+        }
+        bytes.push(0);
+        self.file.write_all_at(&bytes, self.offset)?;
+        Ok(true)
+    }
 
-fn write_pending(slot: &File, key: &str) {
-    let record = SlotRecord {
-        key: key.to_owned(),
-        delivered: Delivered {
-            pending: true,
-            ..Delivered::default()
-        },
-    };
-    if let Err(e) = write_record(slot, &record) {
-        tracing::warn!("could not claim a tool call for de-duplication: {e}");
+    fn write_pending(&self, key: &str) {
+        let record = SlotRecord {
+            key: key.to_owned(),
+            at: unix_now(),
+            spilled: false,
+            delivered: Delivered {
+                pending: true,
+                ..Delivered::default()
+            },
+        };
+        match self.write(&record) {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!(
+                "a tool call id of {} bytes is too long to de-duplicate",
+                key.len()
+            ),
+            Err(e) => tracing::warn!("could not claim a tool call for de-duplication: {e}"),
+        }
+    }
+
+    /// Writes the answer of `key` if the slot still holds its claim (a
+    /// delivery that waited past [`WAIT`] may have taken the call over, or
+    /// another call the slot); one too long for a slot goes to `own`.
+    fn answer(&self, key: String, answer: &Delivered, own: &Path) -> std::io::Result<()> {
+        self.file.lock()?;
+        let result = match self.read() {
+            Some(r) if r.key == key && r.delivered.pending => {
+                let mut record = SlotRecord {
+                    key,
+                    at: r.at,
+                    spilled: false,
+                    delivered: answer.clone(),
+                };
+                match self.write(&record)? {
+                    true => Ok(()),
+                    false => {
+                        let bytes = serde_json::to_vec(answer)?;
+                        std::fs::write(own, bytes)?;
+                        record.spilled = true;
+                        record.delivered = Delivered::default();
+                        self.write(&record).map(|_| ())
+                    }
+                }
+            }
+            _ => Ok(()),
+        };
+        let _ = self.file.unlock();
+        result
     }
 }
 
@@ -264,24 +349,7 @@ impl Claimed {
             Held::Own(mut file) => serde_json::to_vec(answer)
                 .map_err(std::io::Error::from)
                 .and_then(|bytes| file.write_all(&bytes)),
-            Held::Slot(slot) => {
-                let result = slot.lock().and_then(|()| {
-                    // Still ours? A delivery that waited past `WAIT` may have
-                    // taken the call over, or another call the slot.
-                    match read_record(&slot) {
-                        Some(r) if r.key == self.key && r.delivered.pending => write_record(
-                            &slot,
-                            &SlotRecord {
-                                key: self.key,
-                                delivered: answer.clone(),
-                            },
-                        ),
-                        _ => Ok(()),
-                    }
-                });
-                let _ = slot.unlock();
-                result
-            }
+            Held::Slot(slot, own) => slot.answer(self.key, answer, &own),
         };
         if let Err(e) = written {
             tracing::warn!("could not record the answer for de-duplication: {e}");
@@ -354,10 +422,10 @@ mod tests {
 
     /// A key other than `key` that lands in the same slot.
     fn same_slot_as(key: &str) -> String {
-        let slot = Calls::digest(key)[0];
+        let slot = Calls::slot_index(&Calls::digest(key));
         (0..)
             .map(|i| format!("other-{i}"))
-            .find(|k| Calls::digest(k)[0] == slot)
+            .find(|k| Calls::slot_index(&Calls::digest(k)) == slot)
             .unwrap()
     }
 
@@ -371,7 +439,7 @@ mod tests {
     }
 
     #[test]
-    fn a_thousand_calls_leave_at_most_256_files_and_the_latest_answers() {
+    fn a_thousand_calls_leave_one_file_and_the_latest_answers() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("calls-s");
         let calls = Calls::at(dir.clone());
@@ -381,12 +449,33 @@ mod tests {
             };
             c.answer(&answer(if i % 2 == 0 { "allow" } else { "deny" }));
         }
-        let names = files(&dir);
-        assert!(names.len() <= 256, "{} files", names.len());
-        assert!(names.iter().all(|n| n.starts_with("slot-")), "{names:?}");
+        assert_eq!(files(&dir), ["slots"]);
+        assert!(std::fs::metadata(dir.join("slots")).unwrap().len() <= SLOTS * SLOT_BYTES as u64);
         match calls.claim("PreToolUse:t999", WAIT) {
             Claim::Answered(d) => assert_eq!(d.outcome, "deny"),
             Claim::First(_) => panic!("the latest call fired again"),
+        }
+    }
+
+    #[test]
+    fn an_answer_too_long_for_a_slot_is_kept_in_its_own_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("calls-s");
+        let calls = Calls::at(dir.clone());
+        let Claim::First(c) = calls.claim("k", WAIT) else {
+            panic!()
+        };
+        let long = Delivered {
+            pending: false,
+            outcome: "deny".into(),
+            reason: Some("r".repeat(3 * SLOT_BYTES)),
+            additional_context: None,
+        };
+        c.answer(&long);
+        assert_eq!(files(&dir).len(), 2, "{:?}", files(&dir));
+        match calls.claim("k", WAIT) {
+            Claim::Answered(d) => assert_eq!(d, long),
+            Claim::First(_) => panic!("a long answer was lost"),
         }
     }
 
@@ -451,8 +540,14 @@ mod tests {
             panic!()
         };
         c.answer(&answer("allow"));
-        let slot = dir.join(&files(&dir)[0]);
-        std::fs::write(&slot, "{\"key\":\"k\",\"pend").unwrap();
+        let offset = Calls::slot_index(&Calls::digest("k")) * SLOT_BYTES as u64;
+        let slots = OpenOptions::new()
+            .write(true)
+            .open(dir.join("slots"))
+            .unwrap();
+        slots
+            .write_all_at(b"{\"key\":\"k\",\"pend\0", offset)
+            .unwrap();
         let Claim::First(c) = calls.claim("k", WAIT) else {
             panic!("a torn answer was repeated");
         };
