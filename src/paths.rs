@@ -210,6 +210,13 @@ pub fn write_cache_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// This binary's own path (for built-ins that run as a process of it),
+/// looked up once, when first needed: it costs a `/proc` lookup.
+pub fn self_exe() -> &'static Path {
+    static EXE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| std::env::current_exe().unwrap_or_else(|_| PathBuf::from("keryx-hooks")))
+}
+
 pub fn absolute(path: &Path) -> PathBuf {
     let joined = if path.is_absolute() {
         path.to_path_buf()
@@ -355,9 +362,8 @@ fn ids() -> (u32, u32) {
 /// ancestors, or there is none, the nearest directory holding `.metaproject`.
 pub fn find_project_root(cwd: &Path, home: &Path) -> Option<PathBuf> {
     let git_top = cwd.ancestors().find(|dir| is_git_marker(&dir.join(".git")));
-    let home_real = real_path(home);
     match git_top {
-        Some(top) if !is_inside(&home_real, top) => Some(top.to_path_buf()),
+        Some(top) if !under(&real_path(home), &real_path(top), false) => Some(top.to_path_buf()),
         _ => cwd
             .ancestors()
             .find(|dir| dir.join(".metaproject").symlink_metadata().is_ok())

@@ -430,17 +430,11 @@ fn fire_with_state(
     let in_process =
         |reg: &Registration, payload: &Value| crate::builtins::run_in_process(reg, payload, loc);
     let ambient = |k: &str| std::env::var(k).ok();
-    // Only a spawned built-in needs this binary's own path.
-    let self_exe = match work {
-        Work::Spawns => std::env::current_exe().unwrap_or_else(|_| PathBuf::from("keryx-hooks")),
-        _ => PathBuf::from("keryx-hooks"),
-    };
     let ctx = FireContext {
         profile,
         project_root: loc.project_root.as_deref(),
         cwd: &loc.cwd,
         run_id: &ids.run_id,
-        self_exe,
         builtin: &builtin,
         in_process: &in_process,
         ambient: &ambient,

@@ -2,7 +2,7 @@
 //! in-process built-ins through their ports) against a synthetic payload or
 //! a file, and reports what it did and what a failure would mean.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
@@ -85,7 +85,6 @@ pub fn run(args: &TestArgs) -> CmdResult {
         project_root: loc.project_root.as_deref(),
         cwd: &loc.cwd,
         run_id: "test-run",
-        self_exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("keryx-hooks")),
         builtin: &builtin,
         in_process: &in_process,
         ambient: &ambient,

@@ -88,7 +88,7 @@ pub fn spawn_with_launcher(
 
     let (mut child, group) = match spawn_registered(&mut cmd) {
         Ok(started) => started,
-        Err(e) => return not_started(Exit::SpawnFailed(spawn_error(&program, &e))),
+        Err(e) => return not_started(Exit::SpawnFailed(why_not_started(req, &program, &e))),
     };
     let pid = child.id();
     let timeout = req.timeout.clamp(MIN_TIMEOUT, MAX_TIMEOUT);
@@ -419,18 +419,20 @@ fn resolve_program(req: &SpawnRequest) -> Result<PathBuf, String> {
                 .into(),
         );
     }
-    if !req.cwd.is_dir() {
-        return Err(format!(
-            "the hook's working directory `{}` does not exist or is not a directory",
-            escape(&req.cwd.display().to_string())
-        ));
-    }
     if arg0.contains('/') {
         // An absolute arg0 replaces cwd; collecting the components drops
         // the `./` so messages show a clean path.
         let path: PathBuf = req.cwd.join(arg0).components().collect();
+        if matches!(req.sandbox, SandboxSpec::None) {
+            // Checked only if it fails to start ([`why_not_started`]): the
+            // checks cost a few syscalls on every call and the exec makes
+            // them anyway. A launcher would start and fail in its place.
+            return Ok(path);
+        }
+        check_cwd(req)?;
         return check_executable(&path).map(|()| path);
     }
+    check_cwd(req)?;
     let path_var = req
         .env
         .iter()
@@ -456,6 +458,25 @@ fn resolve_program(req: &SpawnRequest) -> Result<PathBuf, String> {
             escape(path_var)
         )
     }))
+}
+
+fn check_cwd(req: &SpawnRequest) -> Result<(), String> {
+    if req.cwd.is_dir() {
+        return Ok(());
+    }
+    Err(format!(
+        "the hook's working directory `{}` does not exist or is not a directory",
+        escape(&req.cwd.display().to_string())
+    ))
+}
+
+/// Why `program` did not start: the first of the checks a user can act on
+/// that fails, else the exec error itself.
+fn why_not_started(req: &SpawnRequest, program: &Path, e: &io::Error) -> String {
+    check_cwd(req)
+        .and_then(|()| check_executable(program))
+        .err()
+        .unwrap_or_else(|| spawn_error(program, e))
 }
 
 fn check_executable(path: &Path) -> Result<(), String> {
@@ -510,7 +531,7 @@ fn shebang_interpreter(path: &Path) -> Option<PathBuf> {
     Some(PathBuf::from(String::from_utf8_lossy(interp).into_owned()))
 }
 
-/// The exec error of a program that passed [`check_executable`].
+/// The exec error of a program that passes [`check_executable`].
 fn spawn_error(program: &Path, e: &io::Error) -> String {
     let shown = escape(&program.display().to_string());
     match e.raw_os_error() {

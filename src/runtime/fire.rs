@@ -3,7 +3,7 @@
 //! observe/context hooks in parallel, classify failures, compose, and
 //! produce one record per invocation.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -44,7 +44,6 @@ pub struct FireContext<'a> {
     pub project_root: Option<&'a Path>,
     pub cwd: &'a Path,
     pub run_id: &'a str,
-    pub self_exe: PathBuf,
     pub builtin: &'a BuiltinRunner<'a>,
     pub in_process: &'a InProcessCommand<'a>,
     /// The ambient environment hooks may inherit from (allowlisted).
@@ -158,7 +157,7 @@ pub fn invoke(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Invo
     }
     let mut argv = command.argv.clone();
     if reg.scope == crate::config::model::Scope::Builtin && argv[0] == SELF_EXE {
-        argv[0] = ctx.self_exe.to_string_lossy().into_owned();
+        argv[0] = crate::paths::self_exe().to_string_lossy().into_owned();
     }
     let base = ctx.project_root.unwrap_or(ctx.cwd);
     let cwd = command
