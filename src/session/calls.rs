@@ -84,6 +84,11 @@ struct SlotRecord {
     /// The answer did not fit: it is in the call's own file.
     #[serde(default)]
     spilled: bool,
+    /// Some call of this slot has a file of its own (its slot was busy, or
+    /// its answer spilled): only then does a delivery look for one, since
+    /// looking up a name that is not there costs a directory search.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    own_files: bool,
     #[serde(flatten)]
     delivered: Delivered,
 }
@@ -158,28 +163,40 @@ impl Calls {
                         continue;
                     }
                     // The first delivery never answered: take the call over.
-                    slot.write_pending(key);
+                    slot.write_pending(key, r.own_files);
                     let _ = slot.file.unlock();
                     return first(Held::Slot(slot, own));
                 }
                 _ => {}
             }
-            if own.symlink_metadata().is_ok() {
+            let own_files = record.as_ref().is_some_and(|r| r.own_files);
+            if own_files && own.symlink_metadata().is_ok() {
                 // Claimed in its own file while the slot was busy.
                 let _ = slot.file.unlock();
                 return self.claim_own(&own, key, deadline, wait);
             }
-            let busy = record.is_some_and(|r| r.delivered.pending && !r.stale(wait));
-            if !busy {
-                slot.write_pending(key);
-                let _ = slot.file.unlock();
-                return first(Held::Slot(slot, own));
-            }
+            let busy = match record {
+                Some(r) if r.delivered.pending && !r.stale(wait) => r,
+                _ => {
+                    slot.write_pending(key, own_files);
+                    let _ = slot.file.unlock();
+                    return first(Held::Slot(slot, own));
+                }
+            };
             // Another call still running holds the slot: this one gets its
             // own file, made while the slots are locked so that a second
             // delivery of this call, which looks for it under the same lock,
             // cannot miss it.
             let made = OpenOptions::new().write(true).create_new(true).open(&own);
+            if !busy.own_files {
+                let marked = SlotRecord {
+                    own_files: true,
+                    ..busy
+                };
+                if let Err(e) = slot.write(&marked) {
+                    tracing::warn!("could not mark a de-duplication slot: {e}");
+                }
+            }
             let _ = slot.file.unlock();
             return match made {
                 Ok(file) => first(Held::Own(file)),
@@ -281,11 +298,12 @@ impl Slot {
         Ok(true)
     }
 
-    fn write_pending(&self, key: &str) {
+    fn write_pending(&self, key: &str, own_files: bool) {
         let record = SlotRecord {
             key: key.to_owned(),
             at: unix_now(),
             spilled: false,
+            own_files,
             delivered: Delivered {
                 pending: true,
                 ..Delivered::default()
@@ -312,6 +330,7 @@ impl Slot {
                     key,
                     at: r.at,
                     spilled: false,
+                    own_files: r.own_files,
                     delivered: answer.clone(),
                 };
                 match self.write(&record)? {
@@ -320,6 +339,7 @@ impl Slot {
                         let bytes = serde_json::to_vec(answer)?;
                         std::fs::write(own, bytes)?;
                         record.spilled = true;
+                        record.own_files = true;
                         record.delivered = Delivered::default();
                         self.write(&record).map(|_| ())
                     }
@@ -420,11 +440,12 @@ mod tests {
         assert!(matches!(calls.claim("k", WAIT), Claim::Answered(_)));
     }
 
-    /// A key other than `key` that lands in the same slot.
+    /// A key other than `key` (and named apart from it) that lands in the
+    /// same slot.
     fn same_slot_as(key: &str) -> String {
         let slot = Calls::slot_index(&Calls::digest(key));
         (0..)
-            .map(|i| format!("other-{i}"))
+            .map(|i| format!("{key}-other-{i}"))
             .find(|k| Calls::slot_index(&Calls::digest(k)) == slot)
             .unwrap()
     }
@@ -528,6 +549,31 @@ mod tests {
         match waiter.join().unwrap() {
             Claim::Answered(d) => assert_eq!(d.outcome, "deny"),
             Claim::First(_) => panic!("the second delivery fired instead of waiting"),
+        }
+    }
+
+    #[test]
+    fn a_call_in_its_own_file_is_found_after_its_slot_changed_hands() {
+        let tmp = tempfile::tempdir().unwrap();
+        let calls = Calls::at(tmp.path().join("calls-s"));
+        let other = same_slot_as("k");
+        let third = same_slot_as(&other);
+        assert_ne!(third, other);
+        let Claim::First(running) = calls.claim("k", WAIT) else {
+            panic!()
+        };
+        let Claim::First(own) = calls.claim(&other, WAIT) else {
+            panic!()
+        };
+        own.answer(&answer("deny"));
+        running.answer(&answer("allow"));
+        let Claim::First(next) = calls.claim(&third, WAIT) else {
+            panic!()
+        };
+        next.answer(&answer("allow"));
+        match calls.claim(&other, WAIT) {
+            Claim::Answered(d) => assert_eq!(d.outcome, "deny"),
+            Claim::First(_) => panic!("the call in its own file was forgotten"),
         }
     }
 
