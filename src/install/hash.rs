@@ -317,13 +317,17 @@ pub fn read_capped(path: &Path, rel: &str) -> Result<Vec<u8>, String> {
 /// The warm path (nothing changed since the cache was written) reads only
 /// the cache's first line: when the listing's [`fingerprint`] (every name
 /// and stamp) is the one stored there, so is the source hash. No file
-/// content is read and no per-file row is parsed.
+/// content is read, no per-file row is parsed and nothing is sorted: the
+/// fingerprint is taken in the order the directories gave their entries,
+/// which only changes when a directory does (and then the fingerprint
+/// differs, and the full check below runs).
 pub fn source_hash(source: &Path, cache: Option<&Path>) -> Result<String, String> {
-    let listing = list_source(source)?;
+    let mut listing = walk(source)?;
     let stamps = fingerprint(&listing.files);
     if let Some(hash) = cache.and_then(|p| warm_hash(p, &listing.root, &stamps)) {
         return Ok(hash);
     }
+    listing.sort();
     let bytes = cache.and_then(|p| std::fs::read(p).ok());
     let stored = bytes
         .as_deref()
@@ -465,16 +469,26 @@ impl StampKey {
     }
 }
 
-/// One digest of every file's name and stamp, in listing order: equal
-/// for two listings exactly when they have the same files, each with the
-/// same exec bit and stat fields.
+/// One digest of every file's name and stamp, in the order given: equal
+/// for two listings in one order exactly when they have the same files,
+/// each with the same exec bit and stat fields.
 fn fingerprint(files: &[SourceFile]) -> String {
     let mut h = Sha256::new();
     for f in files {
+        // The name (NUL-free, so NUL ends it), then the exec bit and the
+        // stat fields as fixed-width bytes: nothing to format per file.
+        let s = f.stamp;
+        let mut fixed = [0u8; 1 + 5 * 8];
+        fixed[0] = u8::from(f.executable);
+        for (i, n) in [s.size, s.mtime_ns as u64, s.ctime_ns as u64, s.ino, s.dev]
+            .into_iter()
+            .enumerate()
+        {
+            fixed[1 + i * 8..9 + i * 8].copy_from_slice(&n.to_le_bytes());
+        }
         h.update(f.rel.as_bytes());
         h.update([0]);
-        h.update(StampKey::of(f).as_str().as_bytes());
-        h.update([b'\n']);
+        h.update(fixed);
     }
     hex(&h.finalize())
 }
