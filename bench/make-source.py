@@ -5,18 +5,13 @@ to make FILES files and MEGABYTES MB in all, spread over subdirectories.
     make-source.py DIR [FILES=1000] [MEGABYTES=50]
 
 Contents are pseudo-random (seeded, so every run hashes the same bytes) and
-a few files are executable, as hook scripts are. Every file is dated an hour
-back, as a hook source is when a session starts: the stat cache does not
-trust a file changed in the last two seconds (it could change again within
-the same timestamp), so a source written just before timing would be hashed
-afresh on the first runs.
+a few files are executable, as hook scripts are.
 """
 
 import json
 import os
 import random
 import sys
-import time
 
 
 def main():
@@ -37,10 +32,6 @@ def main():
             f.write(rng.randbytes(size))
         if i % 50 == 0:
             os.chmod(path, 0o755)
-    past = time.time() - 3600
-    for dirpath, _dirs, names in os.walk(root):
-        for name in names:
-            os.utime(os.path.join(dirpath, name), (past, past))
 
 
 if __name__ == "__main__":
