@@ -9,7 +9,7 @@
 //!
 //! Usage: fire [ROUNDS]   (each round times 1,000 calls; default 30 rounds)
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use keryx_hooks::builtins;
@@ -87,7 +87,6 @@ fn fire_once(
         project_root: Some(Path::new("/p")),
         cwd: Path::new("/p"),
         run_id: "run-1",
-        self_exe: PathBuf::from("keryx-hooks"),
         builtin: &builtin,
         in_process: &in_process,
         ambient: &ambient,
