@@ -491,11 +491,10 @@ fn fire_with_state(
         None if event == Event::Stop => session.as_ref().and_then(|s| s.lock().ok()),
         None => None,
     };
-    let appended = match (&locked, &session) {
-        (Some(l), _) => Some(l.append_records(&result.records, &correlation, &ids.run_id)),
-        (None, Some(s)) => Some(s.append_records(&result.records, &correlation, &ids.run_id)),
-        (None, None) => None,
-    };
+    // One O_APPEND write, whether or not the lock is held.
+    let appended = session
+        .as_ref()
+        .map(|s| s.append_records(&result.records, &correlation, &ids.run_id));
     if let Some(Err(e)) = appended {
         tracing::warn!("could not append records: {e}");
     }

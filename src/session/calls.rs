@@ -381,6 +381,22 @@ impl Claimed {
 mod tests {
     use super::*;
 
+    /// The first delivery's claim of `key`; a test failure if it was not.
+    fn first(calls: &Calls, key: &str) -> Claimed {
+        match calls.claim(key, WAIT) {
+            Claim::First(c) => c,
+            Claim::Answered(d) => panic!("`{key}` was answered ({d:?}) instead of fired"),
+        }
+    }
+
+    /// The answer repeated for `key`; a test failure if it fired again.
+    fn answered(calls: &Calls, key: &str) -> Delivered {
+        match calls.claim(key, WAIT) {
+            Claim::Answered(d) => d,
+            Claim::First(_) => panic!("`{key}` fired again instead of repeating its answer"),
+        }
+    }
+
     fn answer(outcome: &str) -> Delivered {
         Delivered {
             pending: false,
@@ -394,14 +410,9 @@ mod tests {
     fn the_first_delivery_fires_and_later_ones_repeat_its_answer() {
         let tmp = tempfile::tempdir().unwrap();
         let calls = Calls::at(tmp.path().join("calls-s"));
-        let Claim::First(c) = calls.claim("PreToolUse:t1", WAIT) else {
-            panic!("first delivery must fire");
-        };
+        let c = first(&calls, "PreToolUse:t1");
         c.answer(&answer("deny"));
-        match calls.claim("PreToolUse:t1", WAIT) {
-            Claim::Answered(d) => assert_eq!(d, answer("deny")),
-            Claim::First(_) => panic!("second delivery fired again"),
-        }
+        assert_eq!(answered(&calls, "PreToolUse:t1"), answer("deny"));
         assert!(matches!(
             calls.claim("PreToolUse:t2", WAIT),
             Claim::First(_)
@@ -413,9 +424,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("calls-s");
         let calls = Calls::at(dir.clone());
-        let Claim::First(c) = calls.claim("k", WAIT) else {
-            panic!()
-        };
+        let c = first(&calls, "k");
         let waiter = std::thread::spawn(move || Calls::at(dir).claim("k", WAIT));
         std::thread::sleep(Duration::from_millis(100));
         c.answer(&answer("allow"));
@@ -429,9 +438,7 @@ mod tests {
     fn an_abandoned_claim_is_taken_over_after_the_wait() {
         let tmp = tempfile::tempdir().unwrap();
         let calls = Calls::at(tmp.path().join("calls-s"));
-        let Claim::First(abandoned) = calls.claim("k", WAIT) else {
-            panic!()
-        };
+        let abandoned = first(&calls, "k");
         drop(abandoned);
         let Claim::First(c) = calls.claim("k", Duration::from_millis(60)) else {
             panic!("an unanswered claim must not block forever");
@@ -465,17 +472,19 @@ mod tests {
         let dir = tmp.path().join("calls-s");
         let calls = Calls::at(dir.clone());
         for i in 0..1000 {
-            let Claim::First(c) = calls.claim(&format!("PreToolUse:t{i}"), WAIT) else {
-                panic!("call {i} was never seen before");
-            };
-            c.answer(&answer(if i % 2 == 0 { "allow" } else { "deny" }));
+            first(&calls, &format!("PreToolUse:t{i}")).answer(&answer(if i % 2 == 0 {
+                "allow"
+            } else {
+                "deny"
+            }));
         }
         assert_eq!(files(&dir), ["slots"]);
         assert!(std::fs::metadata(dir.join("slots")).unwrap().len() <= SLOTS * SLOT_BYTES as u64);
-        match calls.claim("PreToolUse:t999", WAIT) {
-            Claim::Answered(d) => assert_eq!(d.outcome, "deny"),
-            Claim::First(_) => panic!("the latest call fired again"),
-        }
+        assert_eq!(
+            answered(&calls, "PreToolUse:t999").outcome,
+            "deny",
+            "the latest call fired again"
+        );
     }
 
     #[test]
@@ -483,9 +492,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("calls-s");
         let calls = Calls::at(dir.clone());
-        let Claim::First(c) = calls.claim("k", WAIT) else {
-            panic!()
-        };
+        let c = first(&calls, "k");
         let long = Delivered {
             pending: false,
             outcome: "deny".into(),
@@ -494,10 +501,7 @@ mod tests {
         };
         c.answer(&long);
         assert_eq!(files(&dir).len(), 2, "{:?}", files(&dir));
-        match calls.claim("k", WAIT) {
-            Claim::Answered(d) => assert_eq!(d, long),
-            Claim::First(_) => panic!("a long answer was lost"),
-        }
+        assert_eq!(answered(&calls, "k"), long, "a long answer was lost");
     }
 
     #[test]
@@ -506,23 +510,21 @@ mod tests {
         let dir = tmp.path().join("calls-s");
         let calls = Calls::at(dir.clone());
         let other = same_slot_as("k");
-        let Claim::First(running) = calls.claim("k", WAIT) else {
-            panic!()
-        };
-        let Claim::First(c) = calls.claim(&other, WAIT) else {
-            panic!("a different call waited for the one in its slot");
-        };
+        let running = first(&calls, "k");
+        let c = first(&calls, &other);
         assert_eq!(files(&dir).len(), 2, "{:?}", files(&dir));
         c.answer(&answer("deny"));
         running.answer(&answer("allow"));
-        match calls.claim(&other, WAIT) {
-            Claim::Answered(d) => assert_eq!(d.outcome, "deny"),
-            Claim::First(_) => panic!("the call in its own file fired again"),
-        }
-        match calls.claim("k", WAIT) {
-            Claim::Answered(d) => assert_eq!(d.outcome, "allow"),
-            Claim::First(_) => panic!("the call in the slot fired again"),
-        }
+        assert_eq!(
+            answered(&calls, &other).outcome,
+            "deny",
+            "the call in its own file fired again"
+        );
+        assert_eq!(
+            answered(&calls, "k").outcome,
+            "allow",
+            "the call in the slot fired again"
+        );
     }
 
     #[test]
@@ -530,12 +532,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let calls = Calls::at(tmp.path().join("calls-s"));
         let other = same_slot_as("k");
-        let Claim::First(running) = calls.claim("k", WAIT) else {
-            panic!()
-        };
-        let Claim::First(own) = calls.claim(&other, WAIT) else {
-            panic!()
-        };
+        let running = first(&calls, "k");
+        let own = first(&calls, &other);
         // The slot is free again, but `other` is still running in its own
         // file: a second delivery of it must wait there, not claim the slot.
         running.answer(&answer("allow"));
@@ -559,22 +557,17 @@ mod tests {
         let other = same_slot_as("k");
         let third = same_slot_as(&other);
         assert_ne!(third, other);
-        let Claim::First(running) = calls.claim("k", WAIT) else {
-            panic!()
-        };
-        let Claim::First(own) = calls.claim(&other, WAIT) else {
-            panic!()
-        };
+        let running = first(&calls, "k");
+        let own = first(&calls, &other);
         own.answer(&answer("deny"));
         running.answer(&answer("allow"));
-        let Claim::First(next) = calls.claim(&third, WAIT) else {
-            panic!()
-        };
+        let next = first(&calls, &third);
         next.answer(&answer("allow"));
-        match calls.claim(&other, WAIT) {
-            Claim::Answered(d) => assert_eq!(d.outcome, "deny"),
-            Claim::First(_) => panic!("the call in its own file was forgotten"),
-        }
+        assert_eq!(
+            answered(&calls, &other).outcome,
+            "deny",
+            "the call in its own file was forgotten"
+        );
     }
 
     #[test]
@@ -582,9 +575,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("calls-s");
         let calls = Calls::at(dir.clone());
-        let Claim::First(c) = calls.claim("k", WAIT) else {
-            panic!()
-        };
+        let c = first(&calls, "k");
         c.answer(&answer("allow"));
         let offset = Calls::slot_index(&Calls::digest("k")) * SLOT_BYTES as u64;
         let slots = OpenOptions::new()
@@ -594,9 +585,7 @@ mod tests {
         slots
             .write_all_at(b"{\"key\":\"k\",\"pend\0", offset)
             .unwrap();
-        let Claim::First(c) = calls.claim("k", WAIT) else {
-            panic!("a torn answer was repeated");
-        };
+        let c = first(&calls, "k");
         c.answer(&answer("deny"));
         assert!(matches!(calls.claim("k", WAIT), Claim::Answered(d) if d.outcome == "deny"));
     }
@@ -605,33 +594,28 @@ mod tests {
     fn a_late_answer_does_not_overwrite_the_delivery_that_took_over() {
         let tmp = tempfile::tempdir().unwrap();
         let calls = Calls::at(tmp.path().join("calls-s"));
-        let Claim::First(slow) = calls.claim("k", WAIT) else {
-            panic!()
-        };
+        let slow = first(&calls, "k");
         let Claim::First(taker) = calls.claim("k", Duration::from_millis(60)) else {
             panic!("an unanswered claim must not block forever");
         };
         let other = same_slot_as("k");
         taker.answer(&answer("deny"));
-        let Claim::First(next) = calls.claim(&other, WAIT) else {
-            panic!()
-        };
+        let next = first(&calls, &other);
         // The first delivery answers at last, after its slot moved on.
         slow.answer(&answer("allow"));
         next.answer(&answer("allow"));
-        match calls.claim(&other, WAIT) {
-            Claim::Answered(d) => assert_eq!(d.outcome, "allow"),
-            Claim::First(_) => panic!("the late answer clobbered the slot"),
-        }
+        assert_eq!(
+            answered(&calls, &other).outcome,
+            "allow",
+            "the late answer clobbered the slot"
+        );
     }
 
     #[test]
     fn prune_keeps_recent_answers() {
         let tmp = tempfile::tempdir().unwrap();
         let calls = Calls::at(tmp.path().join("calls-s"));
-        let Claim::First(c) = calls.claim("k", WAIT) else {
-            panic!()
-        };
+        let c = first(&calls, "k");
         c.answer(&answer("allow"));
         assert_eq!(calls.prune(KEEP), 0);
         assert_eq!(calls.prune(Duration::ZERO), 1);

@@ -74,7 +74,6 @@ pub struct Session {
 pub struct Locked {
     _lock: File,
     file: File,
-    dir: PathBuf,
     pub state: State,
 }
 
@@ -101,7 +100,6 @@ impl Session {
         Ok(Locked {
             _lock: lock,
             file,
-            dir: self.dir.clone(),
             state,
         })
     }
@@ -130,17 +128,6 @@ impl Locked {
         let bytes = serde_json::to_vec(&self.state)?;
         self.file.write_all_at(&bytes, 0)?;
         self.file.set_len(bytes.len() as u64)
-    }
-
-    /// Appends `hook_invocation` entries to `records.jsonl` (see
-    /// [`Session::append_records`]), under the lock.
-    pub fn append_records(
-        &self,
-        records: &[HookInvocationRecord],
-        correlation: &str,
-        run_id: &str,
-    ) -> std::io::Result<()> {
-        append_records(&self.dir, records, correlation, run_id)
     }
 }
 
@@ -255,7 +242,9 @@ mod tests {
                         changed_outcome: false,
                         exit_code: Some(0),
                     };
-                    l.append_records(&[rec], &seq.to_string(), "r").unwrap();
+                    session
+                        .append_records(&[rec], &seq.to_string(), "r")
+                        .unwrap();
                     l.save().unwrap();
                 });
             }
