@@ -447,6 +447,45 @@ mod tests {
         assert!(matches!(calls.claim("k", WAIT), Claim::Answered(_)));
     }
 
+    /// A claim left pending by a delivery that died long ago: the next
+    /// delivery takes the call over at once instead of waiting it out, and
+    /// another call takes the slot instead of going to a file of its own.
+    #[test]
+    fn a_claim_older_than_the_wait_is_stale() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("calls-s");
+        let calls = Calls::at(dir.clone());
+        let other = same_slot_as("k");
+        drop(first(&calls, "k"));
+        let offset = Calls::slot_index(&Calls::digest("k")) * SLOT_BYTES as u64;
+        let slots = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(dir.join("slots"))
+            .unwrap();
+        let old = Slot {
+            file: slots,
+            offset,
+        };
+        let mut record = old.read().unwrap();
+        assert!(record.delivered.pending);
+        record.at -= WAIT.as_secs() + 5;
+        assert!(old.write(&record).unwrap());
+
+        let started = Instant::now();
+        let c = first(&calls, "k");
+        assert!(started.elapsed() < Duration::from_secs(5), "waited it out");
+        c.answer(&answer("deny"));
+        assert_eq!(answered(&calls, "k").outcome, "deny");
+
+        let mut record = old.read().unwrap();
+        record.delivered.pending = true;
+        record.at -= WAIT.as_secs() + 5;
+        assert!(old.write(&record).unwrap());
+        drop(first(&calls, &other));
+        assert_eq!(files(&dir), ["slots"], "a stale claim kept its slot");
+    }
+
     /// A key other than `key` (and named apart from it) that lands in the
     /// same slot.
     fn same_slot_as(key: &str) -> String {
