@@ -822,77 +822,65 @@ fn json_split(
     split_doc(doc, true, shape.nested, &|key, _| key.to_owned(), &command)
 }
 
-/// One JSON edit at the text level, checked when it succeeds; `Err` is the
-/// editor's refusal.
-fn json_case(
-    host: &Adapter,
-    shape: &json::Shape,
-    wanted: &[Desired],
+/// One host-file format's text editor, as the edit properties see it.
+trait Editor {
+    fn install(&self, text: &str, want: &[(String, Value)]) -> Result<String, String>;
+    fn uninstall(&self, text: &str) -> Result<String, String>;
+    /// The file as data; `Err` when it does not parse.
+    fn doc(&self, text: &str) -> Result<Value, String>;
+    /// The foreign content (as comparable text) and our entries, by key.
+    fn split(&self, doc: &Value) -> (String, Vec<(String, Value)>);
+    /// Rules for the edited text beyond the shared ones.
+    fn check_output(&self, _name: &str, _text: &str, _out: &str) {}
+    /// Takes out of `doc` what the editor adds besides our entries for a
+    /// file that did not have it (`before`); `installed` says the install
+    /// must have added it.
+    fn strip_added(&self, _name: &str, _before: &Value, _doc: &mut Value, _installed: bool) {}
+}
+
+/// One edit at the text level, checked when it succeeds: it re-parses,
+/// foreign content is untouched, our entries are as asked, a second
+/// install changes nothing, and uninstall leaves exactly the foreign
+/// content. `Err` is the editor's refusal.
+fn edit_case(
+    ed: &dyn Editor,
+    name: &str,
+    want: &[(String, Value)],
     text: &str,
 ) -> Result<String, String> {
-    let ours = ours_of(host);
-    let entries: Vec<json::Entry> = wanted
-        .iter()
-        .map(|d| json::Entry {
-            key: d.host_event.clone(),
-            item: wiring::entry(host, d),
-        })
-        .collect();
-    let out = json::install(text, shape, &entries, &ours)?;
-    let name = host.name();
-    let before =
-        json_doc(text).unwrap_or_else(|e| panic!("{name}: install read what cannot be read: {e}"));
-    let after = json_doc(&out)
+    let out = ed.install(text, want)?;
+    let before = ed
+        .doc(text)
+        .unwrap_or_else(|e| panic!("{name}: install read what cannot be read: {e}"));
+    let mut after = ed
+        .doc(&out)
         .unwrap_or_else(|e| panic!("{name}: the edit does not re-parse ({e}):\n{out}"));
-    if is_strict_json(text) || text.trim().is_empty() {
-        assert!(
-            is_strict_json(&out),
-            "{name}: strict JSON became JSONC:\n{out}"
-        );
-    }
-    let had_version = before.get("version").is_some();
-    let mut after_foreign = after.clone();
-    if shape.version && !had_version {
-        let root = after_foreign
-            .as_object_mut()
-            .expect("an edit leaves an object");
-        assert_eq!(
-            root.shift_remove("version"),
-            Some(Value::from(1)),
-            "{name}:\n{out}"
-        );
-    }
-    let (foreign_before, _) = json_split(shape, &ours, &before);
-    let (foreign_after, ours_after) = json_split(shape, &ours, &after_foreign);
+    ed.check_output(name, text, &out);
+    ed.strip_added(name, &before, &mut after, true);
+    let (foreign_before, _) = ed.split(&before);
+    let (foreign_after, ours_after) = ed.split(&after);
     assert_eq!(
         foreign_after, foreign_before,
         "{name}: foreign content changed:\n--- input\n{text}\n--- output\n{out}"
     );
-    let want: Vec<(String, Value)> = entries
-        .iter()
-        .map(|e| (e.key.clone(), e.item.clone()))
-        .collect();
     assert!(
-        same_entries(&ours_after, &want),
+        same_entries(&ours_after, want),
         "{name}: our entries are not as asked: {ours_after:?}\n{out}"
     );
 
-    let again = json::install(&out, shape, &entries, &ours)
+    let again = ed
+        .install(&out, want)
         .unwrap_or_else(|e| panic!("{name}: a second install refused: {e}\n{out}"));
     assert_eq!(again, out, "{name}: a second install changed the file");
 
-    let removed = json::uninstall(&out, shape, &ours)
+    let removed = ed
+        .uninstall(&out)
         .unwrap_or_else(|e| panic!("{name}: uninstall refused its own output: {e}\n{out}"));
-    let left = json_doc(&removed)
+    let mut left = ed
+        .doc(&removed)
         .unwrap_or_else(|e| panic!("{name}: uninstall broke the file ({e}):\n{removed}"));
-    let mut left_foreign = left;
-    if shape.version
-        && !had_version
-        && let Some(root) = left_foreign.as_object_mut()
-    {
-        root.shift_remove("version");
-    }
-    let (foreign_left, ours_left) = json_split(shape, &ours, &left_foreign);
+    ed.strip_added(name, &before, &mut left, false);
+    let (foreign_left, ours_left) = ed.split(&left);
     assert!(
         ours_left.is_empty(),
         "{name}: uninstall left ours:\n{removed}"
@@ -902,6 +890,85 @@ fn json_case(
         "{name}: uninstall changed foreign content:\n{removed}"
     );
     Ok(out)
+}
+
+/// What `host` is asked to wire, as (host event, entry) pairs.
+fn wanted_entries(host: &Adapter, wanted: &[Desired]) -> Vec<(String, Value)> {
+    wanted
+        .iter()
+        .map(|d| (d.host_event.clone(), wiring::entry(host, d)))
+        .collect()
+}
+
+struct JsonEditor<'a, F> {
+    shape: &'a json::Shape,
+    ours: F,
+}
+
+impl<F: Fn(&str) -> bool> Editor for JsonEditor<'_, F> {
+    fn install(&self, text: &str, want: &[(String, Value)]) -> Result<String, String> {
+        let entries: Vec<json::Entry> = want
+            .iter()
+            .map(|(key, item)| json::Entry {
+                key: key.clone(),
+                item: item.clone(),
+            })
+            .collect();
+        json::install(text, self.shape, &entries, &self.ours)
+    }
+
+    fn uninstall(&self, text: &str) -> Result<String, String> {
+        json::uninstall(text, self.shape, &self.ours)
+    }
+
+    fn doc(&self, text: &str) -> Result<Value, String> {
+        json_doc(text)
+    }
+
+    fn split(&self, doc: &Value) -> (String, Vec<(String, Value)>) {
+        json_split(self.shape, &self.ours, doc)
+    }
+
+    fn check_output(&self, name: &str, text: &str, out: &str) {
+        if is_strict_json(text) || text.trim().is_empty() {
+            assert!(
+                is_strict_json(out),
+                "{name}: strict JSON became JSONC:\n{out}"
+            );
+        }
+    }
+
+    fn strip_added(&self, name: &str, before: &Value, doc: &mut Value, installed: bool) {
+        if !self.shape.version || before.get("version").is_some() {
+            return;
+        }
+        let Some(root) = doc.as_object_mut() else {
+            assert!(!installed, "{name}: an edit leaves an object");
+            return;
+        };
+        let version = root.shift_remove("version");
+        if installed {
+            assert_eq!(
+                version,
+                Some(Value::from(1)),
+                "{name}: no `version: 1` added"
+            );
+        }
+    }
+}
+
+/// One JSON edit at the text level (see [`edit_case`]).
+fn json_case(
+    host: &Adapter,
+    shape: &json::Shape,
+    wanted: &[Desired],
+    text: &str,
+) -> Result<String, String> {
+    let ed = JsonEditor {
+        shape,
+        ours: ours_of(host),
+    };
+    edit_case(&ed, host.name(), &wanted_entries(host, wanted), text)
 }
 
 /// `hostfile_json`: arbitrary bytes as an existing Claude Code, Gemini CLI,
@@ -1010,61 +1077,48 @@ fn keys_sorted(v: &Value) -> Value {
     }
 }
 
-/// One TOML edit at the text level, checked when it succeeds; `Err` is the
-/// editor's refusal.
+struct TomlEditor<F> {
+    shape: toml::Shape,
+    ours: F,
+}
+
+impl<F: Fn(&str) -> bool> Editor for TomlEditor<F> {
+    fn install(&self, text: &str, want: &[(String, Value)]) -> Result<String, String> {
+        let entries: Vec<toml::Entry> = want
+            .iter()
+            .map(|(key, item)| toml::Entry {
+                key: key.clone(),
+                item: item.clone(),
+            })
+            .collect();
+        toml::install(text, self.shape, &entries, &self.ours)
+    }
+
+    fn uninstall(&self, text: &str) -> Result<String, String> {
+        toml::uninstall(text, self.shape, &self.ours)
+    }
+
+    fn doc(&self, text: &str) -> Result<Value, String> {
+        toml_doc(text)
+    }
+
+    fn split(&self, doc: &Value) -> (String, Vec<(String, Value)>) {
+        toml_split(self.shape, &self.ours, doc)
+    }
+}
+
+/// One TOML edit at the text level (see [`edit_case`]).
 fn toml_case(
     host: &Adapter,
     shape: toml::Shape,
     wanted: &[Desired],
     text: &str,
 ) -> Result<String, String> {
-    let ours = ours_of(host);
-    let entries: Vec<toml::Entry> = wanted
-        .iter()
-        .map(|d| toml::Entry {
-            key: d.host_event.clone(),
-            item: wiring::entry(host, d),
-        })
-        .collect();
-    let out = toml::install(text, shape, &entries, &ours)?;
-    let name = host.name();
-    let before =
-        toml_doc(text).unwrap_or_else(|e| panic!("{name}: install read what cannot be read: {e}"));
-    let after = toml_doc(&out)
-        .unwrap_or_else(|e| panic!("{name}: the edit does not re-parse ({e}):\n{out}"));
-    let (foreign_before, _) = toml_split(shape, &ours, &before);
-    let (foreign_after, ours_after) = toml_split(shape, &ours, &after);
-    assert_eq!(
-        foreign_after, foreign_before,
-        "{name}: foreign content changed:\n--- input\n{text}\n--- output\n{out}"
-    );
-    let want: Vec<(String, Value)> = entries
-        .iter()
-        .map(|e| (e.key.clone(), e.item.clone()))
-        .collect();
-    assert!(
-        same_entries(&ours_after, &want),
-        "{name}: our entries are not as asked: {ours_after:?}\n{out}"
-    );
-
-    let again = toml::install(&out, shape, &entries, &ours)
-        .unwrap_or_else(|e| panic!("{name}: a second install refused: {e}\n{out}"));
-    assert_eq!(again, out, "{name}: a second install changed the file");
-
-    let removed = toml::uninstall(&out, shape, &ours)
-        .unwrap_or_else(|e| panic!("{name}: uninstall refused its own output: {e}\n{out}"));
-    let left = toml_doc(&removed)
-        .unwrap_or_else(|e| panic!("{name}: uninstall broke the file ({e}):\n{removed}"));
-    let (foreign_left, ours_left) = toml_split(shape, &ours, &left);
-    assert!(
-        ours_left.is_empty(),
-        "{name}: uninstall left ours:\n{removed}"
-    );
-    assert_eq!(
-        foreign_left, foreign_before,
-        "{name}: uninstall changed foreign content:\n{removed}"
-    );
-    Ok(out)
+    let ed = TomlEditor {
+        shape,
+        ours: ours_of(host),
+    };
+    edit_case(&ed, host.name(), &wanted_entries(host, wanted), text)
 }
 
 /// `hostfile_toml`: arbitrary bytes as an existing Codex or Kimi
