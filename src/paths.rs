@@ -196,15 +196,21 @@ pub fn sanitize_component(s: &str) -> String {
     }
 }
 
-/// `path` made absolute and lexically normalised (no filesystem access).
+/// How [`write_cache_file`]'s temp files are named.
+pub const CACHE_TEMP_PREFIX: &str = ".tmp-";
+
 /// Replaces the cache file `path` with `bytes` in one rename (its directory
 /// created as needed), so a concurrent reader sees the old file or the new
 /// one. Not fsynced: a cache lost in a crash only costs the time to rebuild.
+/// The temp file is `.tmp-…` beside it ([`CACHE_TEMP_PREFIX`]), the name a
+/// cache's own pruning looks for when a writer was killed before the rename.
 pub fn write_cache_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(CACHE_TEMP_PREFIX)
+        .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
@@ -217,6 +223,7 @@ pub fn self_exe() -> &'static Path {
     EXE.get_or_init(|| std::env::current_exe().unwrap_or_else(|_| PathBuf::from("keryx-hooks")))
 }
 
+/// `path` made absolute and lexically normalised (no filesystem access).
 pub fn absolute(path: &Path) -> PathBuf {
     let joined = if path.is_absolute() {
         path.to_path_buf()

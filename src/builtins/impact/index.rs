@@ -19,7 +19,7 @@
 //! error. Its size and the number of indexes kept are bounded.
 
 use std::collections::{HashMap, HashSet};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -824,13 +824,7 @@ fn save(index: &Index, dir: &Path, file: &Path) -> std::io::Result<()> {
             bytes.len()
         )));
     }
-    std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .suffix(".idx")
-        .tempfile_in(dir)?;
-    tmp.write_all(&bytes)?;
-    tmp.persist(file).map_err(|e| e.error)?;
+    crate::paths::write_cache_file(file, &bytes)?;
     prune(dir);
     Ok(())
 }
@@ -846,7 +840,7 @@ fn prune(dir: &Path) {
     for e in rd.filter_map(Result::ok) {
         let name = e.file_name().to_string_lossy().into_owned();
         let modified = e.metadata().and_then(|m| m.modified()).ok();
-        if name.starts_with(".tmp-") {
+        if name.starts_with(crate::paths::CACHE_TEMP_PREFIX) {
             if modified.is_some_and(|m| m < hour_ago) {
                 let _ = std::fs::remove_file(e.path());
             }
