@@ -892,6 +892,17 @@ fn edit_case(
     Ok(out)
 }
 
+/// (host event, entry) pairs as the editors take them (the JSON and the
+/// TOML editor take the same entries).
+fn as_entries(want: &[(String, Value)]) -> Vec<json::Entry> {
+    want.iter()
+        .map(|(key, item)| json::Entry {
+            key: key.clone(),
+            item: item.clone(),
+        })
+        .collect()
+}
+
 /// What `host` is asked to wire, as (host event, entry) pairs.
 fn wanted_entries(host: &Adapter, wanted: &[Desired]) -> Vec<(String, Value)> {
     wanted
@@ -907,14 +918,7 @@ struct JsonEditor<'a, F> {
 
 impl<F: Fn(&str) -> bool> Editor for JsonEditor<'_, F> {
     fn install(&self, text: &str, want: &[(String, Value)]) -> Result<String, String> {
-        let entries: Vec<json::Entry> = want
-            .iter()
-            .map(|(key, item)| json::Entry {
-                key: key.clone(),
-                item: item.clone(),
-            })
-            .collect();
-        json::install(text, self.shape, &entries, &self.ours)
+        json::install(text, self.shape, &as_entries(want), &self.ours)
     }
 
     fn uninstall(&self, text: &str) -> Result<String, String> {
@@ -1084,14 +1088,7 @@ struct TomlEditor<F> {
 
 impl<F: Fn(&str) -> bool> Editor for TomlEditor<F> {
     fn install(&self, text: &str, want: &[(String, Value)]) -> Result<String, String> {
-        let entries: Vec<toml::Entry> = want
-            .iter()
-            .map(|(key, item)| toml::Entry {
-                key: key.clone(),
-                item: item.clone(),
-            })
-            .collect();
-        toml::install(text, self.shape, &entries, &self.ours)
+        toml::install(text, self.shape, &as_entries(want), &self.ours)
     }
 
     fn uninstall(&self, text: &str) -> Result<String, String> {

@@ -594,7 +594,8 @@ pub struct Shape {
 }
 
 /// One of our entries as it should be: the item that goes into the event's
-/// array (a group for nested shapes, a handler for flat ones).
+/// array (a group for nested shapes, a handler for flat ones), as plain
+/// data; the TOML editor takes the same.
 #[derive(Debug, Clone)]
 pub struct Entry {
     pub key: String,

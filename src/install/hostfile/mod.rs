@@ -177,27 +177,16 @@ impl<'a> Editor<'a> {
 
     fn install(&self, text: &str, wanted: &[Desired]) -> Result<String, String> {
         let ours = |c: &str| self.ours(c);
+        let entries: Vec<json::Entry> = wanted
+            .iter()
+            .map(|d| json::Entry {
+                key: d.host_event.clone(),
+                item: wiring::entry(self.host, d),
+            })
+            .collect();
         match self.format {
-            Format::Json(shape) => {
-                let entries: Vec<json::Entry> = wanted
-                    .iter()
-                    .map(|d| json::Entry {
-                        key: d.host_event.clone(),
-                        item: wiring::entry(self.host, d),
-                    })
-                    .collect();
-                json::install(text, &shape, &entries, &ours)
-            }
-            Format::Toml(shape) => {
-                let entries: Vec<toml::Entry> = wanted
-                    .iter()
-                    .map(|d| toml::Entry {
-                        key: d.host_event.clone(),
-                        item: wiring::entry(self.host, d),
-                    })
-                    .collect();
-                toml::install(text, shape, &entries, &ours)
-            }
+            Format::Json(shape) => json::install(text, &shape, &entries, &ours),
+            Format::Toml(shape) => toml::install(text, shape, &entries, &ours),
             Format::PluginFile => Err(PLUGIN_FILE.into()),
         }
     }

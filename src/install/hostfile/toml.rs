@@ -16,15 +16,9 @@ pub enum Shape {
     Flat,
 }
 
-/// One of our entries as it should be: a group (nested) or an entry (flat),
-/// as plain data.
-#[derive(Debug, Clone)]
-pub struct Entry {
-    pub key: String,
-    pub item: Json,
-}
-
-pub use super::json::Found;
+/// Our entries and what is found are the same data as in a JSON host
+/// file: a group (nested) or an entry (flat) under its event.
+pub use super::json::{Entry, Found};
 
 type Ours<'a> = &'a dyn Fn(&str) -> bool;
 
