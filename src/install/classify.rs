@@ -253,15 +253,16 @@ pub fn known_sources(loc: &Locations, explicit: Option<&Path>) -> Vec<PathBuf> {
     out
 }
 
-/// The stat cache [`assess`] should use for `source`.
 /// Where the SessionStart check remembers the summary of snapshot `key`'s
-/// manifest (see [`manifest::read_summary_memo`]).
+/// manifest (see [`manifest::read_summary_memo`]); the key is made a safe
+/// file name as for the snapshot's own directory.
 pub fn manifest_memo(loc: &Locations, key: &str) -> PathBuf {
     loc.state_dir
         .join("manifest-memo")
-        .join(format!("{key}.json"))
+        .join(format!("{}.json", crate::paths::sanitize_component(key)))
 }
 
+/// The stat cache [`assess`] should use for `source`.
 pub fn cache_for(loc: &Locations, source: &Path) -> PathBuf {
     hash::cache_file(&loc.state_dir, source)
 }
@@ -291,8 +292,7 @@ fn drift_line(loc: &Locations, key: &str) -> Option<String> {
         return None;
     }
     let wired = |r: &Recorded<'_>, key: &str| recorded_wired(loc, r, key);
-    let memo = manifest_memo(loc, &dir.file_name()?.to_string_lossy());
-    let result = manifest::read_summary_memo(&dir, &memo).and_then(|m| {
+    let result = manifest::read_summary_memo(&dir, &manifest_memo(loc, key)).and_then(|m| {
         let source = PathBuf::from(&m.source_path);
         let cache = cache_for(loc, &source);
         assess_summary(
