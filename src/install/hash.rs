@@ -91,6 +91,17 @@ impl Stamp {
         }
     }
 
+    /// Size, mtime, ctime, inode and device: the fields a stamp compares.
+    fn fields(&self) -> [u64; 5] {
+        [
+            self.size,
+            self.mtime_ns as u64,
+            self.ctime_ns as u64,
+            self.ino,
+            self.dev,
+        ]
+    }
+
     /// Whether the file changed so recently that the stamp cannot vouch for it.
     pub(super) fn racy(&self, now: SystemTime) -> bool {
         let now_ns = now
@@ -438,10 +449,7 @@ impl StampKey {
             len: 0,
         };
         k.push(if executable { b'x' } else { b'-' });
-        for (i, n) in [s.size, s.mtime_ns as u64, s.ctime_ns as u64, s.ino, s.dev]
-            .into_iter()
-            .enumerate()
-        {
+        for (i, n) in s.fields().into_iter().enumerate() {
             if i > 0 {
                 k.push(b'.');
             }
@@ -477,13 +485,9 @@ fn fingerprint(files: &[SourceFile]) -> String {
     for f in files {
         // The name (NUL-free, so NUL ends it), then the exec bit and the
         // stat fields as fixed-width bytes: nothing to format per file.
-        let s = f.stamp;
         let mut fixed = [0u8; 1 + 5 * 8];
         fixed[0] = u8::from(f.executable);
-        for (i, n) in [s.size, s.mtime_ns as u64, s.ctime_ns as u64, s.ino, s.dev]
-            .into_iter()
-            .enumerate()
-        {
+        for (i, n) in f.stamp.fields().into_iter().enumerate() {
             fixed[1 + i * 8..9 + i * 8].copy_from_slice(&n.to_le_bytes());
         }
         h.update(f.rel.as_bytes());
