@@ -907,24 +907,7 @@ fn explain(env: &E2eEnv, via: Via, moment: Moment, run: &HostRun) -> String {
 fn pre_tool_deny(host: Host, via: Via) {
     let env = E2eEnv::new();
     let marker = env.path("denied-command-ran");
-    let script = env.script(
-        "deny-echo.sh",
-        &format!(
-            r#"payload=$(cat)
-printf '%s\n' "$payload" >> {log}
-echo call >> {calls}
-case "$payload" in
-  *'"command":"echo '*|*'"command": "echo '*)
-    echo {reason} >&2
-    exit 2 ;;
-esac
-exit 0
-"#,
-            log = sh_quote(env.path("pre-tool.log").to_str().unwrap()),
-            calls = sh_quote(env.path("pre-tool.calls").to_str().unwrap()),
-            reason = sh_quote(DENY_REASON),
-        ),
-    );
+    let script = env.deny_echo_gate(DENY_REASON);
     let hooks = wire(&env, host, via, Moment::PreTool, "gate", &script);
     let scenario = Scenario::new()
         .shell(&format!(
@@ -937,7 +920,7 @@ exit 0
     let why = || explain(&env, via, Moment::PreTool, &run);
     assert_eq!(run.code, 0, "the host failed\n{}", why());
     assert!(
-        !env.lines("pre-tool.calls").is_empty(),
+        !env.lines("gate.calls").is_empty(),
         "the PreToolUse hook never ran\n{}",
         why()
     );
