@@ -4,7 +4,7 @@
 
 use std::ffi::OsString;
 use std::io::{self, Read, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -21,6 +21,10 @@ use crate::escape::escape;
 /// What `PATH` means when the hook's environment has none (execvp's own).
 const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 const CHUNK: usize = 64 * 1024;
+/// The first read buffer: most hooks print a line or nothing, and a 64 KiB
+/// buffer would cost a 64 KiB memset and fresh pages on every call. It grows
+/// to [`CHUNK`] the first time a read fills it.
+const FIRST_CHUNK: usize = 4 * 1024;
 /// How often the leader is checked for exit once its pipes are closed.
 const MAX_EXIT_POLL: Duration = Duration::from_millis(10);
 
@@ -256,6 +260,7 @@ struct Pipes<'a> {
     stderr: Option<ChildStderr>,
     out: Capture,
     err: Capture,
+    chunk: Vec<u8>,
 }
 
 impl<'a> Pipes<'a> {
@@ -281,6 +286,7 @@ impl<'a> Pipes<'a> {
             stderr,
             out: Capture::default(),
             err: Capture::default(),
+            chunk: vec![0; FIRST_CHUNK],
         }
     }
 
@@ -294,6 +300,10 @@ impl<'a> Pipes<'a> {
     /// EOF, which is what the spec's timeout rule asks for.
     fn pump(&mut self, pid: u32, deadline: Instant) -> Ended {
         let mut backoff = Duration::from_micros(50);
+        // Opened the first time the outputs are closed before the exit can
+        // be waited for — the usual order, since an exiting process closes
+        // its files first.
+        let mut exit_fd: Option<Option<OwnedFd>> = None;
         loop {
             let now = Instant::now();
             if now >= deadline {
@@ -306,8 +316,28 @@ impl<'a> Pipes<'a> {
                     Ok(false) => {}
                     Err(e) => return Ended::Broken(e),
                 }
+                if self.stdin.is_none() {
+                    // Nothing left to feed or drain: wake at the exit itself.
+                    if let Some(fd) = exit_fd.get_or_insert_with(|| sys::pidfd_open(pid)) {
+                        let mut fds = [libc::pollfd {
+                            fd: fd.as_raw_fd(),
+                            events: libc::POLLIN,
+                            revents: 0,
+                        }];
+                        match sys::poll(&mut fds, Some(wait)) {
+                            // Readable means exited: the check above sees
+                            // it next; should it not yet, sleep rather
+                            // than spin on a pidfd that stays readable.
+                            Ok(_) if fds[0].revents != 0 => exit_fd = Some(None),
+                            Ok(_) => {}
+                            Err(e) => return Ended::Broken(e),
+                        }
+                        continue;
+                    }
+                }
                 // It closed its outputs but runs on (and may still be
-                // reading stdin): check again soon.
+                // reading stdin), and no pidfd says when it ends: check
+                // again soon.
                 wait = wait.min(backoff);
                 backoff = (backoff * 2).min(MAX_EXIT_POLL);
                 if self.stdin.is_none() {
@@ -358,12 +388,11 @@ impl<'a> Pipes<'a> {
         if fds[STDIN].revents != 0 {
             self.feed();
         }
-        let mut chunk = [0u8; CHUNK];
         if fds[STDOUT].revents != 0 {
-            read_into(&mut self.stdout, &mut self.out, &mut chunk);
+            read_into(&mut self.stdout, &mut self.out, &mut self.chunk);
         }
         if fds[STDERR].revents != 0 {
-            read_into(&mut self.stderr, &mut self.err, &mut chunk);
+            read_into(&mut self.stderr, &mut self.err, &mut self.chunk);
         }
         Ok(())
     }
@@ -392,13 +421,20 @@ impl<'a> Pipes<'a> {
     }
 }
 
-fn read_into<R: Read>(pipe: &mut Option<R>, capture: &mut Capture, chunk: &mut [u8]) {
+fn read_into<R: Read>(pipe: &mut Option<R>, capture: &mut Capture, chunk: &mut Vec<u8>) {
     let Some(reader) = pipe.as_mut() else {
         return;
     };
     match reader.read(chunk) {
         Ok(0) => *pipe = None,
-        Ok(n) => capture.push(&chunk[..n]),
+        Ok(n) => {
+            capture.push(&chunk[..n]);
+            if n == chunk.len() {
+                // A hook that fills the small buffer writes a lot: read a
+                // pipe's worth at a time from now on.
+                chunk.resize(CHUNK, 0);
+            }
+        }
         Err(e)
             if matches!(
                 e.kind(),

@@ -1,9 +1,9 @@
 //! The handful of libc calls std does not wrap: poll, non-blocking pipes,
-//! group kill, a non-reaping wait and signal dispositions. Each unsafe call
+//! group kill, a non-reaping wait, a pidfd and signal dispositions. Each unsafe call
 //! sits alone in a tiny function so its SAFETY argument stays local.
 
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 
 /// `poll(2)` on `fds`, retried on EINTR; `None` waits forever.
@@ -59,6 +59,21 @@ pub(super) fn kill_group(pgid: i32) -> bool {
     // "our own group" (0) or "every process" (-1 / 1).
     let rc = unsafe { libc::killpg(pgid, libc::SIGKILL) };
     rc == 0
+}
+
+/// A pidfd for child `pid` (Linux 5.3+): it polls readable once the child
+/// has exited, so its exit can be waited for with a timeout and no sleep.
+/// `None` where the kernel or a seccomp filter refuses it.
+#[allow(unsafe_code)]
+pub(super) fn pidfd_open(pid: u32) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1;
+    // no memory is passed.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: the kernel just returned this fd to us and nothing else owns it.
+    Some(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
 /// Whether child `pid` has terminated, without reaping it: while it is a

@@ -249,6 +249,27 @@ fn hook_that_closes_its_outputs_is_still_fed_and_timed() {
 }
 
 #[test]
+fn hook_that_closes_its_outputs_with_no_payload_is_waited_for_and_timed() {
+    // Nothing to feed and nothing to drain: the wait is on the exit alone.
+    let req = with_timeout(sh("exec >&- 2>&-; sleep 0.3; exit 5"), 5_000);
+    let out = spawn(&req);
+    assert_eq!(out.exit, Exit::Code(5));
+    assert!(
+        out.duration >= Duration::from_millis(300),
+        "{:?}",
+        out.duration
+    );
+    assert!(out.duration < req.timeout, "{:?}", out.duration);
+
+    // The same, wedged: the deadline still applies.
+    let req = with_timeout(sh("exec >&- 2>&-; sleep 60"), 300);
+    let out = spawn(&req);
+    assert_eq!(out.exit, Exit::Timeout);
+    assert!(out.duration >= req.timeout);
+    assert!(out.duration < req.timeout + SLACK, "{:?}", out.duration);
+}
+
+#[test]
 fn background_child_holding_stdout_is_a_timeout() {
     let req = with_timeout(sh("sleep 60 & echo started; exit 0"), 300);
     let out = spawn(&req);
