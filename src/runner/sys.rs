@@ -28,20 +28,15 @@ pub(super) fn poll(fds: &mut [libc::pollfd], timeout: Option<Duration>) -> io::R
     }
 }
 
-/// Puts `fd` in non-blocking mode, so a full or empty pipe never parks the
-/// thread that drives all three pipes.
+/// Puts `fd`, a pipe this process just made, in non-blocking mode, so a
+/// full or empty pipe never parks the thread that drives all three pipes.
+/// A new pipe has no other status flag to keep (F_SETFL ignores the access
+/// mode), so this is one `fcntl`, not a read and a write of the flags.
 #[allow(unsafe_code)]
 pub(super) fn set_nonblocking(fd: RawFd) -> io::Result<()> {
-    // SAFETY: fcntl with F_GETFL/F_SETFL only reads and sets status flags of
-    // an fd the caller owns; no memory is passed.
-    let rc = unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        if flags < 0 {
-            -1
-        } else {
-            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK)
-        }
-    };
+    // SAFETY: fcntl with F_SETFL only sets status flags of an fd the caller
+    // owns; no memory is passed.
+    let rc = unsafe { libc::fcntl(fd, libc::F_SETFL, libc::O_NONBLOCK) };
     if rc < 0 {
         Err(io::Error::last_os_error())
     } else {

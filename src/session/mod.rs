@@ -74,6 +74,9 @@ pub struct Session {
 pub struct Locked {
     _lock: File,
     file: File,
+    /// How long `state.json` is: a save shorter than this truncates the
+    /// rest; one as long or longer needs no truncate.
+    file_len: u64,
     pub state: State,
 }
 
@@ -94,12 +97,12 @@ impl Session {
         let lock = open_in(&self.dir, "lock", &opts)?;
         lock.lock()?;
         let file = opts.open(self.dir.join("state.json"))?;
-        let state = serde_json::from_slice(&read_all(&file))
-            .ok()
-            .unwrap_or_default();
+        let bytes = read_all(&file);
+        let state = serde_json::from_slice(&bytes).ok().unwrap_or_default();
         Ok(Locked {
             _lock: lock,
             file,
+            file_len: bytes.len() as u64,
             state,
         })
     }
@@ -124,10 +127,17 @@ impl Locked {
     /// state (one duplicate delivery re-evaluated at worst). No temp file,
     /// no fsync: this runs on every tool call and durability buys nothing
     /// for per-session bookkeeping.
-    pub fn save(&self) -> std::io::Result<()> {
+    pub fn save(&mut self) -> std::io::Result<()> {
         let bytes = serde_json::to_vec(&self.state)?;
         self.file.write_all_at(&bytes, 0)?;
-        self.file.set_len(bytes.len() as u64)
+        // The state mostly grows (its sequence number does): a truncate to
+        // the same length would still cost a journalled inode update.
+        let len = bytes.len() as u64;
+        if len < self.file_len {
+            self.file.set_len(len)?;
+        }
+        self.file_len = len;
+        Ok(())
     }
 }
 
@@ -257,6 +267,40 @@ mod tests {
         let state: State =
             serde_json::from_slice(&std::fs::read(dir.join("state.json")).unwrap()).unwrap();
         assert_eq!(state.seq, 16);
+    }
+
+    #[test]
+    fn a_shorter_state_leaves_no_tail_behind() {
+        let tmp = tempfile::tempdir().unwrap();
+        let session = Session::at(tmp.path().join("s"));
+        let read_back = || -> State {
+            serde_json::from_slice(&std::fs::read(tmp.path().join("s/state.json")).unwrap())
+                .unwrap()
+        };
+        let long = "r".repeat(200);
+
+        // Within one lock: long, then shorter, then longer again.
+        let mut l = session.lock().unwrap();
+        l.state.run_id = Some(long.clone());
+        l.save().unwrap();
+        l.state.run_id = Some("short".into());
+        l.save().unwrap();
+        assert_eq!(read_back().run_id.as_deref(), Some("short"));
+        l.state.run_id = Some(long.clone());
+        l.save().unwrap();
+        drop(l);
+        assert_eq!(read_back().run_id.as_deref(), Some(long.as_str()));
+
+        // Across locks: the length read is what a shorter save truncates.
+        let mut l = session.lock().unwrap();
+        l.state.run_id = Some("s".into());
+        l.save().unwrap();
+        drop(l);
+        assert_eq!(read_back().run_id.as_deref(), Some("s"));
+        let len = std::fs::metadata(tmp.path().join("s/state.json"))
+            .unwrap()
+            .len();
+        assert_eq!(len, serde_json::to_vec(&read_back()).unwrap().len() as u64);
     }
 
     #[test]
