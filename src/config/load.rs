@@ -130,10 +130,11 @@ pub fn load(sources: &Sources) -> Loaded {
 
 fn same_file(a: &Path, b: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
-    match (std::fs::metadata(a), std::fs::metadata(b)) {
-        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
-        _ => false,
-    }
+    // Most projects have no hooks file: stat the second only if the first is there.
+    let Ok(x) = std::fs::metadata(a) else {
+        return false;
+    };
+    std::fs::metadata(b).is_ok_and(|y| x.dev() == y.dev() && x.ino() == y.ino())
 }
 
 struct FileResult {

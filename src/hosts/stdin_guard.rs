@@ -91,7 +91,10 @@ pub fn read_json(mut reader: impl Read + AsFd, limits: &Limits) -> Result<Value,
     let start = Instant::now();
     let deadline = start + limits.deadline;
     let mut buf: Vec<u8> = Vec::with_capacity(8 * 1024);
-    let mut chunk = vec![0u8; 64 * 1024];
+    // Most payloads are a few KB. A 64 KiB buffer zeroed up front costs a
+    // memset and fresh pages on every event, so reads start small and only
+    // a payload that fills the buffer switches to pipe-sized reads.
+    let mut chunk = vec![0u8; 8 * 1024];
     let mut scanner = Scanner::default();
     let mut end: Option<usize> = None;
 
@@ -119,6 +122,9 @@ pub fn read_json(mut reader: impl Read + AsFd, limits: &Limits) -> Result<Value,
         };
         if n == 0 {
             break;
+        }
+        if n == chunk.len() && n < 64 * 1024 {
+            chunk.resize(64 * 1024, 0);
         }
         let take = match scanner.feed(&chunk[..n]) {
             Scan::More => n,
