@@ -21,7 +21,7 @@ RATIO_TARGETS = {"c-read": 1.3, "c-bash": 1.6}
 def colour(cid):
     if cid.endswith("@B"):
         return "#9ec5ea"
-    if cid in ("a", "b", "b-feed", "x-version"):
+    if cid in ("a", "a-spawn", "b", "b-feed", "x-version"):
         return "#8c8c8c"
     if cid.startswith("g-"):
         return "#d9822b"

@@ -91,7 +91,7 @@ fi
 say "building bench/tools (release)"
 CARGO_TARGET_DIR="$TOOLS_TARGET" cargo build --release --quiet --manifest-path bench/tools/Cargo.toml
 TOOLS="$TOOLS_TARGET/release"
-FLOOR="$TOOLS/floor" FEED="$TOOLS/feed" FRESHEN="$TOOLS/freshen"
+FLOOR="$TOOLS/floor" SPAWNER="$TOOLS/spawner" FEED="$TOOLS/feed" FRESHEN="$TOOLS/freshen"
 # The feeder is linked statically where the C library allows it: no dynamic
 # loader work, so it adds as little as possible in front of every case.
 if RUSTFLAGS="-C target-feature=+crt-static" CARGO_TARGET_DIR="$TOOLS_TARGET/static" \
@@ -175,6 +175,10 @@ add_case() {
 add_case a "floor: Rust, reads stdin, prints {}" Read - 1 "$FLOOR"
 add_case b "/bin/true, spawned directly" - - 0 /bin/true
 add_case b-feed "/bin/true behind the stdin feeder (calibration)" Read - 1 /bin/true
+# The least any shim pays for (d): the floor plus one /bin/true started in
+# its own group with the payload piped in and its outputs drained. Linked like
+# the floor, so a-spawn − a is one spawn from a fresh process.
+add_case a-spawn "floor + one /bin/true hook, piped and waited for (no config, state or record)" Read - 1 "$SPAWNER" /bin/true
 
 # add_keryx_cases BINARY ID_SUFFIX LABEL_SUFFIX: the cases that run keryx-hooks.
 add_keryx_cases() {
@@ -183,9 +187,8 @@ add_keryx_cases() {
     add_case "x-version$sfx" "keryx-hooks --version (binary start, no work)$lsfx" Read - 1 "$bin" --version
     add_case "c-read$sfx" "run, built-ins only, Read (nothing matches)$lsfx" Read - 1 "${run[@]}"
     add_case "c-bash$sfx" "run, built-ins only, Bash (ctx-guard matches)$lsfx" Bash - 1 "${run[@]}"
-    # A session that has already seen many tool calls: the shim keeps the
-    # last 256 answers (de-duplication) in its session state and rewrites
-    # them on every event, so this is the steady state of a long session.
+    # A session that has already seen many tool calls: its state and
+    # records have grown, so this is the steady state of a long session.
     add_case "c-read-long$sfx" "run, built-ins only, Read, after 300 earlier calls in the session$lsfx" Read - 1 "${run[@]}"
     if [[ -n "${CASE_DIR[c-read-long$sfx]:-}" ]]; then CASE_SEED[c-read-long$sfx]=300; fi
     add_case "d-unsandboxed$sfx" "run + 1 matching unsandboxed /bin/true gate (Read)$lsfx" Read hooks-gate-unsandboxed.json 1 "${run[@]}"
