@@ -75,22 +75,74 @@ struct Slot {
 }
 
 /// One slot's content: the call it holds, and its answer once given.
-#[derive(Serialize, Deserialize)]
+/// Stored as [`SlotWire`], the same fields side by side.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(from = "SlotWire", into = "SlotWire")]
 struct SlotRecord {
     key: String,
     /// When the call was claimed (Unix seconds): a pending claim older than
     /// [`WAIT`] was abandoned.
     at: u64,
     /// The answer did not fit: it is in the call's own file.
-    #[serde(default)]
     spilled: bool,
     /// Some call of this slot has a file of its own (its slot was busy, or
     /// its answer spilled): only then does a delivery look for one, since
     /// looking up a name that is not there costs a directory search.
+    own_files: bool,
+    delivered: Delivered,
+}
+
+/// A slot as JSON: the answer's fields beside the call's. Spelled out rather
+/// than `#[serde(flatten)]`, whose buffering made reading a slot several
+/// times dearer on every gated call.
+#[derive(Serialize, Deserialize)]
+struct SlotWire {
+    key: String,
+    at: u64,
+    #[serde(default)]
+    spilled: bool,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     own_files: bool,
-    #[serde(flatten)]
-    delivered: Delivered,
+    #[serde(default)]
+    pending: bool,
+    #[serde(default)]
+    outcome: String,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default, rename = "additionalContext")]
+    additional_context: Option<String>,
+}
+
+impl From<SlotWire> for SlotRecord {
+    fn from(w: SlotWire) -> Self {
+        SlotRecord {
+            key: w.key,
+            at: w.at,
+            spilled: w.spilled,
+            own_files: w.own_files,
+            delivered: Delivered {
+                pending: w.pending,
+                outcome: w.outcome,
+                reason: w.reason,
+                additional_context: w.additional_context,
+            },
+        }
+    }
+}
+
+impl From<SlotRecord> for SlotWire {
+    fn from(r: SlotRecord) -> Self {
+        SlotWire {
+            key: r.key,
+            at: r.at,
+            spilled: r.spilled,
+            own_files: r.own_files,
+            pending: r.delivered.pending,
+            outcome: r.delivered.outcome,
+            reason: r.delivered.reason,
+            additional_context: r.delivered.additional_context,
+        }
+    }
 }
 
 impl SlotRecord {

@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use crate::runtime::types::HookInvocationRecord;
 
@@ -184,15 +183,26 @@ fn append_records(
     if records.is_empty() {
         return Ok(());
     }
+    /// One line of `records.jsonl`, written straight from its parts.
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Line<'a> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        correlation_id: &'a str,
+        run_id: &'a str,
+        artifact_ref: Option<()>,
+        record: &'a HookInvocationRecord,
+    }
     let mut buf = Vec::new();
-    for r in records {
-        let line = json!({
-            "type": "hook_invocation",
-            "correlationId": correlation,
-            "runId": run_id,
-            "artifactRef": Value::Null,
-            "record": r,
-        });
+    for record in records {
+        let line = Line {
+            kind: "hook_invocation",
+            correlation_id: correlation,
+            run_id,
+            artifact_ref: None,
+            record,
+        };
         serde_json::to_writer(&mut buf, &line)?;
         buf.push(b'\n');
     }
@@ -228,6 +238,7 @@ pub fn prune(sessions_dir: &Path) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     #[test]
     fn concurrent_appends_keep_every_line() {
