@@ -23,7 +23,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{Delivered, open_in};
+use super::{Delivered, age, open_in, read_at};
 
 /// How long a later delivery waits for the first one's answer; past this
 /// (the first delivery crashed, or outlived every host timeout) it fires on
@@ -164,25 +164,20 @@ impl Calls {
         out
     }
 
-    fn slot_index(digest: &[u8; 16]) -> u64 {
-        u64::from(digest[0]) % SLOTS
+    /// Where in the slots file the call with `digest` lives.
+    fn slot_offset(digest: &[u8; 16]) -> u64 {
+        u64::from(digest[0]) % SLOTS * SLOT_BYTES as u64
     }
 
     fn own_path(&self, digest: &[u8; 16]) -> PathBuf {
-        let name: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-        self.dir.join(name)
+        self.dir.join(crate::config::schema::hex(digest))
     }
 
     /// Claims `key`, or waits (up to `wait`) for the answer of whoever did.
     pub fn claim(&self, key: &str, wait: Duration) -> Claim {
         let digest = Self::digest(key);
         let own = self.own_path(&digest);
-        let first = |held| {
-            Claim::First(Claimed {
-                held,
-                key: key.to_owned(),
-            })
-        };
+        let first = |held| Claimed::first(held, key);
         let mut opts = OpenOptions::new();
         opts.read(true).write(true).create(true).truncate(false);
         let Ok(file) = open_in(&self.dir, "slots", &opts) else {
@@ -191,7 +186,7 @@ impl Calls {
         };
         let slot = Slot {
             file,
-            offset: Self::slot_index(&digest) * SLOT_BYTES as u64,
+            offset: Self::slot_offset(&digest),
         };
         let deadline = Instant::now() + wait;
         loop {
@@ -263,12 +258,7 @@ impl Calls {
     /// The claim of a call in its own file: created empty by the first
     /// delivery, then filled with the answer in one write.
     fn claim_own(&self, path: &Path, key: &str, deadline: Instant, wait: Duration) -> Claim {
-        let first = |held| {
-            Claim::First(Claimed {
-                held,
-                key: key.to_owned(),
-            })
-        };
+        let first = |held| Claimed::first(held, key);
         loop {
             match OpenOptions::new().write(true).create_new(true).open(path) {
                 Ok(file) => return first(Held::Own(file)),
@@ -312,10 +302,6 @@ impl Calls {
     }
 }
 
-fn age(t: SystemTime) -> Duration {
-    SystemTime::now().duration_since(t).unwrap_or_default()
-}
-
 fn unix_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -326,15 +312,7 @@ impl Slot {
     /// The slot's record; `None` when it is empty, or was left half-written.
     fn read(&self) -> Option<SlotRecord> {
         let mut buf = vec![0; SLOT_BYTES];
-        let mut len = 0;
-        while len < SLOT_BYTES {
-            match self.file.read_at(&mut buf[len..], self.offset + len as u64) {
-                Ok(0) => break,
-                Ok(n) => len += n,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(_) => return None,
-            }
-        }
+        let len = read_at(&self.file, &mut buf, self.offset).ok()?;
         let end = buf[..len].iter().position(|&b| b == 0).unwrap_or(len);
         serde_json::from_slice(&buf[..end]).ok()
     }
@@ -414,6 +392,14 @@ fn read_own_answer(path: &Path) -> Option<Delivered> {
 }
 
 impl Claimed {
+    /// This delivery fires, holding `held` to answer through.
+    fn first(held: Held, key: &str) -> Claim {
+        Claim::First(Claimed {
+            held,
+            key: key.to_owned(),
+        })
+    }
+
     /// Writes the answer for later deliveries, in one write.
     pub fn answer(self, answer: &Delivered) {
         let written = match self.held {
@@ -477,13 +463,7 @@ mod tests {
         let dir = tmp.path().join("calls-s");
         let calls = Calls::at(dir.clone());
         let c = first(&calls, "k");
-        let waiter = std::thread::spawn(move || Calls::at(dir).claim("k", WAIT));
-        std::thread::sleep(Duration::from_millis(100));
-        c.answer(&answer("allow"));
-        match waiter.join().unwrap() {
-            Claim::Answered(d) => assert_eq!(d.outcome, "allow"),
-            Claim::First(_) => panic!("the waiter fired instead of waiting"),
-        }
+        waits_for_the_answer(&dir, "k", c, "allow");
     }
 
     #[test]
@@ -509,16 +489,7 @@ mod tests {
         let calls = Calls::at(dir.clone());
         let other = same_slot_as("k");
         drop(first(&calls, "k"));
-        let offset = Calls::slot_index(&Calls::digest("k")) * SLOT_BYTES as u64;
-        let slots = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(dir.join("slots"))
-            .unwrap();
-        let old = Slot {
-            file: slots,
-            offset,
-        };
+        let old = slot_of(&dir, "k");
         let mut record = old.read().unwrap();
         assert!(record.delivered.pending);
         record.at -= WAIT.as_secs() + 5;
@@ -541,11 +512,40 @@ mod tests {
     /// A key other than `key` (and named apart from it) that lands in the
     /// same slot.
     fn same_slot_as(key: &str) -> String {
-        let slot = Calls::slot_index(&Calls::digest(key));
+        let slot = Calls::slot_offset(&Calls::digest(key));
         (0..)
             .map(|i| format!("{key}-other-{i}"))
-            .find(|k| Calls::slot_index(&Calls::digest(k)) == slot)
+            .find(|k| Calls::slot_offset(&Calls::digest(k)) == slot)
             .unwrap()
+    }
+
+    /// `key`'s slot in the slots file under `dir`, opened for the test to
+    /// read or write behind the claims' back.
+    fn slot_of(dir: &Path, key: &str) -> Slot {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(dir.join("slots"))
+            .unwrap();
+        Slot {
+            file,
+            offset: Calls::slot_offset(&Calls::digest(key)),
+        }
+    }
+
+    /// A second delivery of `key`, started while its first delivery `c`
+    /// still runs, must wait and then repeat `c`'s answer.
+    fn waits_for_the_answer(dir: &Path, key: &str, c: Claimed, outcome: &str) {
+        let waiter = {
+            let (dir, key) = (dir.to_path_buf(), key.to_owned());
+            std::thread::spawn(move || Calls::at(dir).claim(&key, WAIT))
+        };
+        std::thread::sleep(Duration::from_millis(100));
+        c.answer(&answer(outcome));
+        match waiter.join().unwrap() {
+            Claim::Answered(d) => assert_eq!(d.outcome, outcome),
+            Claim::First(_) => panic!("the second delivery of `{key}` fired instead of waiting"),
+        }
     }
 
     fn files(dir: &Path) -> Vec<String> {
@@ -628,17 +628,7 @@ mod tests {
         // The slot is free again, but `other` is still running in its own
         // file: a second delivery of it must wait there, not claim the slot.
         running.answer(&answer("allow"));
-        let waiter = {
-            let dir = tmp.path().join("calls-s");
-            let other = other.clone();
-            std::thread::spawn(move || Calls::at(dir).claim(&other, WAIT))
-        };
-        std::thread::sleep(Duration::from_millis(100));
-        own.answer(&answer("deny"));
-        match waiter.join().unwrap() {
-            Claim::Answered(d) => assert_eq!(d.outcome, "deny"),
-            Claim::First(_) => panic!("the second delivery fired instead of waiting"),
-        }
+        waits_for_the_answer(&tmp.path().join("calls-s"), &other, own, "deny");
     }
 
     #[test]
@@ -668,13 +658,9 @@ mod tests {
         let calls = Calls::at(dir.clone());
         let c = first(&calls, "k");
         c.answer(&answer("allow"));
-        let offset = Calls::slot_index(&Calls::digest("k")) * SLOT_BYTES as u64;
-        let slots = OpenOptions::new()
-            .write(true)
-            .open(dir.join("slots"))
-            .unwrap();
-        slots
-            .write_all_at(b"{\"key\":\"k\",\"pend\0", offset)
+        let slot = slot_of(&dir, "k");
+        slot.file
+            .write_all_at(b"{\"key\":\"k\",\"pend\0", slot.offset)
             .unwrap();
         let c = first(&calls, "k");
         c.answer(&answer("deny"));

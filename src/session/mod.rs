@@ -155,23 +155,46 @@ pub(crate) fn open_in(dir: &Path, name: &str, opts: &OpenOptions) -> std::io::Re
 }
 
 /// The whole file, read from its start with `pread` (a file rewritten in
-/// place: its length is whatever the last writer left).
+/// place: its length is whatever the last writer left). A read error ends
+/// it early.
 pub(crate) fn read_all(file: &File) -> Vec<u8> {
     let mut buf = vec![0; 1024];
     let mut len = 0;
     loop {
-        if len == buf.len() {
-            buf.resize(len * 2, 0);
-        }
-        match file.read_at(&mut buf[len..], len as u64) {
-            Ok(0) => break,
-            Ok(n) => len += n,
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+        match read_at(file, &mut buf[len..], len as u64) {
+            Ok(n) if len + n == buf.len() => {
+                len += n;
+                buf.resize(len * 2, 0);
+            }
+            Ok(n) => {
+                len += n;
+                break;
+            }
             Err(_) => break,
         }
     }
     buf.truncate(len);
     buf
+}
+
+/// Fills `buf` from `offset` with `pread`, stopping early only at the end
+/// of the file; how many bytes it read.
+pub(crate) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    let mut len = 0;
+    while len < buf.len() {
+        match file.read_at(&mut buf[len..], offset + len as u64) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(len)
+}
+
+/// How long ago `t` was (zero for a time in the future).
+fn age(t: SystemTime) -> Duration {
+    SystemTime::now().duration_since(t).unwrap_or_default()
 }
 
 fn append_records(
@@ -216,15 +239,12 @@ pub fn prune(sessions_dir: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(sessions_dir) else {
         return 0;
     };
-    let now = SystemTime::now();
     let mut removed = 0;
     for e in entries.flatten() {
         let stale = e
             .metadata()
             .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| now.duration_since(t).ok())
-            .is_some_and(|age| age > MAX_AGE);
+            .is_ok_and(|t| age(t) > MAX_AGE);
         if stale
             && e.file_type().is_ok_and(|t| t.is_dir())
             && std::fs::remove_dir_all(e.path()).is_ok()
