@@ -9,6 +9,7 @@ mod config;
 mod e2e;
 mod fuzz_regressions;
 mod install;
+mod notices;
 mod readme;
 mod runtime;
 mod settings;

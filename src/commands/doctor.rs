@@ -181,6 +181,7 @@ fn check_text(c: &Check) -> String {
 /// Every check, in a stable order.
 pub fn checks(loc: &Locations, source: Option<&Path>) -> Vec<Check> {
     let mut out = Vec::new();
+    kill_switch_check(&mut out);
     let mut wired_hosts = host_checks(loc, &mut out);
     plugin_checks(loc, &mut out, &mut wired_hosts);
     double_registration(&wired_hosts, &mut out);
@@ -782,6 +783,24 @@ fn push_config_check(out: &mut Vec<Check>, name: &str, loaded: &load::Loaded, fi
 /// `runtime.toml`: one check per problem, as [`crate::settings`] finds them
 /// (the secret gates' own message when `[security]` does not load), or one
 /// `ok` naming the profile `run` uses.
+/// `KERYX_HOOKS=off` turns every hook and gate off for whatever is started
+/// from this environment; nothing else says so outside a SessionStart.
+fn kill_switch_check(out: &mut Vec<Check>) {
+    if let Some(detail) = kill_switch() {
+        out.push(
+            Check::new("KERYX_HOOKS", Level::Warn, detail)
+                .fix("unset KERYX_HOOKS (and remove it from your shell profile and the hosts' `env` settings)"),
+        );
+    }
+}
+
+/// What `KERYX_HOOKS=off` in this environment means, when it is set.
+pub fn kill_switch() -> Option<String> {
+    (crate::env_vars::get(crate::env_vars::KERYX_HOOKS).as_deref() == Some("off")).then(|| {
+        "KERYX_HOOKS=off is set in this environment: in every session started from it no hook runs and no gate guards anything".to_owned()
+    })
+}
+
 fn settings_check(loc: &Locations, out: &mut Vec<Check>) {
     const NAME: &str = "runtime.toml";
     let settings = loc.settings();

@@ -28,6 +28,9 @@ use crate::session::{Delivered, Locked, Session};
 /// Consecutive Stop blocks after which a Stop gate stops blocking the turn.
 pub const STOP_BLOCK_LIMIT: u32 = 8;
 
+/// Said at SessionStart when `KERYX_HOOKS=off` is set.
+pub const OFF_NOTICE: &str = "keryx-hooks is off in this session's environment (KERYX_HOOKS=off): no hook runs and no gate guards this session";
+
 /// Settings for one event, resolved from the arguments.
 pub struct RunSettings {
     pub host: String,
@@ -109,7 +112,13 @@ pub fn run(args: &RunArgs) -> ExitCode {
         ));
     };
     if env_vars::get(env_vars::KERYX_HOOKS).as_deref() == Some("off") {
-        return emit(adapter, &settings.host_event, event, &FireResult::none());
+        // The one switch that turns every guard off is said to the person
+        // once a session, so it is never only in the environment.
+        let mut off = FireResult::none();
+        if event == Event::SessionStart {
+            off.notices.push(OFF_NOTICE.to_owned());
+        }
+        return emit(adapter, &settings.host_event, event, &off);
     }
     let result = handle(adapter, event, &settings);
     emit(adapter, &settings.host_event, event, &result)
@@ -206,13 +215,54 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
     if !loaded.ok() {
         return config_invalid(event, &loaded, notices);
     }
-    crate::trust::apply_for_run(&mut loaded, &loc, &mut notices, event, !input.interactive);
+    let trust =
+        crate::trust::apply_for_run(&mut loaded, &loc, &mut notices, event, !input.interactive);
+    if let Some(line) = trust_news(adapter, &input, &loc, &trust) {
+        notices.push(line);
+    }
 
     // A child agent inherits every hook id, idle ports included: it runs
     // the same config and decides for itself what is idle.
     let inherited = fire::inherited_hook_ids(&loaded.registrations);
     let regs = crate::builtins::without_idle_ports(loaded.registrations, loc.settings());
     fire_with_state(adapter, &input, &regs, &inherited, &loc, profile, notices)
+}
+
+/// A project's hooks stopped running mid-session (its file was edited after
+/// it was trusted): said to the person on the first event that sees it, not
+/// only at the next SessionStart. A small file in the session dir remembers
+/// what was said, so it is said once; it is only read while hooks are held
+/// back, so a trusted project pays nothing.
+fn trust_news(
+    adapter: &Adapter,
+    input: &EventInput,
+    loc: &Locations,
+    trust: &crate::trust::ProjectTrust,
+) -> Option<String> {
+    const FILE: &str = "trust-notice";
+    let dir = loc.session_dir(adapter.name(), &input.session_id);
+    if trust.hook_ids.is_empty() {
+        return None;
+    }
+    let said = format!(
+        "{} {} {}",
+        trust.state.as_str(),
+        trust.digest,
+        trust.hook_ids.join(",")
+    );
+    let before = std::fs::read_to_string(dir.join(FILE)).unwrap_or_default();
+    if before == said {
+        return None;
+    }
+    let written = std::fs::create_dir_all(&dir)
+        .and_then(|()| crate::paths::write_cache_file(&dir.join(FILE), said.as_bytes()));
+    if let Err(e) = written {
+        tracing::warn!("could not remember the trust notice: {e}");
+    }
+    // SessionStart says it in full already.
+    (input.event != Event::SessionStart)
+        .then(|| crate::trust::held_back_notice(trust, !input.interactive))
+        .flatten()
 }
 
 fn config_invalid(event: Event, loaded: &Loaded, mut notices: Vec<String>) -> FireResult {

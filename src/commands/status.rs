@@ -23,10 +23,12 @@ pub fn run(args: &StatusArgs) -> CmdResult {
     super::print_location_warnings(&loc);
     let sources = assess_all(&loc, args.source.as_deref());
     let ok = sources.iter().all(SourceStatus::current);
+    let off = super::doctor::kill_switch();
     if args.json {
         output::json(&json!({
             "schemaVersion": "1",
             "ok": ok,
+            "hooksOff": off.is_some(),
             "snapshotRoot": loc.snapshot_root,
             "sources": sources.iter().map(SourceStatus::to_json).collect::<Vec<_>>(),
         }));
@@ -40,6 +42,9 @@ pub fn run(args: &StatusArgs) -> CmdResult {
         for s in &sources {
             output::stdout(&s.to_text());
         }
+    }
+    if let (Some(off), false) = (&off, args.json) {
+        output::err_line(&format!("warning: {off}"));
     }
     Ok(if ok {
         ExitCode::SUCCESS

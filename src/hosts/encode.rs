@@ -167,19 +167,9 @@ impl Adapter {
 
         let notices = result.notices.join("\n");
         let notices = non_empty(Some(notices.as_str()));
-        let context = {
-            let parts: Vec<&str> = [
-                non_empty(result.additional_context.as_deref()),
-                notices.filter(|_| spec.notices_in_context),
-            ]
-            .into_iter()
-            .flatten()
-            .collect();
-            parts.join("\n\n")
-        };
         let values = Values {
             reason: &reason,
-            context: non_empty(Some(context.as_str())),
+            context: non_empty(result.additional_context.as_deref()),
             notices,
         };
 
@@ -203,7 +193,7 @@ impl Adapter {
             reply.add(out, &values);
         }
         if values.notices.is_some()
-            && let Some(out) = &spec.notice
+            && let Some(out) = spec.notice.as_ref().or(self.notice.as_ref())
         {
             reply.add(out, &values);
         }

@@ -17,6 +17,11 @@ pub struct Adapter {
     _schema: Option<String>,
     pub(super) name: String,
     display_name: String,
+    /// How notices reach the person on events without a `notice` of their
+    /// own. Never the model's context: a notice names a command to run,
+    /// and only a person should be told to run it.
+    #[serde(default)]
+    pub(super) notice: Option<Output>,
     pub(super) encoder: EncoderKind,
     #[serde(default)]
     sources: Vec<String>,
@@ -209,8 +214,6 @@ pub struct HostEvent {
     pub(super) context: Option<Output>,
     #[serde(default)]
     pub(super) notice: Option<Output>,
-    #[serde(default)]
-    pub(super) notices_in_context: bool,
 }
 
 impl HostEvent {

@@ -788,47 +788,69 @@ fn claude_code_encodings() {
 }
 
 #[test]
-fn session_start_notices_reach_user_and_model() {
+fn notices_reach_the_person_never_the_models_context() {
     let mut r = context("ctx");
     r.notices = vec![
         "hooks snapshot is stale: run `keryx-hooks doctor --fix`".into(),
         "gate x disabled".into(),
     ];
     let n = "hooks snapshot is stale: run `keryx-hooks doctor --fix`\\ngate x disabled";
+    // The model gets the hooks' context only; the notice, which names a
+    // command to run, goes where the person reads it.
     assert_eq!(
         enc("claude-code", "SessionStart", &r),
         out(&format!(
-            r#"{{"hookSpecificOutput":{{"hookEventName":"SessionStart","additionalContext":"ctx\n\n{n}"}},"systemMessage":"{n}"}}"#
+            r#"{{"hookSpecificOutput":{{"hookEventName":"SessionStart","additionalContext":"ctx"}},"systemMessage":"{n}"}}"#
         ))
     );
     let mut only = FireResult::none();
     only.notices = vec!["drift".into()];
+    for host in ["codex", "gemini-cli"] {
+        assert_eq!(
+            enc(host, "SessionStart", &only),
+            out(r#"{"systemMessage":"drift"}"#),
+            "{host}"
+        );
+    }
+    let on_stderr = Encoded {
+        stdout: String::new(),
+        stderr: "drift\n".into(),
+        exit_code: 0,
+    };
+    for (host, event) in [
+        ("cursor", "sessionStart"),
+        ("copilot", "sessionStart"),
+        ("kimi", "SessionStart"),
+    ] {
+        assert_eq!(enc(host, event, &only), on_stderr, "{host}");
+    }
+    // A notice raised mid-session (trust revoked by an edit) is said on the
+    // event it is raised on, next to whatever that event answers.
     assert_eq!(
-        enc("codex", "SessionStart", &only),
-        out(
-            r#"{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"drift"},"systemMessage":"drift"}"#
-        )
+        enc("claude-code", "PreToolUse", &only),
+        out(r#"{"systemMessage":"drift"}"#)
     );
-    assert_eq!(
-        enc("gemini-cli", "SessionStart", &only),
-        out(
-            r#"{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"drift"},"systemMessage":"drift"}"#
-        )
+    let mut denied = deny("no");
+    denied.notices = vec!["drift".into()];
+    let both = enc("claude-code", "PreToolUse", &denied);
+    assert!(
+        both.stdout.contains(r#""permissionDecision":"deny""#),
+        "{both:?}"
     );
-    assert_eq!(
-        enc("cursor", "sessionStart", &only),
-        out(r#"{"additional_context":"drift"}"#)
+    assert!(
+        both.stdout.contains(r#""systemMessage":"drift""#),
+        "{both:?}"
     );
-    assert_eq!(
-        enc("copilot", "sessionStart", &only),
-        out(r#"{"additionalContext":"drift"}"#)
-    );
-    assert_eq!(
-        enc("kimi", "SessionStart", &only),
-        out(r#"{"message":"drift"}"#)
-    );
-    // Notices belong to SessionStart; elsewhere they are not repeated per event.
-    assert!(enc("claude-code", "PreToolUse", &only).is_silent());
+    // No adapter routes notices into the model's context.
+    for (name, text) in ADAPTER_SOURCES {
+        assert!(!text.contains("noticesInContext"), "{name}");
+        let doc: Value = serde_json::from_str(text).unwrap();
+        let mut found = Vec::new();
+        placeholders(&doc["notice"], &mut found);
+        if doc["encoder"] == "template" {
+            assert_eq!(found, ["$notices"], "{name} has a notice channel");
+        }
+    }
 }
 
 #[test]

@@ -228,13 +228,9 @@ fn path_text(p: &std::path::Path) -> String {
     format!("`{}`", escape(&p.display().to_string()))
 }
 
-/// The SessionStart notice lines: project hooks that did not run and how to
-/// trust them, user hooks that run unsandboxed, and built-in gates the user
-/// turned off. `headless` words the first for a session that cannot ask.
-/// `loaded` is the load after [`apply`].
-pub fn session_notices(trust: &ProjectTrust, loaded: &Loaded, headless: bool) -> Vec<String> {
-    let mut out = Vec::new();
-
+/// The line naming the project hooks that did not run, why, and what the
+/// person can do about it; `None` when every project hook runs.
+pub fn held_back_notice(trust: &ProjectTrust, headless: bool) -> Option<String> {
     // Only hooks that would have run are news; a disabled one never does.
     let skipped: Vec<&str> = {
         let mut ids: Vec<&str> = Vec::new();
@@ -278,11 +274,20 @@ pub fn session_notices(trust: &ProjectTrust, loaded: &Loaded, headless: bool) ->
             ),
             (_, false) => format!("review and trust {them} with `keryx-hooks trust` in {root}"),
         };
-        out.push(format!(
+        return Some(format!(
             "keryx-hooks: project {plural} {} did not run, {why}; {fix}",
             ids_text(skipped)
         ));
     }
+    None
+}
+
+/// The SessionStart notice lines: project hooks that did not run and how to
+/// trust them, user hooks that run unsandboxed, and built-in gates the user
+/// turned off. `headless` words the first for a session that cannot ask.
+/// `loaded` is the load after [`apply`].
+pub fn session_notices(trust: &ProjectTrust, loaded: &Loaded, headless: bool) -> Vec<String> {
+    let mut out: Vec<String> = held_back_notice(trust, headless).into_iter().collect();
 
     let mut unsandboxed: Vec<&Registration> = Vec::new();
     for r in loaded

@@ -336,7 +336,7 @@ fn concurrency_trust_and_untrust_while_events_fire_never_run_untrusted_content()
     let mut good = 0;
     for (in_never, run) in &answers {
         run.code(0);
-        if run.stdout.is_empty() {
+        if !super::answered(run) {
             continue; // held back: the trusted project was untrusted then
         }
         let reason = super::deny_reason(run);
@@ -421,7 +421,8 @@ fn concurrency_a_racing_writer_swapping_the_hooks_file_never_runs_the_untrusted_
     let mut good_runs = 0;
     for run in &answers {
         run.code(0);
-        if !run.stdout.is_empty() {
+        // Silence, or a notice that the changed file's hooks did not run.
+        if super::answered(run) {
             let reason = super::deny_reason(run);
             assert_eq!(reason, "good-gate", "the untrusted version answered");
             good_runs += 1;

@@ -64,6 +64,12 @@ pub fn claude_bash(env: &Env, call: &str, command: &str) -> Value {
     p
 }
 
+/// Whether a Claude Code answer carries a decision: a notice alone
+/// (`systemMessage`, said to the person) is not one.
+pub fn answered(run: &Run) -> bool {
+    !run.stdout.trim().is_empty() && run.json().get("hookSpecificOutput").is_some()
+}
+
 /// `permissionDecisionReason` of a Claude Code deny; panics on anything else.
 #[track_caller]
 pub fn deny_reason(run: &Run) -> String {

@@ -1,0 +1,152 @@
+//! What turns a guard off is said to the person, never only to the model:
+//! notices travel on the host's user channel (systemMessage, stderr) and
+//! never in the context the model reads; a trusted project file edited
+//! mid-session is said on the very next event; `KERYX_HOOKS=off` is said at
+//! SessionStart and by `doctor` and `status`.
+
+use serde_json::{Value, json};
+
+use crate::common::{Env, Run};
+
+const GATE: &str = r#"{
+  "schemaVersion": "1.0.0",
+  "hooks": {
+    "PreToolUse": [
+      {
+        "id": "no-echo",
+        "matcher": "Bash",
+        "class": "gate",
+        "command": {"argv": ["/bin/sh", "-c", "echo 'no echo here' >&2; exit 2"]}
+      }
+    ]
+  }
+}
+"#;
+
+fn fixture(name: &str) -> Value {
+    let p = format!(
+        "{}/tests/fixtures/payloads/claude-code/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn event(env: &Env, name: &str, fixture_name: &str, call: &str) -> Run {
+    let mut p = fixture(fixture_name);
+    p["cwd"] = json!(env.project);
+    p["session_id"] = json!("notice-session");
+    if name == "PreToolUse" {
+        p["tool_use_id"] = json!(call);
+        p["tool_input"]["command"] = json!("echo hi");
+    }
+    let run = env.run_stdin(&["run", "claude-code", name], p.to_string());
+    run.code(0);
+    run
+}
+
+fn pre_tool(env: &Env, call: &str) -> Value {
+    let run = event(env, "PreToolUse", "PreToolUse-basic-Bash.json", call);
+    if run.stdout.trim().is_empty() {
+        Value::Null
+    } else {
+        run.json()
+    }
+}
+
+#[test]
+fn an_edit_that_revokes_trust_is_said_to_the_person_on_the_next_event() {
+    let env = Env::new();
+    env.write(env.project_hooks(), GATE);
+    env.run(&["trust", "--yes"]).code(0);
+    let v = pre_tool(&env, "call-1");
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    assert!(v.get("systemMessage").is_none(), "{v}");
+
+    // The agent (or anyone) edits the trusted file mid-session.
+    env.write(env.project_hooks(), GATE.replace("exit 2", "exit 0"));
+    let v = pre_tool(&env, "call-2");
+    assert!(v.get("hookSpecificOutput").is_none(), "held back: {v}");
+    let said = v["systemMessage"].as_str().unwrap_or_default();
+    assert!(
+        said.contains("`no-echo`") && said.contains("changed since you trusted"),
+        "{v}"
+    );
+    // Said once, not on every tool call after it.
+    assert_eq!(pre_tool(&env, "call-3"), Value::Null);
+
+    // Put back and trusted again, then changed again: said again.
+    env.write(env.project_hooks(), GATE);
+    env.run(&["trust", "--yes"]).code(0);
+    let v = pre_tool(&env, "call-4");
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    env.write(env.project_hooks(), GATE.replace("exit 2", "exit 1"));
+    let v = pre_tool(&env, "call-5");
+    assert!(
+        v["systemMessage"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("`no-echo`"),
+        "{v}"
+    );
+}
+
+#[test]
+fn session_start_notices_never_reach_the_models_context() {
+    let env = Env::new();
+    env.write(env.project_hooks(), GATE);
+    let run = event(&env, "SessionStart", "SessionStart-basic-startup.json", "");
+    let v = run.json();
+    let said = v["systemMessage"].as_str().unwrap_or_default();
+    assert!(
+        said.contains("`no-echo`") && said.contains("keryx-hooks trust"),
+        "{v}"
+    );
+    assert!(
+        !v.to_string().contains("additionalContext"),
+        "a notice naming a command reached the model: {v}"
+    );
+    // Said at SessionStart, so the first tool call does not repeat it.
+    assert_eq!(pre_tool(&env, "call-1"), Value::Null);
+}
+
+#[test]
+fn keryx_hooks_off_is_said_at_session_start_and_by_doctor_and_status() {
+    let env = Env::new().env("KERYX_HOOKS", "off");
+    env.write(env.user_hooks(), GATE);
+    let v = event(&env, "SessionStart", "SessionStart-basic-startup.json", "").json();
+    assert!(
+        v["systemMessage"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("keryx-hooks is off in this session's environment"),
+        "{v}"
+    );
+    assert!(!v.to_string().contains("additionalContext"), "{v}");
+    // Off means off: the gate does not run, and tool calls stay quiet.
+    assert_eq!(pre_tool(&env, "call-1"), Value::Null);
+
+    let doctor = env.run(&["doctor", "--json"]).json();
+    let check = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "KERYX_HOOKS")
+        .cloned()
+        .unwrap_or(Value::Null);
+    assert_eq!(check["status"], "warn", "{doctor}");
+    assert!(check["fix"].as_str().unwrap().contains("unset KERYX_HOOKS"));
+    env.run(&["doctor"]).stdout_has("KERYX_HOOKS=off is set");
+    env.run(&["status"]).stderr_has("KERYX_HOOKS=off is set");
+    assert_eq!(env.run(&["status", "--json"]).json()["hooksOff"], true);
+
+    // Without it, doctor has no such check.
+    let on = Env::new();
+    let doctor = on.run(&["doctor", "--json"]).json();
+    assert!(
+        !doctor["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "KERYX_HOOKS")
+    );
+}
