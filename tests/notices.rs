@@ -150,3 +150,34 @@ fn keryx_hooks_off_is_said_at_session_start_and_by_doctor_and_status() {
             .any(|c| c["name"] == "KERYX_HOOKS")
     );
 }
+
+#[test]
+fn trusted_hooks_taken_out_of_the_project_file_are_said_on_the_next_event() {
+    for emptied in [false, true] {
+        let env = Env::new();
+        env.write(env.project_hooks(), GATE);
+        env.run(&["trust", "--yes"]).code(0);
+        let start = event(&env, "SessionStart", "SessionStart-basic-startup.json", "");
+        assert!(start.stdout.trim().is_empty(), "{}", start.stdout);
+        assert_eq!(
+            pre_tool(&env, "call-1")["hookSpecificOutput"]["permissionDecision"],
+            "deny"
+        );
+        if emptied {
+            env.write(
+                env.project_hooks(),
+                r#"{"schemaVersion": "1.0.0", "hooks": {}}"#,
+            );
+        } else {
+            std::fs::remove_file(env.project_hooks()).unwrap();
+        }
+        let v = pre_tool(&env, "call-2");
+        let said = v["systemMessage"].as_str().unwrap_or_default();
+        assert!(
+            said.contains("`no-echo`") && said.contains("stopped guarding this session"),
+            "{v}"
+        );
+        assert!(v.get("hookSpecificOutput").is_none(), "{v}");
+        assert_eq!(pre_tool(&env, "call-3"), Value::Null, "said once");
+    }
+}

@@ -217,7 +217,7 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
     }
     let trust =
         crate::trust::apply_for_run(&mut loaded, &loc, &mut notices, event, !input.interactive);
-    if let Some(line) = trust_news(adapter, &input, &loc, &trust) {
+    if let Some(line) = trust_news(adapter, &input, &loc, &trust, &loaded) {
         notices.push(line);
     }
 
@@ -228,41 +228,76 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
     fire_with_state(adapter, &input, &regs, &inherited, &loc, profile, notices)
 }
 
-/// A project's hooks stopped running mid-session (its file was edited after
-/// it was trusted): said to the person on the first event that sees it, not
-/// only at the next SessionStart. A small file in the session dir remembers
-/// what was said, so it is said once; it is only read while hooks are held
-/// back, so a trusted project pays nothing.
+/// A project's hooks stopped running mid-session: its file was edited
+/// after it was trusted, or the trusted hooks were taken out of it. Said to
+/// the person on the first event that sees it, not only at the next
+/// SessionStart. Small files in the session dir remember what was said and
+/// which hooks SessionStart found trusted; a trusted project pays nothing,
+/// one without command hooks one failed open.
 fn trust_news(
     adapter: &Adapter,
     input: &EventInput,
     loc: &Locations,
     trust: &crate::trust::ProjectTrust,
+    loaded: &Loaded,
 ) -> Option<String> {
-    const FILE: &str = "trust-notice";
+    use crate::trust::TrustState;
+    const SAID: &str = "trust-notice";
+    const TRUSTED: &str = "trusted-hooks";
     let dir = loc.session_dir(adapter.name(), &input.session_id);
-    if trust.hook_ids.is_empty() {
-        return None;
+    let remember = |name: &str, text: &str| {
+        let written = std::fs::create_dir_all(&dir)
+            .and_then(|()| crate::paths::write_cache_file(&dir.join(name), text.as_bytes()));
+        if let Err(e) = written {
+            tracing::warn!("could not remember `{name}` for the session: {e}");
+        }
+    };
+    let start = input.event == Event::SessionStart;
+    match &trust.state {
+        TrustState::Trusted if start => {
+            let mut ids: Vec<&str> = Vec::new();
+            for r in crate::trust::digest::command_hooks(&loaded.registrations) {
+                if !ids.contains(&r.id.as_str()) {
+                    ids.push(&r.id);
+                }
+            }
+            remember(TRUSTED, &ids.join("\n"));
+            None
+        }
+        TrustState::NoCommandHooks if !start && loc.project_root.is_some() => {
+            let gone = std::fs::read_to_string(dir.join(TRUSTED)).ok()?;
+            let _ = std::fs::remove_file(dir.join(TRUSTED));
+            let ids: Vec<String> = gone
+                .lines()
+                .filter(|l| !l.is_empty())
+                .map(|id| format!("`{}`", crate::escape::escape(id)))
+                .collect();
+            (!ids.is_empty()).then(|| {
+                format!(
+                    "keryx-hooks: the project hooks {} that you trusted at the start of this session are no longer in `.metaproject/hooks.json`; they stopped guarding this session (check `git diff .metaproject/hooks.json`)",
+                    ids.join(", ")
+                )
+            })
+        }
+        _ if trust.hook_ids.is_empty() => None,
+        _ => {
+            let said = format!(
+                "{} {} {}",
+                trust.state.as_str(),
+                trust.digest,
+                trust.hook_ids.join(",")
+            );
+            if std::fs::read_to_string(dir.join(SAID)).ok().as_deref() == Some(said.as_str()) {
+                return None;
+            }
+            remember(SAID, &said);
+            // SessionStart says it in full already.
+            if start {
+                return None;
+            }
+            crate::trust::held_back_notice(trust, !input.interactive)
+        }
     }
-    let said = format!(
-        "{} {} {}",
-        trust.state.as_str(),
-        trust.digest,
-        trust.hook_ids.join(",")
-    );
-    let before = std::fs::read_to_string(dir.join(FILE)).unwrap_or_default();
-    if before == said {
-        return None;
-    }
-    let written = std::fs::create_dir_all(&dir)
-        .and_then(|()| crate::paths::write_cache_file(&dir.join(FILE), said.as_bytes()));
-    if let Err(e) = written {
-        tracing::warn!("could not remember the trust notice: {e}");
-    }
-    // SessionStart says it in full already.
-    (input.event != Event::SessionStart)
-        .then(|| crate::trust::held_back_notice(trust, !input.interactive))
-        .flatten()
 }
 
 fn config_invalid(event: Event, loaded: &Loaded, mut notices: Vec<String>) -> FireResult {
