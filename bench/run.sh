@@ -72,14 +72,16 @@ fi
 [[ -n "$PYTHON" ]] || die "python3 is needed (the Python peer and the summary)"
 
 # ---------------------------------------------------------------- builds
+# How the shipped binary is built (static, non-PIE on Linux/glibc): both the
+# keryx-hooks build below and the honest floors (a-static, a-spawn-static).
+# shellcheck source=install/release-env.sh disable=SC1091
+. install/release-env.sh
 if [[ -n "${KERYX_BIN:-}" ]]; then
     KERYX="$(abs "$KERYX_BIN")"
     KERYX_BUILD="given binary (KERYX_BIN), $("$KERYX" --version 2>/dev/null || echo '?')"
 else
     KERYX_BUILD="built from $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- src Cargo.toml Cargo.lock build.rs adapters schema 2>/dev/null || echo ' + uncommitted changes')"
     # Built as install/install.sh builds it (static, non-PIE on Linux/glibc).
-    # shellcheck source=install/release-env.sh disable=SC1091
-    . install/release-env.sh
     say "building keryx-hooks (release, $KERYX_RELEASE_TARGET${KERYX_RELEASE_RUSTFLAGS:+, $KERYX_RELEASE_RUSTFLAGS})"
     RUSTFLAGS="${RUSTFLAGS:-} $KERYX_RELEASE_RUSTFLAGS" \
         cargo build --release --quiet --bin keryx-hooks --target "$KERYX_RELEASE_TARGET"
@@ -92,6 +94,16 @@ say "building bench/tools (release)"
 CARGO_TARGET_DIR="$TOOLS_TARGET" cargo build --release --quiet --manifest-path bench/tools/Cargo.toml
 TOOLS="$TOOLS_TARGET/release"
 FLOOR="$TOOLS/floor" SPAWNER="$TOOLS/spawner" FEED="$TOOLS/feed" FRESHEN="$TOOLS/freshen"
+# The honest floors: the same two helpers built exactly as the shipped
+# keryx-hooks is (install/release-env.sh: flags, explicit --target), so a
+# ratio over them measures the runtime's own work and nothing of the loader.
+say "building the floors as the shipped binary is built ($KERYX_RELEASE_TARGET${KERYX_RELEASE_RUSTFLAGS:+, $KERYX_RELEASE_RUSTFLAGS})"
+RUSTFLAGS="${RUSTFLAGS:-} $KERYX_RELEASE_RUSTFLAGS" CARGO_TARGET_DIR="$TOOLS_TARGET/shipped" \
+    cargo build --release --quiet --manifest-path bench/tools/Cargo.toml --target "$KERYX_RELEASE_TARGET" \
+    --bin floor --bin spawner
+FLOOR_STATIC="$TOOLS_TARGET/shipped/$KERYX_RELEASE_TARGET/release/floor"
+SPAWNER_STATIC="$TOOLS_TARGET/shipped/$KERYX_RELEASE_TARGET/release/spawner"
+SHIPPED_FLAGS="${KERYX_RELEASE_RUSTFLAGS:-the default flags: this platform ships a plain build}"
 # The feeder is linked statically where the C library allows it: no dynamic
 # loader work, so it adds as little as possible in front of every case.
 if RUSTFLAGS="-C target-feature=+crt-static" CARGO_TARGET_DIR="$TOOLS_TARGET/static" \
@@ -179,6 +191,10 @@ add_case b-feed "/bin/true behind the stdin feeder (calibration)" Read - 1 /bin/
 # its own group with the payload piped in and its outputs drained. Linked like
 # the floor, so a-spawn − a is one spawn from a fresh process.
 add_case a-spawn "floor + one /bin/true hook, piped and waited for (no config, state or record)" Read - 1 "$SPAWNER" /bin/true
+# The same two, linked as keryx-hooks ships ($SHIPPED_FLAGS): every target
+# is a ratio over these.
+add_case a-static "floor, built like the shipped binary (static, non-PIE)" Read - 1 "$FLOOR_STATIC"
+add_case a-spawn-static "floor + one /bin/true hook, built like the shipped binary" Read - 1 "$SPAWNER_STATIC" /bin/true
 
 # add_keryx_cases BINARY ID_SUFFIX LABEL_SUFFIX: the cases that run keryx-hooks.
 add_keryx_cases() {
@@ -333,6 +349,7 @@ cpu="$(grep -m1 '^model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/
     --meta "python=$("$PYTHON" -c 'import platform; print(platform.python_version())')" \
     --meta "rustc=$(rustc --version 2>/dev/null | cut -d' ' -f2)" \
     --meta "keryx_build=$KERYX_BUILD" \
+    --meta "shipped_flags=$SHIPPED_FLAGS" \
     --meta "date=$(date -u +%Y-%m-%dT%H:%MZ)" \
     --meta "loadavg_start=$LOAD_START" --meta "loadavg_end=$LOAD_END" \
     --meta "rounds=$ROUNDS" --meta "runs_per_round=$RUNS" --meta "warmup=$WARMUP" --meta "rss_runs=$RSS_RUNS"
