@@ -30,6 +30,17 @@ fi
 "$bin" --version
 echo "binary: $bin"
 
+# Shell completions and the manual page, where bash-completion, zsh (with
+# the directory on its fpath), fish and man-db look in the user's data dir.
+data=${XDG_DATA_HOME:-$HOME/.local/share}
+mkdir -p "$data/bash-completion/completions" "$data/zsh/site-functions" \
+    "$data/fish/vendor_completions.d" "$data/man/man1"
+"$bin" completions bash >"$data/bash-completion/completions/keryx-hooks"
+"$bin" completions zsh >"$data/zsh/site-functions/_keryx-hooks"
+"$bin" completions fish >"$data/fish/vendor_completions.d/keryx-hooks.fish"
+"$bin" man >"$data/man/man1/keryx-hooks.1"
+echo "completions: $data/{bash-completion/completions,zsh/site-functions,fish/vendor_completions.d}; manual: $data/man/man1/keryx-hooks.1"
+
 # No hosts named: every host whose own config directory exists.
 if [ "$#" -eq 0 ]; then
     found() { [ -d "$1" ]; }

@@ -52,6 +52,16 @@ pub enum Command {
     /// Built-in hook body: the context guard for shell commands (payload on stdin).
     #[command(subcommand)]
     Ctx(CtxCommand),
+    /// Print a shell completion script (e.g. `keryx-hooks completions bash > ~/.local/share/bash-completion/completions/keryx-hooks`).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff), e.g. `keryx-hooks man | man -l -`.
+    Man,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Subcommand)]

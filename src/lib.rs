@@ -69,6 +69,8 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
             commands::security::check_output(a)
         }
         Command::Ctx(cli::CtxCommand::Hook(a)) => commands::ctx::hook(a),
+        Command::Completions(a) => commands::completions::completions(a),
+        Command::Man => commands::completions::man(),
     };
     match result {
         Ok(code) => code,

@@ -721,6 +721,25 @@ fn install_sh_wires_the_hosts_it_finds_or_those_named() {
         "{out}"
     );
     assert!(!env.home.join(".codex").exists(), "{out}");
+    // Completions and the manual page are installed from the binary itself.
+    let data = env.home.join(".local/share");
+    let bash = std::fs::read_to_string(data.join("bash-completion/completions/keryx-hooks"))
+        .unwrap_or_default();
+    assert!(
+        bash.contains("doctor") && bash.contains("--snapshot"),
+        "{out}"
+    );
+    for f in [
+        "zsh/site-functions/_keryx-hooks",
+        "fish/vendor_completions.d/keryx-hooks.fish",
+    ] {
+        assert!(
+            data.join(f).metadata().is_ok_and(|m| m.len() > 100),
+            "{f}: {out}"
+        );
+    }
+    let man = std::fs::read_to_string(data.join("man/man1/keryx-hooks.1")).unwrap_or_default();
+    assert!(man.contains(".TH keryx-hooks 1"), "{out}");
     assert_ours_once(
         "claude-code",
         &std::fs::read_to_string(env.home.join(".claude/settings.json")).unwrap(),
