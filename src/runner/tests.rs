@@ -524,7 +524,7 @@ fn sigterm_kills_live_hook_groups() {
 // --- the sandbox, for real -------------------------------------------------
 
 fn bwrap() -> Launcher {
-    let launcher = sandbox_launcher();
+    let launcher = sandbox_launcher(&LauncherSearch::ANY);
     assert!(
         Path::new("/usr/bin/bwrap").exists() || launcher.is_ok(),
         "bubblewrap is required for these tests: `apt-get install -y bubblewrap`"
@@ -534,10 +534,11 @@ fn bwrap() -> Launcher {
 
 fn sandboxed(argv: &[&str], project: &Path, network: bool) -> SpawnRequest {
     let mut req = request(argv, project);
-    req.sandbox = SandboxSpec::Required {
-        writable: vec![project.to_path_buf()],
+    req.sandbox = SandboxSpec::Required(Sandbox {
+        project: Some(project.to_path_buf()),
         network,
-    };
+        ..Sandbox::default()
+    });
     req
 }
 

@@ -54,7 +54,7 @@ pub fn canonical(hooks: &[&Registration]) -> Value {
             profiles.sort_unstable();
             // The env map is a BTreeMap already; pairs make the order explicit.
             let env: Vec<Value> = cmd.env.iter().map(|(k, v)| json!([k, v])).collect();
-            json!({
+            let mut entry = json!({
                 "event": r.event.as_str(),
                 "id": r.id,
                 "matcher": r.matcher.source(),
@@ -68,7 +68,14 @@ pub fn canonical(hooks: &[&Registration]) -> Value {
                 "appliesToChildAgents": r.applies_to_child_agents,
                 "profiles": profiles,
                 "enabled": r.enabled,
-            })
+            });
+            // Only when present, so every digest recorded before the field
+            // existed still matches. Kept in written order: the paths are a
+            // set, but sorting would not make two spellings of one path equal.
+            if !r.sandbox_writable.is_empty() {
+                entry["sandboxWritable"] = json!(r.sandbox_writable);
+            }
+            entry
         })
         .collect();
     json!({ "hooks": entries })
