@@ -287,7 +287,9 @@ impl Settings {
                 Kind::Profile | Kind::Rules => true,
                 Kind::Bool => item.as_bool().is_some(),
                 Kind::Size => size(item).is_some(),
-                Kind::Path => item.as_str().is_some_and(|p| Path::new(p).is_absolute()),
+                Kind::Path => item
+                    .as_str()
+                    .is_some_and(|p| p.is_empty() || Path::new(p).is_absolute()),
             };
             if !ok {
                 found.wrong_type(table, key, kind, item, line);
@@ -348,6 +350,7 @@ impl Settings {
         self.launcher = match lookup(root, "sandbox", "launcher") {
             Lookup::Absent => Ok(None),
             Lookup::At(item, _) => match item.as_str() {
+                Some("") => Ok(None),
                 Some(p) if Path::new(p).is_absolute() => Ok(Some(PathBuf::from(p))),
                 _ => Err(format!(
                     "`{}`: `sandbox.launcher` must be an absolute path",
