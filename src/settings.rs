@@ -739,6 +739,32 @@ mod tests {
     }
 
     #[test]
+    fn sandbox_launcher_is_an_absolute_path_or_fails_closed() {
+        assert_eq!(of("").launcher, Ok(None));
+        assert_eq!(of("[sandbox]\nlauncher = \"\"\n").launcher, Ok(None));
+        assert_eq!(
+            of("[sandbox]\nlauncher = \"/opt/bwrap\"\n").launcher,
+            Ok(Some(PathBuf::from("/opt/bwrap")))
+        );
+        for text in [
+            "[sandbox]\nlauncher = \"bwrap\"\n",
+            "[sandbox]\nlauncher = 1\n",
+            "sandbox = 1\n",
+            "[sandbox\n",
+        ] {
+            assert!(of(text).launcher.is_err(), "{text}");
+            let p = problems(text);
+            assert!(
+                p.iter().any(|(_, sev, _)| *sev == Severity::Fail),
+                "{text}: {p:?}"
+            );
+        }
+        let p = problems("[sandbox]\nlauncher = \"bwrap\"\n");
+        assert_eq!(p[0].0.as_deref(), Some("sandbox.launcher"), "{p:?}");
+        assert!(p[0].2.contains("no sandboxed hook runs"), "{p:?}");
+    }
+
+    #[test]
     fn pin_scripts_in_the_forms_a_user_writes() {
         assert_eq!(of("").pin_scripts, Ok(false));
         assert_eq!(

@@ -998,3 +998,62 @@ fn apply_overrides(loaded: &mut Loaded, overrides: &[Override]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::sandbox_writable_refusal as refusal;
+
+    #[test]
+    fn sandbox_writable_refuses_what_covers_a_protected_path() {
+        for entry in [
+            "~",
+            "~/",
+            "/",
+            "//",
+            "~/.ssh",
+            "~/.ssh/agent",
+            "~/.config",
+            "~/.cargo",
+            "~/.cargo/credentials.toml",
+            "~/.docker",
+            "~/.local",
+            "~/.local/state/keryx/hook-cache",
+            "~/.keryx",
+            "~/.agentic",
+            "~/.claude",
+            "~/.claude/settings.json",
+            "~/.codex",
+            "~other",
+            "/home",
+            "/root",
+            ".",
+            "./",
+            ".git",
+            ".git/objects",
+            ".github",
+            ".github/hooks/x",
+            ".claude/logs",
+            ".metaproject",
+            ".kimi-anything",
+            "a/../.git",
+            "../sibling",
+        ] {
+            assert!(refusal(entry).is_some(), "`{entry}` must be refused");
+        }
+        for entry in [
+            "~/.claude/hooks-logs",
+            "~/.cache/my-tool",
+            "~/.config/my-tool",
+            "~/.sshx",
+            "/opt/data",
+            "build",
+            "target/cache",
+            ".github/workflows-cache",
+            ".gitignore-cache",
+        ] {
+            assert_eq!(refusal(entry), None, "`{entry}` is fine");
+        }
+        let why = refusal("~/.ssh").unwrap();
+        assert!(why.contains("credential store `~/.ssh`"), "{why}");
+    }
+}

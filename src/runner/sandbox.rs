@@ -283,7 +283,7 @@ pub(super) fn forget_probe(program: &Path) {
 /// listening outside (its path given as `$1`, visible inside) must not
 /// accept a connection. `perl` is part of every Debian-like base system;
 /// where it is missing the filter check stands alone.
-const PROBE_SCRIPT: &str = r#"#!/bin/sh
+pub(super) const PROBE_SCRIPT: &str = r#"#!/bin/sh
 mode=
 while read -r key value rest; do
   [ "$key" = "Seccomp:" ] && mode=$value

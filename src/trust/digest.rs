@@ -269,6 +269,29 @@ mod tests {
     }
 
     #[test]
+    fn sandbox_writable_is_digested_and_absent_leaves_old_digests_alone() {
+        let base = digest_of(BASE);
+        let widened = BASE.replacen(
+            r#""id": "second","#,
+            r#""id": "second", "sandbox": {"writable": ["~/.claude/hooks-logs"]},"#,
+            1,
+        );
+        let other = widened.replacen("hooks-logs", "other-logs", 1);
+        let empty = BASE.replacen(
+            r#""id": "second","#,
+            r#""id": "second", "sandbox": {"writable": []},"#,
+            1,
+        );
+        assert_ne!(digest_of(&widened), base);
+        assert_ne!(digest_of(&other), digest_of(&widened));
+        assert_eq!(digest_of(&empty), base);
+        let tmp = tempfile::tempdir().unwrap();
+        let loaded = load_project(tmp.path(), BASE);
+        let canon = canonical(&command_hooks(&loaded.registrations)).to_string();
+        assert!(!canon.contains("sandboxWritable"), "{canon}");
+    }
+
+    #[test]
     fn overrides_and_bookkeeping_are_excluded() {
         let with_override = BASE.replacen(
             r#""Stop": ["#,
