@@ -656,7 +656,7 @@ fn spawn_error(program: &Path, e: &io::Error) -> String {
 /// The launcher's argv for a confined run. bwrap's /tmp is private, so a
 /// hook kept under /tmp outside the writable paths (a hermetic test home) has
 /// its own directory bound read-only, and a cwd there is refused.
-fn confine(
+pub(super) fn confine(
     launcher: &Launcher,
     program: &Path,
     req: &SpawnRequest,
@@ -714,7 +714,10 @@ fn confine(
     hide_secrets(sandbox, &mut mounts);
     if let Some(root) = &project {
         mounts.push(Mount::Bind(root.clone()));
-        protect_project(root, &mut mounts);
+        // sandbox-exec denies a path whether it exists or not; bubblewrap
+        // needs something there to mount over.
+        let create = launcher.kind == LauncherKind::Bubblewrap;
+        protect_project(root, create, &mut mounts);
     }
     mounts.extend(writable.iter().cloned().map(Mount::Bind));
     let c = Confinement {
@@ -768,8 +771,9 @@ fn hide_secrets(sandbox: &Sandbox, mounts: &mut Vec<Mount>) {
 /// points to, and that file), and every existing `.kimi*`. A missing one is
 /// created empty first, so that it can be mounted over: the hook can then
 /// neither write it nor create it. Each one's parent inside the project is
-/// bound onto itself, so it cannot be renamed away either.
-fn protect_project(root: &Path, mounts: &mut Vec<Mount>) {
+/// bound onto itself, so it cannot be renamed away either. Without `create`
+/// a missing one is named as it is.
+fn protect_project(root: &Path, create: bool, mounts: &mut Vec<Mount>) {
     let dot_git = root.join(".git");
     let git_meta = std::fs::symlink_metadata(&dot_git).ok();
     let mut protect: Vec<(PathBuf, bool)> = Vec::new();
@@ -818,8 +822,14 @@ fn protect_project(root: &Path, mounts: &mut Vec<Mount>) {
         }
     }
     for (path, is_file) in protect {
-        if std::fs::symlink_metadata(&path).is_err() && !create_placeholder(&path, is_file) {
-            continue;
+        if std::fs::symlink_metadata(&path).is_err() {
+            if !create {
+                mounts.push(Mount::ReadOnly(path));
+                continue;
+            }
+            if !create_placeholder(&path, is_file) {
+                continue;
+            }
         }
         // A symlink is followed to where it leads; one that leads out of the
         // project is read-only there already.

@@ -827,3 +827,62 @@ fn inherited_descriptors_are_closed_for_every_hook() {
     assert_eq!(text(&boxed.stdout), "closed\n", "{}", text(&boxed.stderr));
     drop(leaked);
 }
+
+#[test]
+fn protected_paths_are_created_for_bubblewrap_only_and_named_for_sandbox_exec() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+    std::fs::write(root.join(".git/config"), "").unwrap();
+    let program = write_script(&root, "hook.sh", "#!/bin/sh\n", 0o755);
+    let mut req = request(&[program.to_str().unwrap()], &root);
+    let sandbox = Sandbox {
+        project: Some(root.clone()),
+        ..Sandbox::default()
+    };
+    req.sandbox = SandboxSpec::Required(sandbox.clone());
+    let macos = Launcher {
+        kind: LauncherKind::SandboxExec,
+        program: "/usr/bin/sandbox-exec".into(),
+        source: "system directory",
+    };
+    let argv = spawn::confine(&macos, &program, &req, &sandbox, None).unwrap();
+    let args: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into()).collect();
+    assert!(
+        !root.join(".claude").exists(),
+        "sandbox-exec needs no placeholder"
+    );
+    for rel in [".claude", ".git/hooks", ".git/config", ".github/hooks"] {
+        let named = root.join(rel).to_string_lossy().into_owned();
+        assert!(
+            args.iter()
+                .any(|a| a.starts_with("-D P") && a.ends_with(&named)),
+            "{rel}: {args:?}"
+        );
+    }
+    let linux = Launcher {
+        kind: LauncherKind::Bubblewrap,
+        program: "/usr/bin/bwrap".into(),
+        source: "system directory",
+    };
+    let argv = spawn::confine(&linux, &program, &req, &sandbox, Some(3)).unwrap();
+    let args: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into()).collect();
+    for rel in [".claude", ".github/hooks", ".metaproject", ".kimi-code"] {
+        assert!(
+            root.join(rel).is_dir(),
+            "{rel} is created to be mounted over"
+        );
+        let named = root.join(rel).to_string_lossy().into_owned();
+        assert!(
+            args.windows(3)
+                .any(|w| w[0] == "--ro-bind" && w[1] == named && w[2] == named),
+            "{rel}: {args:?}"
+        );
+    }
+    // The parents inside the project are pinned by a bind onto themselves.
+    let git = root.join(".git").to_string_lossy().into_owned();
+    assert!(
+        args.windows(2).any(|w| w[0] == "--bind" && w[1] == git),
+        "{args:?}"
+    );
+}
