@@ -711,7 +711,6 @@ pub(super) fn confine(
             }));
         }
     }
-    hide_secrets(sandbox, &mut mounts);
     if let Some(root) = &project {
         mounts.push(Mount::Bind(root.clone()));
         // sandbox-exec denies a path whether it exists or not; bubblewrap
@@ -719,6 +718,11 @@ pub(super) fn confine(
         let create = launcher.kind == LauncherKind::Bubblewrap;
         protect_project(root, create, &mut mounts);
     }
+    // After the project, which may hold the home (a `.metaproject` there or
+    // above it): a bind of the project would show them again. Before the
+    // writable paths, so the hook cache under the hidden state directory
+    // is still there.
+    hide_secrets(sandbox, &mut mounts);
     mounts.extend(writable.iter().cloned().map(Mount::Bind));
     let c = Confinement {
         cwd: &cwd,
