@@ -80,11 +80,16 @@ fn protected_project_paths_stay_read_only_and_git_add_still_works() {
     env.write(p.join(".github/workflows/ci.yml"), "on: push\n");
     env.write(p.join(".kimi-extra/config.toml"), "x = 1\n");
     env.write(p.join("src.txt"), "hello\n");
+    env.write(p.join(".git/modules/sub/config"), "[core]\n");
+    std::fs::create_dir_all(p.join(".git/modules/sub/hooks")).unwrap();
     let config_before = std::fs::read(p.join(".git/config")).unwrap();
     let script = r#"
 try() { if ( eval "$1" ) 2>/dev/null; then echo "WROTE $2"; else echo "refused $2"; fi; }
 try 'echo evil > .git/hooks/pre-commit' .git/hooks
 try 'echo "[core] fsmonitor = evil" >> .git/config' .git/config
+try 'echo "[core] fsmonitor = evil" > .git/config.worktree' .git/config.worktree
+try 'echo evil > .git/modules/sub/hooks/post-checkout' submodule-hooks
+try 'echo "[core] fsmonitor = evil" >> .git/modules/sub/config' submodule-config
 try 'echo "{\"hooks\":1}" > .claude/settings.json' .claude
 try 'rm .claude/settings.json' .claude-rm
 try 'mkdir -p .gemini && echo x > .gemini/settings.json' .gemini
@@ -109,6 +114,9 @@ echo formatted > src.txt && echo new > added.txt && git add src.txt added.txt &&
     for name in [
         ".git/hooks",
         ".git/config",
+        ".git/config.worktree",
+        "submodule-hooks",
+        "submodule-config",
         ".claude",
         ".gemini",
         ".codex",
@@ -458,6 +466,17 @@ fn sandbox_writable_widens_the_sandbox_and_is_shown() {
         .stdout_has("sandbox.writable: ~/.claude/hooks-logs");
     env.run(&["test", "logger"])
         .stdout_has("sandbox.writable: ~/.claude/hooks-logs");
+    // A project hook's extra paths are shown where it is trusted.
+    let reg = json!({"id": "proj-logger", "class": "observe",
+        "command": {"argv": ["/bin/true"]},
+        "sandbox": {"writable": ["~/.claude/hooks-logs", "build/cache"]}});
+    env.write(
+        env.project_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": {"Stop": [reg]}}).to_string(),
+    );
+    env.run(&["trust", "--yes"]).code(0).stdout_has(
+        "`proj-logger` on Stop widens its sandbox: sandbox.writable: ~/.claude/hooks-logs, build/cache",
+    );
 }
 
 #[test]

@@ -55,6 +55,7 @@ impl LauncherSearch<'_> {
 pub const PROJECT_PROTECTED: &[&str] = &[
     ".git/hooks",
     ".git/config",
+    ".git/config.worktree",
     ".metaproject",
     ".claude",
     ".gemini",

@@ -782,11 +782,19 @@ fn protect_project(root: &Path, create: bool, mounts: &mut Vec<Mount>) {
     let git_meta = std::fs::symlink_metadata(&dot_git).ok();
     let mut protect: Vec<(PathBuf, bool)> = Vec::new();
     for rel in PROJECT_PROTECTED {
-        let is_file = rel.ends_with("/config");
+        let is_file = rel.starts_with(".git/config");
         if rel.starts_with(".git/") && !git_meta.as_ref().is_some_and(|m| m.is_dir()) {
             continue;
         }
         protect.push((root.join(rel), is_file));
+    }
+    // Each submodule's repository: its hooks and config run when git works
+    // in the submodule.
+    if let Ok(entries) = std::fs::read_dir(dot_git.join("modules")) {
+        for e in entries.flatten() {
+            protect.push((e.path().join("hooks"), false));
+            protect.push((e.path().join("config"), true));
+        }
     }
     if let Ok(entries) = std::fs::read_dir(root) {
         for e in entries.flatten() {
@@ -810,16 +818,16 @@ fn protect_project(root: &Path, create: bool, mounts: &mut Vec<Mount>) {
                 let Ok(dir) = std::fs::canonicalize(&dir) else {
                     continue;
                 };
-                if dir.starts_with(root) {
-                    protect.push((dir.join("hooks"), false));
-                    protect.push((dir.join("config"), true));
-                } else {
+                let inside = dir.starts_with(root);
+                for (p, f) in [
+                    (dir.join("hooks"), false),
+                    (dir.join("config"), true),
+                    (dir.join("config.worktree"), true),
+                ] {
                     // Outside the project it is read-only already; bind what
                     // is there so that no writable path reopens it.
-                    for (p, f) in [(dir.join("hooks"), false), (dir.join("config"), true)] {
-                        if p.exists() {
-                            protect.push((p, f));
-                        }
+                    if inside || p.exists() {
+                        protect.push((p, f));
                     }
                 }
             }
