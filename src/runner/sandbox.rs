@@ -175,7 +175,7 @@ fn find_bwrap(search: &LauncherSearch) -> Result<(PathBuf, &'static str), String
 /// Why `program` must not be the launcher: inside the project or the cwd
 /// (a repository could plant it), or it or its directory is writable by
 /// someone else or owned by another user than you or root.
-fn launcher_refusal(program: &Path, search: &LauncherSearch) -> Option<String> {
+pub(super) fn launcher_refusal(program: &Path, search: &LauncherSearch) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let shown = escape(&program.display().to_string());
     let real = match std::fs::canonicalize(program) {
