@@ -64,12 +64,16 @@ enum Kind {
     Size,
     /// Checked by compiling the rules ([`Settings::rules`]).
     Rules,
+    /// An absolute path.
+    Path,
 }
 
 /// Every key the file has: table, name, what it holds, and what a wrong
 /// value costs. A key that guards something is a [`Severity::Fail`].
-const KEYS: [(&str, &str, Kind, Severity); 16] = [
+const KEYS: [(&str, &str, Kind, Severity); 17] = [
     ("", "profile", Kind::Profile, Severity::Fail),
+    // A broken pin fails closed: no sandboxed hook runs until it is fixed.
+    ("sandbox", "launcher", Kind::Path, Severity::Fail),
     ("trust", "pin_scripts", Kind::Bool, Severity::Fail),
     ("security", "disable", Kind::Rules, Severity::Fail),
     ("security", "rules", Kind::Rules, Severity::Fail),
@@ -128,6 +132,9 @@ pub struct Settings {
     profile: Result<Option<Profile>, String>,
     /// `trust.pin_scripts`, or why it cannot be read (raw).
     pub pin_scripts: Result<bool, String>,
+    /// `sandbox.launcher`: the bubblewrap to use instead of searching, or
+    /// why the setting cannot be used (raw; sandboxed hooks then fail).
+    pub launcher: Result<Option<PathBuf>, String>,
     /// `ctx_guard.max_cat_bytes`.
     pub max_cat_bytes: u64,
     /// `[learning]`, when `enabled = true`.
@@ -152,6 +159,7 @@ impl Settings {
             broken: None,
             profile: Ok(None),
             pin_scripts: Ok(false),
+            launcher: Ok(None),
             max_cat_bytes: crate::builtins::ctx_guard::DEFAULT_MAX_CAT_BYTES,
             learning: None,
             impact: None,
@@ -252,6 +260,7 @@ impl Settings {
             fix: format!("fix `{}`", self.shown()),
         });
         self.pin_scripts = Err(why.clone());
+        self.launcher = Err(why.clone());
         self.broken = Some(why);
     }
 
@@ -278,6 +287,9 @@ impl Settings {
                 Kind::Profile | Kind::Rules => true,
                 Kind::Bool => item.as_bool().is_some(),
                 Kind::Size => size(item).is_some(),
+                Kind::Path => item
+                    .as_str()
+                    .is_some_and(|p| p.is_empty() || Path::new(p).is_absolute()),
             };
             if !ok {
                 found.wrong_type(table, key, kind, item, line);
@@ -333,6 +345,21 @@ impl Settings {
                 "`{}`: `trust` must be a table, not {}",
                 self.path.display(),
                 type_name(item)
+            )),
+        };
+        self.launcher = match lookup(root, "sandbox", "launcher") {
+            Lookup::Absent => Ok(None),
+            Lookup::At(item, _) => match item.as_str() {
+                Some("") => Ok(None),
+                Some(p) if Path::new(p).is_absolute() => Ok(Some(PathBuf::from(p))),
+                _ => Err(format!(
+                    "`{}`: `sandbox.launcher` must be an absolute path",
+                    self.path.display()
+                )),
+            },
+            Lookup::NotATable(_) => Err(format!(
+                "`{}`: `sandbox` must be a table",
+                self.path.display()
             )),
         };
         self.max_cat_bytes = int_setting(
@@ -420,6 +447,8 @@ impl Found<'_> {
         }
         let then = if table == "trust" {
             "so `trust.pin_scripts` is taken as true".to_owned()
+        } else if table == "sandbox" {
+            "so no sandboxed hook runs until it is fixed".to_owned()
         } else {
             format!("so every `{table}` setting keeps its default")
         };
@@ -438,10 +467,13 @@ impl Found<'_> {
         let name = dotted(table, key);
         let expected = match kind {
             Kind::Bool => "true or false",
+            Kind::Path => "an absolute path",
             _ => "a non-negative integer",
         };
         let then = if name == "trust.pin_scripts" {
             "so it is taken as true until it is fixed"
+        } else if name == "sandbox.launcher" {
+            "so no sandboxed hook runs until it is fixed"
         } else {
             "so it keeps its default"
         };
@@ -704,6 +736,32 @@ mod tests {
         assert!(s.learning.is_none() && s.impact.is_none());
         assert_eq!(s.rules().unwrap().ids(), Rules::builtin().ids());
         assert!(s.problems().is_empty());
+    }
+
+    #[test]
+    fn sandbox_launcher_is_an_absolute_path_or_fails_closed() {
+        assert_eq!(of("").launcher, Ok(None));
+        assert_eq!(of("[sandbox]\nlauncher = \"\"\n").launcher, Ok(None));
+        assert_eq!(
+            of("[sandbox]\nlauncher = \"/opt/bwrap\"\n").launcher,
+            Ok(Some(PathBuf::from("/opt/bwrap")))
+        );
+        for text in [
+            "[sandbox]\nlauncher = \"bwrap\"\n",
+            "[sandbox]\nlauncher = 1\n",
+            "sandbox = 1\n",
+            "[sandbox\n",
+        ] {
+            assert!(of(text).launcher.is_err(), "{text}");
+            let p = problems(text);
+            assert!(
+                p.iter().any(|(_, sev, _)| *sev == Severity::Fail),
+                "{text}: {p:?}"
+            );
+        }
+        let p = problems("[sandbox]\nlauncher = \"bwrap\"\n");
+        assert_eq!(p[0].0.as_deref(), Some("sandbox.launcher"), "{p:?}");
+        assert!(p[0].2.contains("no sandboxed hook runs"), "{p:?}");
     }
 
     #[test]

@@ -160,6 +160,8 @@ fn read_back(env: &Env) -> BTreeMap<String, Value> {
     put("security.rules", missing(&loaded, &builtin));
 
     put("ctx_guard.max_cat_bytes", json!(s.max_cat_bytes));
+    let launcher = s.launcher.clone().expect("`sandbox.launcher` reads");
+    put("sandbox.launcher", json!(launcher.unwrap_or_default()));
 
     put("learning.enabled", json!(s.learning.is_some()));
     put("impact.enabled", json!(s.impact.is_some()));

@@ -490,7 +490,10 @@ fn unsandboxed_hooks_are_refused_under_unattended_untrusted() {
 #[test]
 fn a_sandboxed_hook_cannot_write_outside_the_project() {
     let env = Env::new();
-    let outside = env.home.join("outside.txt");
+    // Not under /tmp: the sandbox's /tmp is a private tmpfs, where a write
+    // would succeed without reaching the host and prove nothing.
+    let outside_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = outside_dir.path().join("outside.txt");
     let inside = env.project.join("inside.txt");
     let mut h = hook(
         "ss",

@@ -74,6 +74,7 @@ fn reg(id: &str, event: Event, matcher: &str, class: HookClass, handler: Handler
         timeout_ms: Registration::DEFAULT_TIMEOUT_MS,
         runs_in: RunsIn::Sandbox,
         network: Network::None,
+        sandbox_writable: Vec::new(),
         applies_to_child_agents: true,
         profiles: Vec::new(),
         enabled: true,

@@ -845,11 +845,21 @@ fn sandbox_check(loc: &Locations, regs: &[config::model::Registration], out: &mu
         .map(|i| format!("`{}`", escape(i)))
         .collect::<Vec<_>>()
         .join(", ");
-    out.push(match crate::runner::sandbox_launcher() {
+    let pin = loc.settings().launcher.as_ref().map(Option::as_deref);
+    let search = crate::runner::LauncherSearch {
+        pin: pin.map_err(String::as_str),
+        project: loc.project_root.as_deref(),
+        cwd: Some(&loc.cwd),
+    };
+    out.push(match crate::runner::sandbox_launcher(&search) {
         Ok(l) => Check::new(
             "sandbox",
             Level::Ok,
-            format!("`{}` works here", l.program.display()),
+            format!(
+                "`{}` works here ({})",
+                escape(&l.program.display().to_string()),
+                l.source
+            ),
         ),
         Err(why) if needing.is_empty() => Check::new(
             "sandbox",

@@ -89,6 +89,7 @@ fn same_shape(a: &Registration, b: &Registration) -> bool {
         && a.applies_to_child_agents == b.applies_to_child_agents
         && a.profiles == b.profiles
         && a.network == b.network
+        && a.sandbox_writable == b.sandbox_writable
 }
 
 pub fn rows(regs: &[Registration]) -> Vec<Row<'_>> {
@@ -187,10 +188,28 @@ fn row_text(row: &Row, profile: Profile) -> String {
         ));
     }
     s.push_str(&format!("\n  {}\n", handler_text(&r.handler)));
+    if let Some(w) = writable_text(r) {
+        s.push_str(&format!("  {w}\n"));
+    }
     for (event, hosts) in ungated(row) {
         s.push_str(&format!("  cannot gate {event} on: {}\n", hosts.join(", ")));
     }
     s
+}
+
+/// `sandbox.writable: a, b` (escaped), when the registration widens its
+/// sandbox; shared with `test` and `trust`.
+pub fn writable_text(r: &Registration) -> Option<String> {
+    (!r.sandbox_writable.is_empty()).then(|| {
+        format!(
+            "sandbox.writable: {}",
+            r.sandbox_writable
+                .iter()
+                .map(|p| escape(p))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
 }
 
 fn row_json(row: &Row, profile: Profile) -> Value {
@@ -214,6 +233,7 @@ fn row_json(row: &Row, profile: Profile) -> Value {
         "effectiveRunsIn": r.effective_runs_in(profile).as_str(),
         "network": r.network.as_str(),
         "effectiveNetwork": "none",
+        "sandboxWritable": r.sandbox_writable,
         "ungatedOn": ungated(row).into_iter().map(|(e, h)| (e.to_owned(), json!(h))).collect::<serde_json::Map<_, _>>(),
         "profiles": r.profiles.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
         "handler": handler,

@@ -523,6 +523,7 @@ fn fire_with_state(
         builtin: &builtin,
         in_process: &in_process,
         ambient: &ambient,
+        locations: loc,
     };
     let mut result = fire::fire(regs, input, &ctx);
 

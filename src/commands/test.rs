@@ -88,6 +88,7 @@ pub fn run(args: &TestArgs) -> CmdResult {
         builtin: &builtin,
         in_process: &in_process,
         ambient: &ambient,
+        locations: &loc,
     };
     let inv = fire::invoke(reg, &input, &ctx);
     report(args.json, reg, &inv, profile, input.decide_outcome);
@@ -226,6 +227,7 @@ fn report(as_json: bool, reg: &Registration, inv: &Invocation, profile: Profile,
             "class": reg.class.as_str(),
             "profile": profile.as_str(),
             "runsIn": reg.effective_runs_in(profile).as_str(),
+            "sandboxWritable": reg.sandbox_writable,
             "decision": decision,
             "reason": reason,
             "additionalContext": context,
@@ -249,6 +251,9 @@ fn report(as_json: bool, reg: &Registration, inv: &Invocation, profile: Profile,
         reg.effective_runs_in(profile),
         profile
     ));
+    if let Some(w) = super::list::writable_text(reg) {
+        output::line(&w);
+    }
     match &failure {
         None => output::line(&format!(
             "decision: {}",

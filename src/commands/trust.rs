@@ -47,6 +47,16 @@ pub fn run(args: &TrustArgs) -> CmdResult {
         output::err_line(&format!("warning: {}", escape(w)));
     }
     output::stdout(&display::review(&verdict, &hooks, &root));
+    // What a hook may write outside the project is part of what is trusted.
+    for h in &hooks {
+        if let Some(w) = super::list::writable_text(h) {
+            output::line(&format!(
+                "warning: `{}` on {} widens its sandbox: {w}",
+                escape(&h.id),
+                h.event
+            ));
+        }
+    }
     if verdict.state == TrustState::Trusted {
         output::line("This exact version is already trusted; nothing changed.");
         return Ok(ExitCode::SUCCESS);

@@ -538,7 +538,7 @@ fn convert_registration(
     let obj: &Map<String, Value> = entry
         .as_object()
         .ok_or_else(|| schema_err("must be an object".into(), ""))?;
-    const KEYS: [&str; 11] = [
+    const KEYS: [&str; 12] = [
         "id",
         "matcher",
         "command",
@@ -546,6 +546,7 @@ fn convert_registration(
         "timeoutMs",
         "runsIn",
         "network",
+        "sandbox",
         "appliesToChildAgents",
         "profiles",
         "enabled",
@@ -641,6 +642,7 @@ fn convert_registration(
         Some(s) => Network::parse(s)
             .ok_or_else(|| schema_err("`network` must be none or restricted".into(), "/network"))?,
     };
+    let sandbox_writable = convert_sandbox(obj.get("sandbox"))?;
     let mut profiles = Vec::new();
     if let Some(v) = obj.get("profiles") {
         let arr = v
@@ -672,6 +674,7 @@ fn convert_registration(
         timeout_ms,
         runs_in,
         network,
+        sandbox_writable,
         applies_to_child_agents: bool_field("appliesToChildAgents", true)?,
         profiles,
         enabled: bool_field("enabled", true)?,
@@ -680,6 +683,153 @@ fn convert_registration(
         source: Some(path.to_path_buf()),
         index,
     })
+}
+
+/// `sandbox: {writable: [...]}`: each entry a `~/` path, an absolute one or
+/// one relative to the project, with no `..`, and none covering a path the
+/// sandbox protects ([`sandbox_writable_refusal`]).
+fn convert_sandbox(v: Option<&Value>) -> Result<Vec<String>, ConvertError> {
+    let schema_err = |m: String, sub: &str| ("hook-config-schema", m, sub.to_owned());
+    let Some(v) = v else {
+        return Ok(Vec::new());
+    };
+    let obj = v
+        .as_object()
+        .ok_or_else(|| schema_err("`sandbox` must be an object".into(), "/sandbox"))?;
+    if let Some(k) = obj.keys().find(|k| k.as_str() != "writable") {
+        return Err(schema_err(
+            format!("unknown key `{k}` in `sandbox`"),
+            "/sandbox",
+        ));
+    }
+    let Some(list) = obj.get("writable") else {
+        return Ok(Vec::new());
+    };
+    let arr = list.as_array().filter(|a| a.len() <= 32).ok_or_else(|| {
+        schema_err(
+            "`sandbox.writable` must be an array of at most 32 paths".into(),
+            "/sandbox/writable",
+        )
+    })?;
+    let mut out: Vec<String> = Vec::new();
+    for (i, entry) in arr.iter().enumerate() {
+        let pointer = format!("/sandbox/writable/{i}");
+        let s = entry
+            .as_str()
+            .filter(|s| !s.is_empty() && s.len() <= 4096)
+            .ok_or_else(|| schema_err("must be a non-empty path".into(), &pointer))?;
+        if out.iter().any(|o| o == s) {
+            return Err(schema_err(
+                format!("`{}` is listed twice", crate::escape::escape(s)),
+                &pointer,
+            ));
+        }
+        if let Some(why) = sandbox_writable_refusal(s) {
+            return Err(("hook-sandbox-writable-refused", why, pointer));
+        }
+        out.push(s.to_owned());
+    }
+    Ok(out)
+}
+
+/// Why the `sandbox.writable` entry `entry` is refused, judged from its
+/// text alone (the runner checks the real paths again before each run): a
+/// `..`, the home or `/` itself, or a path that equals, is inside or holds
+/// a credential store, keryx's own files, `.git`, `.metaproject` or a
+/// host's configuration.
+pub fn sandbox_writable_refusal(entry: &str) -> Option<String> {
+    let shown = crate::escape::escape(entry);
+    let refuse = |what: &str| {
+        Some(format!(
+            "`sandbox.writable` entry `{shown}` covers {what}, which a sandboxed hook must never write"
+        ))
+    };
+    if Path::new(entry)
+        .components()
+        .any(|c| c == std::path::Component::ParentDir)
+    {
+        return Some(format!(
+            "`sandbox.writable` entry `{shown}` contains `..`; name the directory itself"
+        ));
+    }
+    let norm = |p: &str| -> String {
+        p.split('/')
+            .filter(|c| !c.is_empty() && *c != ".")
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    let covers = |entry: &str, protected: &str| {
+        entry.is_empty()
+            || entry == protected
+            || protected.starts_with(&format!("{entry}/"))
+            || entry.starts_with(&format!("{protected}/"))
+    };
+    if entry == "~" || entry.starts_with("~/") {
+        let rel = norm(&entry[1..]);
+        if rel.is_empty() {
+            return refuse("your home directory");
+        }
+        for secret in crate::runner::HOME_SECRETS {
+            if covers(&rel, secret) || (rel.starts_with(".cargo/credentials")) {
+                return refuse(&format!("the credential store `~/{secret}`"));
+            }
+        }
+        for own in KERYX_HOME_PATHS {
+            if covers(&rel, own) {
+                return refuse(&format!("keryx-hooks' own `~/{own}`"));
+            }
+        }
+        for file in host_user_config() {
+            if covers(&rel, &file) {
+                return refuse(&format!("the host configuration `~/{file}`"));
+            }
+        }
+        return None;
+    }
+    if entry.starts_with('~') {
+        return Some(format!(
+            "`sandbox.writable` entry `{shown}` must start with `~/`, `/` or a project-relative name"
+        ));
+    }
+    if Path::new(entry).is_absolute() {
+        let abs = norm(entry);
+        if abs.is_empty() {
+            return refuse("the whole filesystem");
+        }
+        if matches!(abs.as_str(), "home" | "Users" | "root") {
+            return refuse("every home directory");
+        }
+        return None;
+    }
+    let rel = norm(entry);
+    if rel.is_empty() {
+        return refuse("the whole project, with its `.git` and host configuration,");
+    }
+    for protected in crate::runner::PROJECT_PROTECTED.iter().chain(&[".git"]) {
+        let first = rel.split('/').next().unwrap_or_default();
+        if covers(&rel, protected) || first.starts_with(".kimi") {
+            return refuse(&format!("the project's `{protected}`"));
+        }
+    }
+    None
+}
+
+/// keryx-hooks' own files under the home, at their default places.
+const KERYX_HOME_PATHS: &[&str] = &[
+    ".keryx",
+    ".local/share/keryx",
+    ".local/state/keryx",
+    ".agentic/hooks-snapshot",
+];
+
+/// Every host's user configuration files, home-relative (`.claude/settings.json`).
+fn host_user_config() -> Vec<String> {
+    crate::hosts::host_names()
+        .iter()
+        .filter_map(|h| crate::hosts::adapter(h))
+        .flat_map(|a| a.config_files().user.clone())
+        .filter_map(|p| p.strip_prefix("~/").map(str::to_owned))
+        .collect()
 }
 
 /// A project hook runs from the project root, and its `cwd` and a relative
@@ -846,5 +996,64 @@ fn apply_overrides(loaded: &mut Loaded, overrides: &[Override]) {
                 r.enabled = false;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sandbox_writable_refusal as refusal;
+
+    #[test]
+    fn sandbox_writable_refuses_what_covers_a_protected_path() {
+        for entry in [
+            "~",
+            "~/",
+            "/",
+            "//",
+            "~/.ssh",
+            "~/.ssh/agent",
+            "~/.config",
+            "~/.cargo",
+            "~/.cargo/credentials.toml",
+            "~/.docker",
+            "~/.local",
+            "~/.local/state/keryx/hook-cache",
+            "~/.keryx",
+            "~/.agentic",
+            "~/.claude",
+            "~/.claude/settings.json",
+            "~/.codex",
+            "~other",
+            "/home",
+            "/root",
+            ".",
+            "./",
+            ".git",
+            ".git/objects",
+            ".github",
+            ".github/hooks/x",
+            ".claude/logs",
+            ".metaproject",
+            ".kimi-anything",
+            "a/../.git",
+            "../sibling",
+        ] {
+            assert!(refusal(entry).is_some(), "`{entry}` must be refused");
+        }
+        for entry in [
+            "~/.claude/hooks-logs",
+            "~/.cache/my-tool",
+            "~/.config/my-tool",
+            "~/.sshx",
+            "/opt/data",
+            "build",
+            "target/cache",
+            ".github/workflows-cache",
+            ".gitignore-cache",
+        ] {
+            assert_eq!(refusal(entry), None, "`{entry}` is fine");
+        }
+        let why = refusal("~/.ssh").unwrap();
+        assert!(why.contains("credential store `~/.ssh`"), "{why}");
     }
 }

@@ -101,6 +101,10 @@ pub struct Registration {
     pub timeout_ms: u64,
     pub runs_in: RunsIn,
     pub network: Network,
+    /// `sandbox.writable` as written: extra paths the hook may write inside
+    /// the sandbox (`~/…` in the home, absolute, or relative to the
+    /// project), none of them covering a protected path.
+    pub sandbox_writable: Vec<String>,
     pub applies_to_child_agents: bool,
     /// Empty means every profile.
     pub profiles: Vec<Profile>,

@@ -17,7 +17,8 @@ use std::time::Duration;
 pub use env::hook_env;
 pub use groups::{install_signal_handlers, kill_all_live_groups};
 pub use sandbox::{
-    Launcher, LauncherKind, macos_profile, probe_bwrap, sandbox_launcher, set_probe_cache_dir,
+    HOME_SECRETS, Launcher, LauncherKind, LauncherSearch, PROJECT_PROTECTED, macos_profile,
+    probe_bwrap, sandbox_launcher, set_probe_cache_dir,
 };
 pub use spawn::{spawn, spawn_with_launcher};
 
@@ -35,12 +36,29 @@ pub const MAX_TIMEOUT: Duration = Duration::from_secs(60);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SandboxSpec {
     None,
-    /// Read-only everywhere except `writable` and a private `/tmp`; no
-    /// network unless `network`. Never silently downgraded to `None`.
-    Required {
-        writable: Vec<PathBuf>,
-        network: bool,
-    },
+    /// Never silently downgraded to `None`.
+    Required(Sandbox),
+}
+
+/// What a confined hook may touch: the filesystem is read-only except the
+/// project (minus [`PROJECT_PROTECTED`]), `writable` and a private `/tmp`;
+/// the credential stores under `home` and `hidden` cannot be read; no
+/// network unless `network`, and never a Unix socket.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sandbox {
+    /// Writable, except the paths that run later outside the sandbox
+    /// (`.git/hooks`, `.git/config`, the hosts' project config).
+    pub project: Option<PathBuf>,
+    /// Writable as a whole: the hook's own cache, `sandbox.writable`.
+    pub writable: Vec<PathBuf>,
+    /// The user's home: its credential stores ([`HOME_SECRETS`]) are hidden.
+    pub home: Option<PathBuf>,
+    /// Hidden as well: keryx's own data and state directories, and without
+    /// network the runtime directory (`$XDG_RUNTIME_DIR`).
+    pub hidden: Vec<PathBuf>,
+    pub network: bool,
+    /// `[sandbox] launcher` from runtime.toml, when pinned.
+    pub launcher: Option<PathBuf>,
 }
 
 /// One hook process to run.

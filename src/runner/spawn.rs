@@ -12,9 +12,10 @@ use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::groups::{LiveGroup, Spawning};
-use super::sandbox::{self, Confinement, Launcher, LauncherKind};
+use super::sandbox::{self, Confinement, Launcher, LauncherKind, LauncherSearch, Mount};
 use super::{
-    Exit, GRACE, MAX_TIMEOUT, MIN_TIMEOUT, OUTPUT_CAP, SandboxSpec, SpawnOutcome, SpawnRequest, sys,
+    Exit, GRACE, MAX_TIMEOUT, MIN_TIMEOUT, OUTPUT_CAP, PROJECT_PROTECTED, Sandbox, SandboxSpec,
+    SpawnOutcome, SpawnRequest, sys,
 };
 use crate::escape::escape;
 
@@ -25,6 +26,8 @@ const CHUNK: usize = 64 * 1024;
 /// buffer would cost a 64 KiB memset and fresh pages on every call. It grows
 /// to [`CHUNK`] the first time a read fills it.
 const FIRST_CHUNK: usize = 4 * 1024;
+/// The launcher's fd for the seccomp program: the first after stdio.
+const SECCOMP_FD: i32 = 3;
 /// How often the leader is checked for exit once its pipes are closed.
 const MAX_EXIT_POLL: Duration = Duration::from_millis(10);
 
@@ -32,9 +35,16 @@ const MAX_EXIT_POLL: Duration = Duration::from_millis(10);
 /// call from many threads at once. A required sandbox is looked up with
 /// [`super::sandbox_launcher`].
 pub fn spawn(req: &SpawnRequest) -> SpawnOutcome {
-    match req.sandbox {
+    match &req.sandbox {
         SandboxSpec::None => spawn_with_launcher(req, &Err(String::new())),
-        SandboxSpec::Required { .. } => spawn_with_launcher(req, &super::sandbox_launcher()),
+        SandboxSpec::Required(s) => {
+            let search = LauncherSearch {
+                pin: Ok(s.launcher.as_deref()),
+                project: s.project.as_deref(),
+                cwd: Some(&req.cwd),
+            };
+            spawn_with_launcher(req, &super::sandbox_launcher(&search))
+        }
     }
 }
 
@@ -44,31 +54,76 @@ pub fn spawn_with_launcher(
     req: &SpawnRequest,
     launcher: &Result<Launcher, String>,
 ) -> SpawnOutcome {
+    match (&req.sandbox, launcher) {
+        (SandboxSpec::Required(_), Err(reason)) => {
+            SpawnOutcome::not_started(Exit::SandboxUnavailable(reason.clone()), Duration::ZERO)
+        }
+        (SandboxSpec::Required(_), Ok(l)) => spawn_confined(req, l, true),
+        (SandboxSpec::None, _) => run(req, None, false),
+    }
+}
+
+/// Runs `req` under `launcher`; `forget` drops the cached probe verdict
+/// when the launcher itself fails (never from the probe, which holds it).
+pub(super) fn spawn_confined(
+    req: &SpawnRequest,
+    launcher: &Launcher,
+    forget: bool,
+) -> SpawnOutcome {
+    run(req, Some(launcher), forget)
+}
+
+fn run(req: &SpawnRequest, launcher: Option<&Launcher>, forget: bool) -> SpawnOutcome {
     let started = Instant::now();
     let not_started = |exit: Exit| SpawnOutcome::not_started(exit, started.elapsed());
-
     let confinement = match (&req.sandbox, launcher) {
-        (SandboxSpec::None, _) => None,
-        (SandboxSpec::Required { .. }, Err(reason)) => {
-            return not_started(Exit::SandboxUnavailable(reason.clone()));
-        }
-        (SandboxSpec::Required { writable, network }, Ok(l)) => Some((l, writable, *network)),
+        (SandboxSpec::Required(s), Some(l)) => Some((l, s)),
+        _ => None,
     };
     let program = match resolve_program(req) {
         Ok(p) => p,
         Err(msg) => return not_started(Exit::SpawnFailed(msg)),
     };
+    // Kept open until the launcher has started: it reads the seccomp
+    // program from this pipe.
+    let mut seccomp_pipe: Option<OwnedFd> = None;
     let mut cmd = match confinement {
         None => {
+            // A descriptor the shim inherited without close-on-exec must not
+            // reach the hook. Marked in the parent, once per spawn, so the
+            // standard library can still start the hook without a fork.
+            sys::cloexec_from(3);
             let mut cmd = Command::new(&program);
             cmd.arg0(&req.argv[0]).args(&req.argv[1..]);
             cmd
         }
-        Some((launcher, writable, network)) => {
-            match confine(launcher, &program, req, writable, network) {
+        Some((launcher, sandbox)) => {
+            let program_fd = if launcher.kind == LauncherKind::Bubblewrap {
+                match sandbox::seccomp_program().map(sys::pipe_with) {
+                    Some(Ok(fd)) => Some(fd),
+                    Some(Err(e)) => {
+                        return not_started(Exit::SpawnFailed(format!(
+                            "could not hand the seccomp filter to the sandbox: {e}"
+                        )));
+                    }
+                    None => None,
+                }
+            } else {
+                None
+            };
+            let seccomp_fd = program_fd.as_ref().map(|_| SECCOMP_FD);
+            match confine(launcher, &program, req, sandbox, seccomp_fd) {
                 Ok(args) => {
                     let mut cmd = Command::new(&launcher.program);
                     cmd.args(args);
+                    let keep = program_fd.as_ref().map(AsRawFd::as_raw_fd);
+                    // SAFETY: the closure only makes async-signal-safe
+                    // syscalls (dup2, fcntl, close_range) on plain integers.
+                    #[allow(unsafe_code)]
+                    unsafe {
+                        cmd.pre_exec(move || sys::only_stdio_and(keep, SECCOMP_FD));
+                    }
+                    seccomp_pipe = program_fd;
                     cmd
                 }
                 Err(msg) => return not_started(Exit::SpawnFailed(msg)),
@@ -90,7 +145,9 @@ pub fn spawn_with_launcher(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
 
-    let (mut child, group) = match spawn_registered(&mut cmd) {
+    let spawned = spawn_registered(&mut cmd);
+    drop(seccomp_pipe);
+    let (mut child, group) = match spawned {
         Ok(started) => started,
         Err(e) => return not_started(Exit::SpawnFailed(why_not_started(req, &program, &e))),
     };
@@ -139,7 +196,7 @@ pub fn spawn_with_launcher(
     };
     let (stdout, stdout_truncated) = io.out.finish();
     let (stderr, stderr_truncated) = io.err.finish();
-    if let (Exit::Code(1), Some((l, _, _))) = (&exit, confinement)
+    if let (Exit::Code(1), Some((l, _)), true) = (&exit, confinement, forget)
         && l.kind == LauncherKind::Bubblewrap
         && stderr.starts_with(b"bwrap: ")
     {
@@ -599,12 +656,12 @@ fn spawn_error(program: &Path, e: &io::Error) -> String {
 /// The launcher's argv for a confined run. bwrap's /tmp is private, so a
 /// hook kept under /tmp outside the writable paths (a hermetic test home) has
 /// its own directory bound read-only, and a cwd there is refused.
-fn confine(
+pub(super) fn confine(
     launcher: &Launcher,
     program: &Path,
     req: &SpawnRequest,
-    writable: &[PathBuf],
-    network: bool,
+    sandbox: &Sandbox,
+    seccomp_fd: Option<i32>,
 ) -> Result<Vec<OsString>, String> {
     let real = |p: &Path, what: &str| {
         std::fs::canonicalize(p).map_err(|e| {
@@ -614,14 +671,29 @@ fn confine(
             )
         })
     };
-    let writable = writable
+    let project = match &sandbox.project {
+        Some(p) => Some(real(p, "project")?),
+        None => None,
+    };
+    let writable = sandbox
+        .writable
         .iter()
         .map(|w| real(w, "writable path"))
         .collect::<Result<Vec<_>, _>>()?;
     let cwd = real(&req.cwd, "working directory")?;
-    let mut readable = Vec::new();
+    let mut mounts = Vec::new();
+    if !sandbox.network {
+        // Sockets and other per-user runtime state; a real directory only
+        // (`/var/run` is usually a link to `/run`).
+        for dir in ["/run", "/var/run"] {
+            if is_real_dir(Path::new(dir)) {
+                mounts.push(Mount::HideDir(PathBuf::from(dir)));
+            }
+        }
+    }
+    let is_writable = |p: &Path| project.iter().chain(&writable).any(|w| p.starts_with(w));
     if launcher.kind == LauncherKind::Bubblewrap {
-        let hidden = |p: &Path| p.starts_with("/tmp") && !writable.iter().any(|w| p.starts_with(w));
+        let hidden = |p: &Path| p.starts_with("/tmp") && !is_writable(p);
         if hidden(&cwd) {
             return Err(format!(
                 "the hook's working directory `{}` is under /tmp, which is private inside the \
@@ -633,17 +705,199 @@ fn confine(
         if hidden(&real_program) {
             // Its directory, for the scripts it sources, unless that is /tmp
             // itself, which would undo the private /tmp.
-            readable.push(match real_program.parent() {
+            mounts.push(Mount::ReadOnly(match real_program.parent() {
                 Some(dir) if dir != Path::new("/tmp") => dir.to_path_buf(),
                 _ => real_program,
-            });
+            }));
         }
     }
+    if let Some(root) = &project {
+        mounts.push(Mount::Bind(root.clone()));
+        // sandbox-exec denies a path whether it exists or not; bubblewrap
+        // needs something there to mount over.
+        let create = launcher.kind == LauncherKind::Bubblewrap;
+        protect_project(root, create, &mut mounts);
+    }
+    // After the project, which may hold the home (a `.metaproject` there or
+    // above it): a bind of the project would show them again. Before the
+    // writable paths, so the hook cache under the hidden state directory
+    // is still there.
+    hide_secrets(sandbox, &mut mounts);
+    mounts.extend(writable.iter().cloned().map(Mount::Bind));
     let c = Confinement {
         cwd: &cwd,
-        writable: &writable,
-        readable: &readable,
-        network,
+        mounts: &mounts,
+        network: sandbox.network,
+        seccomp_fd,
     };
     Ok(launcher.wrap(program, &req.argv[1..], &c))
+}
+
+fn is_real_dir(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
+}
+
+/// The credential stores under the home and the extra hidden paths, each
+/// by its real path, those that exist.
+fn hide_secrets(sandbox: &Sandbox, mounts: &mut Vec<Mount>) {
+    let mut paths: Vec<PathBuf> = sandbox.hidden.clone();
+    if let Some(home) = &sandbox.home {
+        paths.extend(super::HOME_SECRETS.iter().map(|rel| home.join(rel)));
+        if let Ok(entries) = std::fs::read_dir(home.join(".cargo")) {
+            paths.extend(
+                entries
+                    .flatten()
+                    .filter(|e| e.file_name().to_string_lossy().starts_with("credentials"))
+                    .map(|e| e.path()),
+            );
+        }
+    }
+    for path in paths {
+        let Ok(real) = std::fs::canonicalize(&path) else {
+            continue;
+        };
+        let Ok(meta) = std::fs::metadata(&real) else {
+            continue;
+        };
+        let mount = if meta.is_dir() {
+            Mount::HideDir(real)
+        } else {
+            Mount::HideFile(real)
+        };
+        if !mounts.contains(&mount) {
+            mounts.push(mount);
+        }
+    }
+}
+
+/// Makes read-only, under the writable project `root`, what runs later
+/// outside the sandbox ([`PROJECT_PROTECTED`], the `gitdir` a `.git` file
+/// points to, and that file), and every existing `.kimi*`. A missing one is
+/// created empty first, so that it can be mounted over: the hook can then
+/// neither write it nor create it. Each one's parent inside the project is
+/// bound onto itself, so it cannot be renamed away either. Without `create`
+/// a missing one is named as it is.
+fn protect_project(root: &Path, create: bool, mounts: &mut Vec<Mount>) {
+    let dot_git = root.join(".git");
+    let git_meta = std::fs::symlink_metadata(&dot_git).ok();
+    let mut protect: Vec<(PathBuf, bool)> = Vec::new();
+    for rel in PROJECT_PROTECTED {
+        let is_file = rel.starts_with(".git/config");
+        if rel.starts_with(".git/") && !git_meta.as_ref().is_some_and(|m| m.is_dir()) {
+            continue;
+        }
+        protect.push((root.join(rel), is_file));
+    }
+    // Each submodule's repository: its hooks and config run when git works
+    // in the submodule.
+    if let Ok(entries) = std::fs::read_dir(dot_git.join("modules")) {
+        for e in entries.flatten() {
+            protect.push((e.path().join("hooks"), false));
+            protect.push((e.path().join("config"), true));
+        }
+    }
+    if let Ok(entries) = std::fs::read_dir(root) {
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with(".kimi") && !PROJECT_PROTECTED.contains(&name.as_ref()) {
+                protect.push((e.path(), false));
+            }
+        }
+    }
+    if git_meta.as_ref().is_some_and(|m| m.is_file()) {
+        // A worktree or submodule: the `.git` file itself, and the hooks and
+        // config where it leads (and of the common dir it names).
+        protect.push((dot_git.clone(), true));
+        if let Some(gitdir) = gitdir_of(&dot_git) {
+            let mut dirs = vec![gitdir.clone()];
+            if let Ok(common) = std::fs::read_to_string(gitdir.join("commondir")) {
+                dirs.push(gitdir.join(common.trim()));
+            }
+            for dir in dirs {
+                let Ok(dir) = std::fs::canonicalize(&dir) else {
+                    continue;
+                };
+                let inside = dir.starts_with(root);
+                for (p, f) in [
+                    (dir.join("hooks"), false),
+                    (dir.join("config"), true),
+                    (dir.join("config.worktree"), true),
+                ] {
+                    // Outside the project it is read-only already; bind what
+                    // is there so that no writable path reopens it.
+                    if inside || p.exists() {
+                        protect.push((p, f));
+                    }
+                }
+            }
+        }
+    }
+    for (path, is_file) in protect {
+        if std::fs::symlink_metadata(&path).is_err() {
+            if !create {
+                mounts.push(Mount::ReadOnly(path));
+                continue;
+            }
+            if !create_placeholder(&path, is_file) {
+                continue;
+            }
+        }
+        // A symlink is followed to where it leads; one that leads out of the
+        // project is read-only there already.
+        let Ok(real) = std::fs::canonicalize(&path) else {
+            continue;
+        };
+        let mut parent = real.parent();
+        let mut pins = Vec::new();
+        while let Some(p) = parent {
+            if p == root || !p.starts_with(root) {
+                break;
+            }
+            pins.push(Mount::Bind(p.to_path_buf()));
+            parent = p.parent();
+        }
+        for pin in pins.into_iter().rev() {
+            if !mounts.contains(&pin) {
+                mounts.push(pin);
+            }
+        }
+        let ro = Mount::ReadOnly(real);
+        if !mounts.contains(&ro) {
+            mounts.push(ro);
+        }
+    }
+}
+
+/// An empty directory (or file) where a protected path is missing.
+fn create_placeholder(path: &Path, is_file: bool) -> bool {
+    let made = if is_file {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map(drop)
+    } else {
+        std::fs::create_dir_all(path)
+    };
+    match made {
+        Ok(()) => true,
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => true,
+        Err(e) => {
+            tracing::debug!("could not create `{}` to protect it: {e}", path.display());
+            false
+        }
+    }
+}
+
+/// Where the `gitdir:` line of the `.git` file `dot_git` points.
+fn gitdir_of(dot_git: &Path) -> Option<PathBuf> {
+    let meta = std::fs::metadata(dot_git).ok()?;
+    if meta.len() > 4096 {
+        return None;
+    }
+    let text = std::fs::read_to_string(dot_git).ok()?;
+    let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    let base = dot_git.parent()?;
+    Some(base.join(target))
 }

@@ -157,3 +157,102 @@ pub(super) fn uid() -> u32 {
     // SAFETY: getuid cannot fail and touches no memory.
     unsafe { libc::getuid() }
 }
+
+const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+
+/// `close_range(2)` (Linux 5.9+; the close-on-exec flag 5.11+) through the
+/// raw syscall, so an older C library does not matter.
+#[allow(unsafe_code)]
+fn close_range(first: libc::c_uint, flags: libc::c_uint) -> bool {
+    // SAFETY: close_range takes plain integers and touches no memory; it
+    // only closes (or marks) descriptors from `first` up.
+    unsafe { libc::syscall(libc::SYS_close_range, first, libc::c_uint::MAX, flags) == 0 }
+}
+
+/// Marks every descriptor from `first` up close-on-exec, in this process:
+/// one syscall, or on a kernel without it a walk of `/proc/self/fd`.
+#[allow(unsafe_code)]
+pub(super) fn cloexec_from(first: RawFd) {
+    if close_range(first as libc::c_uint, CLOSE_RANGE_CLOEXEC) {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir("/proc/self/fd") else {
+        return;
+    };
+    let fds: Vec<RawFd> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .filter(|fd| *fd >= first)
+        .collect();
+    for fd in fds {
+        // SAFETY: F_GETFD/F_SETFD only read and set the descriptor flags of
+        // `fd`; on a descriptor that has just been closed they fail.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
+}
+
+/// A close-on-exec pipe whose write end already holds `bytes` (less than a
+/// pipe buffer) and is closed: the read end, never one of fds 0-2.
+#[allow(unsafe_code)]
+pub(super) fn pipe_with(bytes: &[u8]) -> io::Result<OwnedFd> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 just returned these two descriptors, owned by no one else.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let mut file = std::fs::File::from(write);
+    std::io::Write::write_all(&mut file, bytes)?;
+    drop(file);
+    if fds[0] > 2 {
+        return Ok(read);
+    }
+    // SAFETY: F_DUPFD_CLOEXEC duplicates a descriptor we own to a new one.
+    let moved = unsafe { libc::fcntl(fds[0], libc::F_DUPFD_CLOEXEC, 3) };
+    if moved < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fcntl just returned this new descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(moved) })
+}
+
+/// In a forked child before exec: leaves fds 0-2 and, when `keep` is
+/// given, that descriptor moved to `at` (without close-on-exec); closes
+/// every other one. Async-signal-safe: syscalls on integers only.
+#[allow(unsafe_code)]
+pub(super) fn only_stdio_and(keep: Option<RawFd>, at: RawFd) -> io::Result<()> {
+    let first = match keep {
+        Some(fd) => {
+            // SAFETY: dup2 and fcntl take plain integers; dup2 onto `at`
+            // replaces whatever the child had there, which it does not need.
+            let rc = unsafe {
+                if fd == at {
+                    libc::fcntl(at, libc::F_SETFD, 0)
+                } else {
+                    libc::dup2(fd, at)
+                }
+            };
+            if rc < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            at + 1
+        }
+        None => 3,
+    };
+    if !close_range(first as libc::c_uint, 0) {
+        // No close_range: close up to the descriptor limit one by one.
+        // SAFETY: sysconf takes an integer; close on an fd that is not open
+        // fails harmlessly.
+        let max = unsafe { libc::sysconf(libc::_SC_OPEN_MAX) }.clamp(256, 65536) as RawFd;
+        for fd in first..max {
+            unsafe { libc::close(fd) };
+        }
+    }
+    Ok(())
+}

@@ -3,6 +3,7 @@
 //! failures, signal deaths, and the bubblewrap sandbox for real.
 
 use std::collections::BTreeMap;
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -524,7 +525,7 @@ fn sigterm_kills_live_hook_groups() {
 // --- the sandbox, for real -------------------------------------------------
 
 fn bwrap() -> Launcher {
-    let launcher = sandbox_launcher();
+    let launcher = sandbox_launcher(&LauncherSearch::ANY);
     assert!(
         Path::new("/usr/bin/bwrap").exists() || launcher.is_ok(),
         "bubblewrap is required for these tests: `apt-get install -y bubblewrap`"
@@ -534,10 +535,11 @@ fn bwrap() -> Launcher {
 
 fn sandboxed(argv: &[&str], project: &Path, network: bool) -> SpawnRequest {
     let mut req = request(argv, project);
-    req.sandbox = SandboxSpec::Required {
-        writable: vec![project.to_path_buf()],
+    req.sandbox = SandboxSpec::Required(Sandbox {
+        project: Some(project.to_path_buf()),
         network,
-    };
+        ..Sandbox::default()
+    });
     req
 }
 
@@ -721,4 +723,170 @@ fn no_launcher_means_sandbox_unavailable_never_unsandboxed() {
         other => panic!("{other:?}"),
     }
     assert!(!marker.exists(), "the hook must not run unsandboxed");
+}
+
+#[test]
+fn the_probe_fails_a_sandbox_without_the_seccomp_filter() {
+    let launcher = bwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_script(dir.path(), "probe.sh", sandbox::PROBE_SCRIPT, 0o700);
+    let socket = dir.path().join("s.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let dir_s = dir.path().to_str().unwrap();
+    // The same sandbox minus `--seccomp`: the probe script must refuse it.
+    let out = std::process::Command::new(&launcher.program)
+        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
+        .args([
+            "--tmpfs",
+            "/tmp",
+            "--ro-bind",
+            dir_s,
+            dir_s,
+            "--unshare-all",
+        ])
+        .args(["--cap-drop", "ALL", "--die-with-parent", "--"])
+        .arg(&script)
+        .arg(&socket)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    // With it, through the runner, the probe passes.
+    assert_eq!(
+        probe_bwrap(&launcher.program).map(|l| l.kind),
+        Ok(LauncherKind::Bubblewrap)
+    );
+}
+
+#[test]
+fn a_launcher_someone_else_could_replace_is_refused() {
+    let launcher_refusal_of = |p: &Path| sandbox::launcher_refusal(p, &LauncherSearch::ANY);
+    let launcher = bwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("bwrap");
+    std::fs::copy(&launcher.program, &copy).unwrap();
+    fn search(pin: &Path) -> LauncherSearch<'_> {
+        LauncherSearch {
+            pin: Ok(Some(pin)),
+            project: None,
+            cwd: None,
+        }
+    }
+    // The real one, pinned (a copy elsewhere may lack the AppArmor profile
+    // that lets bwrap create namespaces, so only refusals use the copy).
+    let ok = sandbox_launcher(&search(&launcher.program));
+    assert_eq!(ok.map(|l| l.source), Ok("pinned in runtime.toml"));
+    assert_eq!(launcher_refusal_of(&copy), None);
+    for mode in [0o775, 0o757] {
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(mode)).unwrap();
+        let why = sandbox_launcher(&search(&copy)).unwrap_err();
+        assert!(why.contains("writable by others"), "{mode:o}: {why}");
+    }
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A group-writable directory (tempdir is 0700) lets others swap it.
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o770)).unwrap();
+    let why = sandbox_launcher(&search(&copy)).unwrap_err();
+    assert!(why.contains("writable by others"), "{why}");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    // Inside the project or the cwd, never.
+    let inside = LauncherSearch {
+        pin: Ok(Some(&copy)),
+        project: Some(dir.path()),
+        cwd: None,
+    };
+    assert!(
+        sandbox_launcher(&inside)
+            .unwrap_err()
+            .contains("inside the project")
+    );
+    let in_cwd = LauncherSearch {
+        pin: Ok(Some(&copy)),
+        project: None,
+        cwd: Some(dir.path()),
+    };
+    assert!(
+        sandbox_launcher(&in_cwd)
+            .unwrap_err()
+            .contains("inside the working directory")
+    );
+}
+
+#[test]
+fn inherited_descriptors_are_closed_for_every_hook() {
+    bwrap();
+    let project = tempfile::tempdir().unwrap();
+    // An fd without close-on-exec, as a host could leave the shim.
+    let file = std::fs::File::open("/dev/null").unwrap();
+    #[allow(unsafe_code)]
+    // SAFETY: dup returns a new descriptor without FD_CLOEXEC, owned below.
+    let leaked = unsafe { std::os::fd::OwnedFd::from_raw_fd(libc::dup(file.as_raw_fd())) };
+    let fd = leaked.as_raw_fd();
+    let check = format!("[ -e /proc/self/fd/{fd} ] && echo LEAKED || echo closed");
+    let plain = spawn(&sh(&check));
+    assert_eq!(text(&plain.stdout), "closed\n");
+    let boxed = spawn(&sandboxed(
+        &["/bin/sh", "-c", &check],
+        project.path(),
+        false,
+    ));
+    assert_eq!(text(&boxed.stdout), "closed\n", "{}", text(&boxed.stderr));
+    drop(leaked);
+}
+
+#[test]
+fn protected_paths_are_created_for_bubblewrap_only_and_named_for_sandbox_exec() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+    std::fs::write(root.join(".git/config"), "").unwrap();
+    let program = write_script(&root, "hook.sh", "#!/bin/sh\n", 0o755);
+    let mut req = request(&[program.to_str().unwrap()], &root);
+    let sandbox = Sandbox {
+        project: Some(root.clone()),
+        ..Sandbox::default()
+    };
+    req.sandbox = SandboxSpec::Required(sandbox.clone());
+    let macos = Launcher {
+        kind: LauncherKind::SandboxExec,
+        program: "/usr/bin/sandbox-exec".into(),
+        source: "system directory",
+    };
+    let argv = spawn::confine(&macos, &program, &req, &sandbox, None).unwrap();
+    let args: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into()).collect();
+    assert!(
+        !root.join(".claude").exists(),
+        "sandbox-exec needs no placeholder"
+    );
+    for rel in [".claude", ".git/hooks", ".git/config", ".github/hooks"] {
+        let named = root.join(rel).to_string_lossy().into_owned();
+        assert!(
+            args.iter()
+                .any(|a| a.starts_with("-D P") && a.ends_with(&named)),
+            "{rel}: {args:?}"
+        );
+    }
+    let linux = Launcher {
+        kind: LauncherKind::Bubblewrap,
+        program: "/usr/bin/bwrap".into(),
+        source: "system directory",
+    };
+    let argv = spawn::confine(&linux, &program, &req, &sandbox, Some(3)).unwrap();
+    let args: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into()).collect();
+    for rel in [".claude", ".github/hooks", ".metaproject", ".kimi-code"] {
+        assert!(
+            root.join(rel).is_dir(),
+            "{rel} is created to be mounted over"
+        );
+        let named = root.join(rel).to_string_lossy().into_owned();
+        assert!(
+            args.windows(3)
+                .any(|w| w[0] == "--ro-bind" && w[1] == named && w[2] == named),
+            "{rel}: {args:?}"
+        );
+    }
+    // The parents inside the project are pinned by a bind onto themselves.
+    let git = root.join(".git").to_string_lossy().into_owned();
+    assert!(
+        args.windows(2).any(|w| w[0] == "--bind" && w[1] == git),
+        "{args:?}"
+    );
 }

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use crate::config::model::{
     BuiltinPort, Handler, HookClass, Profile, Registration, RunsIn, SELF_EXE,
 };
-use crate::runner::{self, Exit, SandboxSpec, SpawnRequest};
+use crate::paths::Locations;
+use crate::runner::{self, Exit, Sandbox, SandboxSpec, SpawnRequest};
 use crate::runtime::codec::{self, PayloadContext};
 use crate::runtime::compose;
 use crate::runtime::events::Event;
@@ -48,6 +49,9 @@ pub struct FireContext<'a> {
     pub in_process: &'a InProcessCommand<'a>,
     /// The ambient environment hooks may inherit from (allowlisted).
     pub ambient: &'a (dyn Fn(&str) -> Option<String> + Sync),
+    /// Where the home, keryx's own directories and the settings are: what a
+    /// sandboxed hook must not read or write.
+    pub locations: &'a Locations,
 }
 
 /// What one invocation came to, before composition.
@@ -174,12 +178,12 @@ pub fn invoke(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Invo
         ("KERYX_POLICY_PROFILE", ctx.profile.as_str().to_owned()),
         ("CLAUDE_PROJECT_DIR", root),
     ];
-    let env = runner::hook_env(ctx.ambient, &fixed, &command.env);
+    let mut env = runner::hook_env(ctx.ambient, &fixed, &command.env);
     let sandbox = match runs_in {
         RunsIn::Unsandboxed => SandboxSpec::None,
-        RunsIn::Sandbox => SandboxSpec::Required {
-            writable: vec![base.to_path_buf()],
-            network: false,
+        RunsIn::Sandbox => match sandbox_for(reg, ctx, &mut env) {
+            Ok(s) => SandboxSpec::Required(s),
+            Err(failure) => return Invocation::of(Err(failure), start),
         },
     };
     let out = runner::spawn(&SpawnRequest {
@@ -258,6 +262,150 @@ pub fn invoke(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Invo
         stderr: out.stderr,
         stderr_truncated: out.stderr_truncated,
     }
+}
+
+/// The confinement of one sandboxed run of `reg`: the project (its
+/// protected paths are the runner's business), the hook's own cache
+/// (exported as `XDG_CACHE_HOME` in `env`), its `sandbox.writable` paths,
+/// and what must stay unreadable. Only called for a sandboxed hook: the
+/// stats and the cache directory cost nothing on the unsandboxed path.
+fn sandbox_for(
+    reg: &Registration,
+    ctx: &FireContext,
+    env: &mut Vec<(String, String)>,
+) -> Result<Sandbox, (FailureKind, String)> {
+    let loc = ctx.locations;
+    let launcher = loc
+        .settings()
+        .launcher
+        .clone()
+        .map_err(|why| (FailureKind::SandboxUnavailable, crate::escape::escape(&why)))?;
+    let cache = hook_cache_dir(loc, reg);
+    make_private_dir(&cache).map_err(|e| {
+        (
+            FailureKind::Crash,
+            format!(
+                "its cache directory `{}` cannot be made: {e}",
+                cache.display()
+            ),
+        )
+    })?;
+    env.retain(|(k, _)| k != "XDG_CACHE_HOME");
+    env.push((
+        "XDG_CACHE_HOME".into(),
+        cache.to_string_lossy().into_owned(),
+    ));
+    let mut writable = vec![cache];
+    for entry in &reg.sandbox_writable {
+        let Some(path) = resolve_writable(entry, loc, ctx.project_root) else {
+            continue;
+        };
+        if let Some(why) = writable_refusal(&path, loc, ctx.project_root) {
+            return Err((
+                FailureKind::Refused,
+                format!(
+                    "`sandbox.writable` entry `{}` is refused: {why}",
+                    crate::escape::escape(entry)
+                ),
+            ));
+        }
+        if let Err(e) = make_private_dir(&path)
+            && !path.exists()
+        {
+            return Err((
+                FailureKind::Crash,
+                format!("its writable path `{}` cannot be made: {e}", path.display()),
+            ));
+        }
+        writable.push(path);
+    }
+    let mut hidden = vec![loc.data_dir.clone(), loc.state_dir.clone()];
+    if let Some(dir) = (ctx.ambient)("XDG_RUNTIME_DIR").map(std::path::PathBuf::from)
+        && dir.is_absolute()
+    {
+        // Sockets live there (the D-Bus session bus, agents); hidden when
+        // the hook has no network, like /run.
+        hidden.push(dir);
+    }
+    Ok(Sandbox {
+        project: ctx.project_root.map(Path::to_path_buf),
+        writable,
+        home: Some(loc.home.clone()),
+        hidden,
+        network: false,
+        launcher,
+    })
+}
+
+/// `<state>/hook-cache/<id>-<hash of scope and id>`: the hook's own, kept
+/// across runs, never the user's cache (what a hook leaves in a shared cache
+/// could run later outside the sandbox).
+pub fn hook_cache_dir(loc: &Locations, reg: &Registration) -> std::path::PathBuf {
+    use sha2::{Digest, Sha256};
+    let key = Sha256::digest(format!("{}/{}", reg.scope, reg.id).as_bytes());
+    let short = crate::config::schema::hex(&key[..4]);
+    loc.state_dir.join("hook-cache").join(format!(
+        "{}-{short}",
+        crate::paths::sanitize_component(&reg.id)
+    ))
+}
+
+fn make_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+/// A `sandbox.writable` entry as a path: `~/` in the home, absolute as
+/// written, otherwise in the project (none without a project).
+fn resolve_writable(
+    entry: &str,
+    loc: &Locations,
+    project: Option<&Path>,
+) -> Option<std::path::PathBuf> {
+    if let Some(rest) = entry.strip_prefix("~/") {
+        return Some(loc.home.join(rest));
+    }
+    if Path::new(entry).is_absolute() {
+        return Some(entry.into());
+    }
+    project.map(|p| p.join(entry))
+}
+
+/// Why the real `path` must not be writable: it is `/`, the home or an
+/// ancestor of either; it covers keryx's own directories; or seen from the
+/// home or the project it covers what the loader refuses there.
+pub fn writable_refusal(path: &Path, loc: &Locations, project: Option<&Path>) -> Option<String> {
+    let real = crate::paths::real_path(path);
+    let holds = |inner: &Path| crate::paths::is_inside(inner, &real);
+    if real == Path::new("/") || holds(&loc.home) {
+        return Some("it holds your home directory".into());
+    }
+    for own in [
+        &loc.keryx_home,
+        &loc.data_dir,
+        &loc.state_dir,
+        &loc.snapshot_root,
+    ] {
+        if holds(own) || crate::paths::is_inside(&real, own) {
+            return Some(format!("it covers keryx-hooks' own `{}`", own.display()));
+        }
+    }
+    if let Some(root) = project {
+        if holds(root) {
+            return Some("it holds the whole project".into());
+        }
+        if let Ok(rel) = real.strip_prefix(crate::paths::real_path(root)) {
+            return crate::config::load::sandbox_writable_refusal(&rel.to_string_lossy());
+        }
+    }
+    let home = crate::paths::real_path(&loc.home);
+    if let Ok(rel) = real.strip_prefix(&home) {
+        return crate::config::load::sandbox_writable_refusal(&format!("~/{}", rel.display()));
+    }
+    None
 }
 
 /// Accumulates records, anomalies and context while hooks finish.

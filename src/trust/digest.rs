@@ -54,7 +54,7 @@ pub fn canonical(hooks: &[&Registration]) -> Value {
             profiles.sort_unstable();
             // The env map is a BTreeMap already; pairs make the order explicit.
             let env: Vec<Value> = cmd.env.iter().map(|(k, v)| json!([k, v])).collect();
-            json!({
+            let mut entry = json!({
                 "event": r.event.as_str(),
                 "id": r.id,
                 "matcher": r.matcher.source(),
@@ -68,7 +68,14 @@ pub fn canonical(hooks: &[&Registration]) -> Value {
                 "appliesToChildAgents": r.applies_to_child_agents,
                 "profiles": profiles,
                 "enabled": r.enabled,
-            })
+            });
+            // Only when present, so every digest recorded before the field
+            // existed still matches. Kept in written order: the paths are a
+            // set, but sorting would not make two spellings of one path equal.
+            if !r.sandbox_writable.is_empty() {
+                entry["sandboxWritable"] = json!(r.sandbox_writable);
+            }
+            entry
         })
         .collect();
     json!({ "hooks": entries })
@@ -259,6 +266,29 @@ mod tests {
             {"id": "second", "class": "observe", "matcher": "*", "command": {"argv": ["/bin/true"]}}]},
           "schemaVersion": "1.0.0"}"#;
         assert_eq!(digest_of(same), base);
+    }
+
+    #[test]
+    fn sandbox_writable_is_digested_and_absent_leaves_old_digests_alone() {
+        let base = digest_of(BASE);
+        let widened = BASE.replacen(
+            r#""id": "second","#,
+            r#""id": "second", "sandbox": {"writable": ["~/.claude/hooks-logs"]},"#,
+            1,
+        );
+        let other = widened.replacen("hooks-logs", "other-logs", 1);
+        let empty = BASE.replacen(
+            r#""id": "second","#,
+            r#""id": "second", "sandbox": {"writable": []},"#,
+            1,
+        );
+        assert_ne!(digest_of(&widened), base);
+        assert_ne!(digest_of(&other), digest_of(&widened));
+        assert_eq!(digest_of(&empty), base);
+        let tmp = tempfile::tempdir().unwrap();
+        let loaded = load_project(tmp.path(), BASE);
+        let canon = canonical(&command_hooks(&loaded.registrations)).to_string();
+        assert!(!canon.contains("sandboxWritable"), "{canon}");
     }
 
     #[test]
