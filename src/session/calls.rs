@@ -16,14 +16,14 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Write};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{Delivered, age, open_in, read_at};
+use super::{Delivered, FILE_MODE, LOCK_WAIT, age, lock_within, open_in, read_at};
 
 /// How long a later delivery waits for the first one's answer; past this
 /// (the first delivery crashed, or outlived every host timeout) it fires on
@@ -50,6 +50,10 @@ pub enum Claim {
     First(Claimed),
     /// An earlier delivery already answered: repeat it.
     Answered(Delivered),
+    /// The slots stayed locked past [`LOCK_WAIT`] (someone else holds
+    /// them): nothing can be known about this call, so the shim answers as
+    /// a broken shim does.
+    Unavailable(String),
 }
 
 /// The claim of the first delivery; its answer is written through it.
@@ -179,7 +183,11 @@ impl Calls {
         let own = self.own_path(&digest);
         let first = |held| Claimed::first(held, key);
         let mut opts = OpenOptions::new();
-        opts.read(true).write(true).create(true).truncate(false);
+        opts.read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(FILE_MODE);
         let Ok(file) = open_in(&self.dir, "slots", &opts) else {
             // Cannot de-duplicate here (read-only state dir, …): fire.
             return first(Held::Nothing);
@@ -190,8 +198,15 @@ impl Calls {
         };
         let deadline = Instant::now() + wait;
         loop {
-            if slot.file.lock().is_err() {
-                return first(Held::Nothing);
+            match lock_within(&slot.file, LOCK_WAIT) {
+                Ok(()) => {}
+                Err(e) if super::lock_timed_out(&e) => {
+                    return Claim::Unavailable(format!(
+                        "the de-duplication slots `{}` are locked: {e}",
+                        self.dir.join("slots").display()
+                    ));
+                }
+                Err(_) => return first(Held::Nothing),
             }
             let record = slot.read();
             match &record {
@@ -234,7 +249,7 @@ impl Calls {
             // own file, made while the slots are locked so that a second
             // delivery of this call, which looks for it under the same lock,
             // cannot miss it.
-            let made = OpenOptions::new().write(true).create_new(true).open(&own);
+            let made = create_own(&own);
             if !busy.own_files {
                 let marked = SlotRecord {
                     own_files: true,
@@ -260,7 +275,7 @@ impl Calls {
     fn claim_own(&self, path: &Path, key: &str, deadline: Instant, wait: Duration) -> Claim {
         let first = |held| Claimed::first(held, key);
         loop {
-            match OpenOptions::new().write(true).create_new(true).open(path) {
+            match create_own(path) {
                 Ok(file) => return first(Held::Own(file)),
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
                 Err(_) => return first(Held::Nothing),
@@ -353,7 +368,7 @@ impl Slot {
     /// delivery that waited past [`WAIT`] may have taken the call over, or
     /// another call the slot); one too long for a slot goes to `own`.
     fn answer(&self, key: String, answer: &Delivered, own: &Path) -> std::io::Result<()> {
-        self.file.lock()?;
+        lock_within(&self.file, LOCK_WAIT)?;
         let result = match self.read() {
             Some(r) if r.key == key && r.delivered.pending => {
                 let mut record = SlotRecord {
@@ -367,7 +382,13 @@ impl Slot {
                     true => Ok(()),
                     false => {
                         let bytes = serde_json::to_vec(answer)?;
-                        std::fs::write(own, bytes)?;
+                        OpenOptions::new()
+                            .write(true)
+                            .create(true)
+                            .truncate(true)
+                            .mode(FILE_MODE)
+                            .open(own)?
+                            .write_all(&bytes)?;
                         record.spilled = true;
                         record.own_files = true;
                         record.delivered = Delivered::default();
@@ -380,6 +401,15 @@ impl Slot {
         let _ = self.file.unlock();
         result
     }
+}
+
+/// Creates a call's own file, empty; fails when it exists already.
+fn create_own(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(FILE_MODE)
+        .open(path)
 }
 
 /// A finished answer in a call's own file; `None` while the file is empty
@@ -424,6 +454,7 @@ mod tests {
         match calls.claim(key, WAIT) {
             Claim::First(c) => c,
             Claim::Answered(d) => panic!("`{key}` was answered ({d:?}) instead of fired"),
+            Claim::Unavailable(why) => panic!("`{key}` was unavailable: {why}"),
         }
     }
 
@@ -432,6 +463,7 @@ mod tests {
         match calls.claim(key, WAIT) {
             Claim::Answered(d) => d,
             Claim::First(_) => panic!("`{key}` fired again instead of repeating its answer"),
+            Claim::Unavailable(why) => panic!("`{key}` was unavailable: {why}"),
         }
     }
 
@@ -545,6 +577,7 @@ mod tests {
         match waiter.join().unwrap() {
             Claim::Answered(d) => assert_eq!(d.outcome, outcome),
             Claim::First(_) => panic!("the second delivery of `{key}` fired instead of waiting"),
+            Claim::Unavailable(why) => panic!("`{key}` was unavailable: {why}"),
         }
     }
 

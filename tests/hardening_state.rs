@@ -1,0 +1,163 @@
+//! State a repository, a hook or another process must not be able to plant
+//! or stall: the user layer and the state dirs resolve outside the project,
+//! state is private to its user, no lock is waited on past a bound, a
+//! de-duplicated answer is repeated only for the same question, and an
+//! unreadable payload denies every gate-capable event.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::adversarial::{claude_bash, deny_reason, session_dir, sh_hook, user_hooks, wait};
+use crate::common::{Env, Run, spawn_fed};
+
+/// A shell script line that appends `tag` to `file`.
+fn mark(file: &Path, tag: &str) -> String {
+    format!("echo {tag} >> '{}'", file.display())
+}
+
+// --- No wait the shim cannot bound -------------------------------------
+
+/// A shared `flock` on `file`, held by a background `flock -s` (which opens
+/// the file read-only) until the holder is dropped.
+struct Holder(Child);
+
+impl Holder {
+    fn take(file: &Path) -> Holder {
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        if !file.exists() {
+            std::fs::write(file, "").unwrap();
+        }
+        let child = Command::new("flock")
+            .arg("-s")
+            .arg(file)
+            .args(["sleep", "120"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Held once an exclusive try fails.
+        let start = Instant::now();
+        while Command::new("flock")
+            .args(["-n", "-x"])
+            .arg(file)
+            .arg("true")
+            .status()
+            .unwrap()
+            .success()
+        {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "flock never held"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Holder(child)
+    }
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs a gated PreToolUse with a watchdog far past the bound, so a shim
+/// that waits on the lock fails the test instead of hanging it.
+fn gated_pre_tool_use_under(env: &Env, payload: &Value) -> (Run, Duration) {
+    let (child, writer) = spawn_fed(
+        env.cmd(&["run", "claude-code", "PreToolUse"]),
+        payload.to_string().into_bytes(),
+        false,
+    );
+    let (out, took) = wait(child, Duration::from_secs(40));
+    let _ = writer.join();
+    (Run::from(out), took)
+}
+
+#[test]
+fn a_held_session_lock_denies_a_gated_call_within_the_bound() {
+    let env = Env::new();
+    let ran = env.home.join("ran");
+    user_hooks(
+        &env,
+        json!({"PreToolUse": [sh_hook("gate", "gate", &mark(&ran, "gate"))]}),
+    );
+    let payload = claude_bash(&env, "toolu_lock", "echo hi");
+    let session = payload["session_id"].as_str().unwrap().to_owned();
+    let _held = Holder::take(&session_dir(&env, "claude-code", &session).join("lock"));
+    let (run, took) = gated_pre_tool_use_under(&env, &payload);
+    run.code(0);
+    let reason = deny_reason(&run);
+    assert!(reason.contains("session lock"), "{reason}");
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    assert!(!ran.exists(), "the gate ran without the session state");
+}
+
+#[test]
+fn held_de_duplication_slots_deny_a_gated_call_within_the_bound() {
+    let env = Env::new();
+    let ran = env.home.join("ran");
+    user_hooks(
+        &env,
+        json!({"PreToolUse": [sh_hook("gate", "gate", &mark(&ran, "gate"))]}),
+    );
+    let payload = claude_bash(&env, "toolu_slots", "echo hi");
+    let session = payload["session_id"].as_str().unwrap().to_owned();
+    let slots = env
+        .home
+        .join(".local/state/keryx/sessions")
+        .join(format!("calls-{session}"))
+        .join("slots");
+    let _held = Holder::take(&slots);
+    let (run, took) = gated_pre_tool_use_under(&env, &payload);
+    run.code(0);
+    let reason = deny_reason(&run);
+    assert!(reason.contains("de-duplication slots"), "{reason}");
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+}
+
+// --- An unreadable payload denies every gate-capable event ------------------
+
+const UNREADABLE: [&str; 3] = ["", "garbage", r#"{"session_id": "s", "stop_hook_a"#];
+
+#[test]
+fn an_unreadable_stop_payload_blocks_the_turn_end_on_claude_code_codex_and_gemini() {
+    let env = Env::new();
+    for (host, event) in [
+        ("claude-code", "Stop"),
+        ("codex", "Stop"),
+        ("gemini-cli", "AfterAgent"),
+    ] {
+        for stdin in UNREADABLE {
+            let run = env.run_stdin(&["run", host, event], stdin);
+            run.code(0);
+            let v = run.json();
+            assert_eq!(v["decision"], "block", "{host} {event} {stdin:?}: {v}");
+            assert!(
+                v["reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains("could not read the Stop payload"),
+                "{host} {event} {stdin:?}: {v}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_undecodable_stop_payload_blocks_too() {
+    let env = Env::new();
+    let run = env.run_stdin(&["run", "claude-code", "Stop"], "[1, 2]");
+    run.code(0);
+    let v = run.json();
+    assert_eq!(v["decision"], "block", "{v}");
+    assert!(
+        v["reason"].as_str().unwrap().contains("could not decode"),
+        "{v}"
+    );
+}
