@@ -156,7 +156,14 @@ impl Locations {
 
     pub fn session_dir(&self, host: &str, session: &str) -> PathBuf {
         self.sessions_dir()
-            .join(format!("{host}-{}", sanitize_component(session)))
+            .join(format!("{host}-{}", session_component(session)))
+    }
+
+    /// One session's de-duplication directory, shared by every host that
+    /// delivers its tool calls.
+    pub fn calls_dir(&self, session: &str) -> PathBuf {
+        self.sessions_dir()
+            .join(format!("calls-{}", session_component(session)))
     }
 
     pub fn log_file(&self) -> PathBuf {
@@ -194,6 +201,27 @@ pub fn sanitize_component(s: &str) -> String {
         "" | "." | ".." => "_".to_owned(),
         _ => cleaned,
     }
+}
+
+/// A session id as one path component, injectively: an id that already is
+/// a safe name (at most 128 of `A-Z a-z 0-9 . _ -`, not `.` or `..`) is
+/// used as it is; any other id is its sanitized start, a `+` (which no safe
+/// name holds) and 128 bits of the SHA-256 of the whole id. So `sess/3`
+/// and `sess_3`, or two long ids that share their first 128 characters,
+/// never share a session's state.
+pub fn session_component(session: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if session.len() <= 128 && session.chars().all(safe) && !matches!(session, "" | "." | "..") {
+        return session.to_owned();
+    }
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(session.as_bytes());
+    let start: String = session.chars().take(48).collect();
+    format!(
+        "{}+{}",
+        sanitize_component(&start),
+        crate::config::schema::hex(&digest[..16])
+    )
 }
 
 /// How [`write_cache_file`]'s temp files are named.
@@ -399,6 +427,24 @@ mod tests {
         assert_eq!(sanitize_component("../../etc"), ".._.._etc");
         assert_eq!(sanitize_component(".."), "_");
         assert_eq!(sanitize_component("abc-123"), "abc-123");
+    }
+
+    #[test]
+    fn session_components_are_injective() {
+        assert_eq!(session_component("sess_3"), "sess_3");
+        assert_eq!(session_component("8096d6db-4c67"), "8096d6db-4c67");
+        let slash = session_component("sess/3");
+        assert!(slash.starts_with("sess_3+"), "{slash}");
+        assert_ne!(slash, session_component("sess\\3"));
+        let long = "a".repeat(200);
+        assert_ne!(
+            session_component(&long),
+            session_component(&format!("{long}b"))
+        );
+        for odd in ["", ".", "..", "../../etc", "a\nb"] {
+            let c = session_component(odd);
+            assert!(!c.contains('/') && c != "." && c != "..", "{odd:?} → {c:?}");
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! de-duplicated answer is repeated only for the same question, and an
 //! unreadable payload denies every gate-capable event.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -159,5 +159,104 @@ fn an_undecodable_stop_payload_blocks_too() {
     assert!(
         v["reason"].as_str().unwrap().contains("could not decode"),
         "{v}"
+    );
+}
+
+// --- De-duplication repeats an answer only for the same question -----------
+
+/// A user-layer gate that appends each command it sees to `log` and denies
+/// any command that mentions `danger`.
+fn counting_gate(env: &Env) -> PathBuf {
+    let log = env.home.join("seen");
+    let script = format!(
+        "cmd=$(cat); echo \"$cmd\" >> '{}'; case \"$cmd\" in *danger*) echo no >&2; exit 2;; esac",
+        log.display()
+    );
+    user_hooks(
+        env,
+        json!({"PreToolUse": [sh_hook("gate", "gate", &script)]}),
+    );
+    log
+}
+
+fn evaluations(log: &Path) -> usize {
+    std::fs::read_to_string(log).map_or(0, |t| t.lines().count())
+}
+
+#[test]
+fn a_reused_tool_call_id_with_another_command_is_evaluated_afresh() {
+    let env = Env::new();
+    let log = counting_gate(&env);
+    let first = env.run_stdin(
+        &["run", "claude-code", "PreToolUse"],
+        claude_bash(&env, "toolu_same", "echo harmless").to_string(),
+    );
+    first.code(0);
+    assert_eq!(first.stdout, "", "the harmless call was not allowed");
+    let second = env.run_stdin(
+        &["run", "claude-code", "PreToolUse"],
+        claude_bash(&env, "toolu_same", "echo danger").to_string(),
+    );
+    second.code(0);
+    let _ = deny_reason(&second);
+    assert_eq!(evaluations(&log), 2);
+
+    // The same question again is still a repeat: the gate does not run.
+    let third = env.run_stdin(
+        &["run", "claude-code", "PreToolUse"],
+        claude_bash(&env, "toolu_same", "echo danger").to_string(),
+    );
+    let _ = deny_reason(&third);
+    assert_eq!(
+        evaluations(&log),
+        2,
+        "the same question was evaluated twice"
+    );
+}
+
+#[test]
+fn a_stricter_decide_outcome_for_a_reused_id_does_not_get_the_old_allow() {
+    let env = Env::new();
+    let _ = counting_gate(&env);
+    let keryx = |decide: &str| {
+        let payload = json!({"event": "PreToolUse", "sessionId": "s-decide", "cwd": env.project,
+            "toolName": "Bash", "toolCallId": "call-1", "toolInput": {"command": "ls"},
+            "decideOutcome": decide});
+        let run = env.run_stdin(&["run", "keryx", "PreToolUse"], payload.to_string());
+        run.code(0);
+        run.json()
+    };
+    assert_eq!(keryx("allow")["outcome"], "allow");
+    let v = keryx("deny");
+    assert_eq!(v["outcome"], "deny", "{v}");
+}
+
+#[test]
+fn session_ids_that_sanitize_alike_do_not_share_state() {
+    let env = Env::new();
+    let log = counting_gate(&env);
+    for session in ["sess/3", "sess_3"] {
+        let mut p = claude_bash(&env, "toolu_shared", "echo hi");
+        p["session_id"] = json!(session);
+        let run = env.run_stdin(&["run", "claude-code", "PreToolUse"], p.to_string());
+        run.code(0);
+        assert_eq!(run.stdout, "", "{session}: {}", run.stderr);
+    }
+    assert_eq!(
+        evaluations(&log),
+        2,
+        "the second session got the first one's answer"
+    );
+    let sessions = env.home.join(".local/state/keryx/sessions");
+    let mut names: Vec<String> = std::fs::read_dir(&sessions)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("claude-code-"))
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(
+        names.contains(&"claude-code-sess_3".to_owned()),
+        "{names:?}"
     );
 }

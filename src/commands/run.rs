@@ -383,16 +383,13 @@ fn fire_with_state(
         )),
     };
 
-    // De-duplication is keyed by session and tool call only, not by host:
+    // De-duplication is keyed by session, tool call and question, not by host:
     // Cursor and Copilot also run the Claude Code wiring for one call.
     let dedup_key = input
         .tool_call_id()
         .filter(|_| work == Work::Spawns)
-        .map(|id| format!("{}:{id}", event.as_str()));
-    let calls_dir = loc.sessions_dir().join(format!(
-        "calls-{}",
-        crate::paths::sanitize_component(&input.session_id)
-    ));
+        .map(|id| calls::question_key(input, id, profile));
+    let calls_dir = loc.calls_dir(&input.session_id);
     let calls = dedup_key.as_ref().map(|_| Calls::at(calls_dir.clone()));
     let claimed = match (&calls, &dedup_key) {
         (Some(calls), Some(key)) => match calls.claim(key, calls::WAIT) {

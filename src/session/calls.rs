@@ -21,7 +21,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+use crate::config::model::Profile;
+use crate::runtime::types::EventInput;
 
 use super::{Delivered, FILE_MODE, LOCK_WAIT, age, lock_within, open_in, read_at};
 
@@ -152,6 +156,65 @@ impl From<SlotRecord> for SlotWire {
 impl SlotRecord {
     fn stale(&self, wait: Duration) -> bool {
         unix_now().saturating_sub(self.at) > wait.as_secs()
+    }
+}
+
+/// The de-duplication key of one tool call: the event, the host's tool call
+/// id and a digest of the question asked (the canonical tool name, the tool
+/// input, the policy engine's outcome, whether anyone can answer an ask and
+/// the profile). A later delivery is repeated the first answer only when it
+/// asks the same question; a tool call id reused for another command, or
+/// with a stricter outcome decided, is evaluated afresh. The session is the
+/// directory the key lives in ([`crate::paths::Locations::calls_dir`]).
+pub fn question_key(input: &EventInput, tool_call_id: &str, profile: Profile) -> String {
+    let question = serde_json::json!([
+        input.tool_name(),
+        input.tool_input(),
+        input.decide_outcome.as_str(),
+        input.interactive,
+        profile.as_str(),
+    ]);
+    let mut canon = Vec::new();
+    canonical_json(&question, &mut canon);
+    let digest = Sha256::digest(&canon);
+    format!(
+        "{}:{tool_call_id}:{}",
+        input.event.as_str(),
+        crate::config::schema::hex(&digest[..16])
+    )
+}
+
+/// `v` as JSON with every object's keys sorted, so two spellings of one
+/// value (the order a host happened to write the keys in) give one text.
+fn canonical_json(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push(b'{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                let _ = serde_json::to_writer(&mut *out, k);
+                out.push(b':');
+                canonical_json(&map[k], out);
+            }
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                canonical_json(item, out);
+            }
+            out.push(b']');
+        }
+        leaf => {
+            let _ = serde_json::to_writer(&mut *out, leaf);
+        }
     }
 }
 
