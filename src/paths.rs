@@ -230,12 +230,13 @@ pub const CACHE_TEMP_PREFIX: &str = ".tmp-";
 /// Replaces the cache file `path` with `bytes` in one rename (its directory
 /// created as needed), so a concurrent reader sees the old file or the new
 /// one. Not fsynced: a cache lost in a crash only costs the time to rebuild.
+/// New directories are 0700 and the file 0600 (the temp file's mode).
 /// The temp file is `.tmp-…` beside it ([`CACHE_TEMP_PREFIX`]), the name a
 /// cache's own pruning looks for when a writer was killed before the rename.
 pub fn write_cache_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
+    crate::session::create_private_dir(dir)?;
     let mut tmp = tempfile::Builder::new()
         .prefix(CACHE_TEMP_PREFIX)
         .tempfile_in(dir)?;

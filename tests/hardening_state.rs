@@ -260,3 +260,86 @@ fn session_ids_that_sanitize_alike_do_not_share_state() {
         "{names:?}"
     );
 }
+
+// --- State is private to its user ------------------------------------------
+
+fn mode(p: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+/// Every directory and file below `root`, with its mode.
+fn modes_below(root: &Path) -> Vec<(PathBuf, u32)> {
+    let mut out = Vec::new();
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        out.push((dir.clone(), mode(&dir)));
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                out.push((path.clone(), mode(&path)));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn state_and_trust_files_are_made_private() {
+    let env = Env::new();
+    let _ = counting_gate(&env);
+    // A gated call (session dir, records, state, lock, de-dup slots, the
+    // config cache), an unreadable payload (the log).
+    let run = env.run_stdin(
+        &["run", "claude-code", "PreToolUse"],
+        claude_bash(&env, "toolu_modes", "echo hi").to_string(),
+    );
+    run.code(0);
+    env.run_stdin(&["run", "claude-code", "PreToolUse"], "garbage")
+        .code(0);
+    let state = env.home.join(".local/state/keryx");
+    let found = modes_below(&state);
+    for name in [
+        "records.jsonl",
+        "state.json",
+        "lock",
+        "slots",
+        "keryx-hooks.log",
+        "config-cache",
+    ] {
+        assert!(
+            found.iter().any(|(p, _)| p.file_name().unwrap() == name),
+            "no {name} below {}: {found:?}",
+            state.display()
+        );
+    }
+    for (path, m) in &found {
+        let want = if path.is_dir() { 0o700 } else { 0o600 };
+        assert_eq!(*m, want, "{} is {m:o}", path.display());
+    }
+
+    // The trust store, its lock and its directory.
+    crate::adversarial::project_hooks(
+        &env,
+        json!({"PreToolUse": [sh_hook("project-gate", "gate", "exit 0")]}),
+    );
+    env.run(&["trust", "--yes"]).code(0);
+    let data = env.home.join(".local/share/keryx");
+    let found = modes_below(&data);
+    assert!(
+        found
+            .iter()
+            .any(|(p, _)| p.file_name().unwrap() == "hook-trust.json.lock"),
+        "{found:?}"
+    );
+    for (path, m) in &found {
+        let want = if path.is_dir() { 0o700 } else { 0o600 };
+        assert_eq!(*m, want, "{} is {m:o}", path.display());
+    }
+}
