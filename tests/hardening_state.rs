@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::adversarial::{claude_bash, deny_reason, session_dir, sh_hook, user_hooks, wait};
+use crate::adversarial::{
+    claude, claude_bash, deny_reason, session_dir, sh_hook, user_hooks, wait,
+};
 use crate::common::{Env, Run, spawn_fed};
 
 /// A shell script line that appends `tag` to `file`.
@@ -342,4 +344,225 @@ fn state_and_trust_files_are_made_private() {
         let want = if path.is_dir() { 0o700 } else { 0o600 };
         assert_eq!(*m, want, "{} is {m:o}", path.display());
     }
+}
+
+// --- The user layer cannot be planted from the repository -------------------
+
+/// Writes `dir/hooks.json` with a PreToolUse gate that marks `marker` and
+/// denies with reason `planted`, and a SessionStart hook that marks it too.
+fn plant(dir: &Path, marker: &Path) {
+    let script = format!("{}; echo planted >&2; exit 2", mark(marker, "ran"));
+    let hooks = json!({"schemaVersion": "1.0.0", "hooks": {
+        "PreToolUse": [sh_hook("planted-gate", "gate", &script)],
+        "SessionStart": [sh_hook("planted-start", "observe", &mark(marker, "ran"))],
+    }});
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("hooks.json"), hooks.to_string()).unwrap();
+}
+
+/// `keryx-hooks args` in `dir` with `vars` set over the hermetic ones.
+fn run_with(env: &Env, dir: &Path, vars: &[(&str, &str)], args: &[&str], stdin: &str) -> Run {
+    let mut cmd = env.cmd(args);
+    cmd.current_dir(dir);
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    crate::common::run_fed(cmd, stdin.as_bytes().to_vec())
+}
+
+/// With `vars` set and the cwd `dir`: the planted hooks are not listed, a
+/// gated call is not denied by them and they do not run, and `list` warns
+/// with `warning` (naming the variable).
+#[track_caller]
+fn not_the_user_layer(env: &Env, dir: &Path, vars: &[(&str, &str)], marker: &Path, warning: &str) {
+    let list = run_with(env, dir, vars, &["list", "--json"], "");
+    list.code(0);
+    let hooks = list.json()["hooks"].to_string();
+    assert!(!hooks.contains("planted"), "{vars:?}: listed: {hooks}");
+    let mut payload = claude_bash(env, "toolu_planted", "echo hi");
+    payload["cwd"] = json!(dir);
+    let run = run_with(
+        env,
+        dir,
+        vars,
+        &["run", "claude-code", "PreToolUse"],
+        &payload.to_string(),
+    );
+    run.code(0);
+    assert!(
+        !run.stdout.contains("planted"),
+        "{vars:?}: the planted gate answered: {}",
+        run.stdout
+    );
+    assert!(!marker.exists(), "{vars:?}: a planted hook ran");
+    list.stderr_has(warning);
+}
+
+#[test]
+fn home_at_proc_self_cwd_does_not_load_the_repositorys_hooks() {
+    let env = Env::new();
+    let marker = env.home.join("planted-ran");
+    plant(&env.project.join(".keryx"), &marker);
+    not_the_user_layer(
+        &env,
+        &env.project,
+        &[("HOME", "/proc/self/cwd")],
+        &marker,
+        "warning: HOME `/proc/self/cwd`",
+    );
+    let list = run_with(
+        &env,
+        &env.project,
+        &[("HOME", "/proc/self/cwd")],
+        &["list"],
+        "",
+    );
+    list.stderr_has("resolves inside the project");
+}
+
+#[test]
+fn a_relative_home_does_not_load_the_repositorys_hooks() {
+    let env = Env::new();
+    let marker = env.home.join("planted-ran");
+    plant(&env.project.join(".keryx"), &marker);
+    for home in [".", "./", "sub/.."] {
+        not_the_user_layer(
+            &env,
+            &env.project,
+            &[("HOME", home)],
+            &marker,
+            &format!("warning: HOME `{home}` is not an absolute path"),
+        );
+    }
+}
+
+#[test]
+fn keryx_home_in_a_checkout_without_git_is_refused() {
+    let env = Env::new();
+    let tarball = env.home.parent().unwrap().join("work/tarball");
+    let planted = tarball.join("config/keryx");
+    let marker = env.home.join("planted-ran");
+    plant(&planted, &marker);
+    let planted = planted.display().to_string();
+    not_the_user_layer(
+        &env,
+        &tarball,
+        &[("KERYX_HOME", &planted)],
+        &marker,
+        &format!("warning: KERYX_HOME `{planted}` resolves inside the project `"),
+    );
+}
+
+#[test]
+fn a_session_in_a_submodule_cannot_plant_the_user_layer_in_the_superproject() {
+    let env = Env::new();
+    // `proj` is the superproject; `proj/vendor/lib` a submodule, whose
+    // `.git` is a gitfile.
+    let sub = env.project.join("vendor/lib");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(sub.join(".git"), "gitdir: ../../.git/modules/lib\n").unwrap();
+    let marker = env.home.join("planted-ran");
+    let planted = env.project.join("tools/keryx");
+    plant(&planted, &marker);
+    plant(&env.project.join("tools/home/.keryx"), &marker);
+    let planted = planted.display().to_string();
+    let fake_home = env.project.join("tools/home").display().to_string();
+    not_the_user_layer(
+        &env,
+        &sub,
+        &[("KERYX_HOME", &planted)],
+        &marker,
+        &format!(
+            "warning: KERYX_HOME `{planted}` resolves inside the project `{}`",
+            env.project.display()
+        ),
+    );
+    not_the_user_layer(
+        &env,
+        &sub,
+        &[("HOME", &fake_home)],
+        &marker,
+        &format!(
+            "warning: HOME `{fake_home}` resolves inside the project `{}`",
+            env.project.display()
+        ),
+    );
+}
+
+#[test]
+fn a_snapshot_root_inside_the_project_is_refused() {
+    let env = Env::new();
+    let marker = env.home.join("planted-ran");
+    let root = env.project.join(".cache/snapshots");
+    plant(&root.join("src-0123456789ab"), &marker);
+    let root = root.display().to_string();
+    let vars = [("KERYX_SNAPSHOT_ROOT", root.as_str())];
+    let args = [
+        "run",
+        "claude-code",
+        "SessionStart",
+        "--snapshot",
+        "src-0123456789ab",
+    ];
+    let run = run_with(
+        &env,
+        &env.project,
+        &vars,
+        &args,
+        &claude(&env, "SessionStart-basic-startup.json").to_string(),
+    );
+    run.code(0);
+    let v = run.json();
+    let said = v["systemMessage"].as_str().unwrap_or_default();
+    assert!(
+        said.contains(&format!(
+            "KERYX_SNAPSHOT_ROOT `{root}` resolves inside the project"
+        )),
+        "{v}"
+    );
+    assert!(!marker.exists(), "a planted snapshot hook ran");
+    // A gated call is not answered by the planted snapshot either.
+    let args = [
+        "run",
+        "claude-code",
+        "PreToolUse",
+        "--snapshot",
+        "src-0123456789ab",
+    ];
+    let run = run_with(
+        &env,
+        &env.project,
+        &vars,
+        &args,
+        &claude_bash(&env, "toolu_snap", "echo hi").to_string(),
+    );
+    assert!(!run.stdout.contains("planted"), "{}", run.stdout);
+    assert!(!marker.exists(), "a planted snapshot hook ran");
+}
+
+#[test]
+fn a_state_dir_inside_the_project_is_refused() {
+    let env = Env::new();
+    let inside = env.project.join("build/state");
+    let inside_s = inside.display().to_string();
+    let run = run_with(
+        &env,
+        &env.project,
+        &[("XDG_STATE_HOME", &inside_s)],
+        &["run", "claude-code", "PreToolUse"],
+        &claude_bash(&env, "toolu_state", "echo hi").to_string(),
+    );
+    run.code(0);
+    assert!(!inside.exists(), "state was written into the project");
+    assert!(env.home.join(".local/state/keryx/sessions").is_dir());
+    run_with(
+        &env,
+        &env.project,
+        &[("XDG_STATE_HOME", &inside_s)],
+        &["list"],
+        "",
+    )
+    .stderr_has(&format!(
+        "warning: XDG_STATE_HOME `{inside_s}` resolves inside the project"
+    ));
 }
