@@ -12,6 +12,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -58,7 +59,7 @@ impl LazyLog {
             let locate = self.locate.lock().ok().and_then(|mut l| l.take());
             let path = locate.map(|f| f()).unwrap_or_default();
             if let Some(dir) = path.parent() {
-                let _ = std::fs::create_dir_all(dir);
+                let _ = crate::session::create_private_dir(dir);
             }
             if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_LOG_BYTES) {
                 let _ = std::fs::rename(&path, path.with_extension("log.1"));
@@ -102,6 +103,7 @@ impl<'a> MakeWriter<'a> for LazyLog {
         OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(crate::session::FILE_MODE)
             .open(path)
             .map_or(LineWriter::Nowhere, LineWriter::File)
     }
@@ -125,6 +127,22 @@ mod tests {
         w.write_all(b"two\n").unwrap();
         drop(w);
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "one\ntwo\n");
+    }
+
+    #[test]
+    fn the_log_and_its_new_directories_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("state/keryx/keryx-hooks.log");
+        let f2 = file.clone();
+        LazyLog::new(move || f2)
+            .make_writer()
+            .write_all(b"one\n")
+            .unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&file), 0o600);
+        assert_eq!(mode(file.parent().unwrap()), 0o700);
+        assert_eq!(mode(&dir.path().join("state")), 0o700);
     }
 
     #[test]

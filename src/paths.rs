@@ -24,6 +24,9 @@ pub struct Locations {
     /// project (its root, `.metaproject` or `hooks.json`) belongs to another
     /// user, as git's `safe.directory` check refuses (CVE-2022-24765).
     pub project_refusal: Option<String>,
+    /// Why the data directory (the trust store) must not be used: it
+    /// resolves inside the outermost repository around `cwd`.
+    data_dir_refusal: Option<String>,
     /// The directory the event happened in.
     pub cwd: PathBuf,
     /// Warnings produced while resolving (e.g. a refused KERYX_HOME).
@@ -35,60 +38,87 @@ pub struct Locations {
 
 impl Locations {
     /// Resolves every location for work happening in `cwd`.
+    ///
+    /// `HOME`, `KERYX_HOME`, `XDG_STATE_HOME` and `KERYX_SNAPSHOT_ROOT` that
+    /// are relative or resolve inside the project ([`Containment`]) are
+    /// refused with a warning: `HOME` falls back to the password database's
+    /// home, the others to their default under the home. An
+    /// `XDG_DATA_HOME` inside the project refuses the trust store instead
+    /// ([`Self::trust_store_refusal`]). Every accepted value is kept as its
+    /// real path, so a `/proc/self/cwd` or a symlink is not followed again
+    /// later, from another directory, to somewhere else.
     pub fn resolve(cwd: &Path) -> Locations {
-        let home = env_vars::get(env_vars::HOME)
-            .map(PathBuf::from)
-            .or_else(dirs::home_dir)
-            .unwrap_or_else(|| PathBuf::from("/"));
         let cwd = absolute(cwd);
-        let project_root = find_project_root(&cwd, &home);
+        let containment = Containment::new(&cwd);
         let mut warnings = Vec::new();
 
-        let default_keryx_home = home.join(".keryx");
-        let keryx_home = match env_vars::get(env_vars::KERYX_HOME).map(PathBuf::from) {
-            Some(dir) if dir.is_absolute() => match &project_root {
-                Some(root) if may_be_inside(&dir, root) => {
-                    warnings.push(format!(
-                        "KERYX_HOME `{}` resolves inside the project `{}`; using `{}` instead",
-                        dir.display(),
-                        root.display(),
-                        default_keryx_home.display()
-                    ));
-                    default_keryx_home
-                }
-                _ => match check_owner(&dir).and_then(|()| check_owner(&dir.join("hooks.json"))) {
-                    Ok(()) => dir,
-                    Err(why) => {
-                        warnings.push(format!(
-                            "KERYX_HOME is not used: {why}; using `{}` instead",
-                            default_keryx_home.display()
-                        ));
-                        default_keryx_home
-                    }
-                },
-            },
-            Some(dir) => {
-                warnings.push(format!(
-                    "KERYX_HOME `{}` is not an absolute path; using `{}` instead",
-                    dir.display(),
-                    default_keryx_home.display()
-                ));
-                default_keryx_home
+        let home = match env_vars::get(env_vars::HOME) {
+            None => passwd_home().unwrap_or_else(|| PathBuf::from("/")),
+            Some(raw) => {
+                let fallback = || passwd_home().unwrap_or_else(|| PathBuf::from("/"));
+                containment
+                    .accept(env_vars::HOME, &raw, &mut warnings, &fallback)
+                    .unwrap_or_else(fallback)
             }
+        };
+        let project_root = find_project_root(&cwd, &home);
+
+        let default_keryx_home = home.join(".keryx");
+        let keryx_home = match env_vars::get(env_vars::KERYX_HOME) {
             None => default_keryx_home,
+            Some(raw) => {
+                let fallback = || default_keryx_home.clone();
+                match containment.accept(env_vars::KERYX_HOME, &raw, &mut warnings, &fallback) {
+                    None => default_keryx_home,
+                    Some(dir) => {
+                        match check_owner(&dir).and_then(|()| check_owner(&dir.join("hooks.json")))
+                        {
+                            Ok(()) => dir,
+                            Err(why) => {
+                                warnings.push(format!(
+                                    "KERYX_HOME is not used: {why}; using `{}` instead",
+                                    default_keryx_home.display()
+                                ));
+                                default_keryx_home
+                            }
+                        }
+                    }
+                }
+            }
         };
-        let xdg = |var: &str, fallback: &str| {
-            env_vars::get(var)
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute())
-                .unwrap_or_else(|| home.join(fallback))
-        };
-        let data_dir = xdg(env_vars::XDG_DATA_HOME, ".local/share").join("keryx");
-        let state_dir = xdg(env_vars::XDG_STATE_HOME, ".local/state").join("keryx");
-        let snapshot_root = env_vars::get(env_vars::KERYX_SNAPSHOT_ROOT)
+        let dir_from =
+            |var: &str, default: PathBuf, warnings: &mut Vec<String>| match env_vars::get(var) {
+                None => default,
+                Some(raw) => containment
+                    .accept(var, &raw, warnings, &|| default.clone())
+                    .unwrap_or(default),
+            };
+        // XDG_DATA_HOME is taken as it is spelled (relative excepted, as
+        // the XDG spec says): one inside the project is never used either,
+        // but by refusing the trust store, not by reading another one.
+        let data_dir = env_vars::get(env_vars::XDG_DATA_HOME)
             .map(PathBuf::from)
             .filter(|p| p.is_absolute())
-            .unwrap_or_else(|| home.join(".agentic/hooks-snapshot"));
+            .map_or_else(|| home.join(".local/share"), |p| real_path(&p))
+            .join("keryx");
+        let state_dir = dir_from(
+            env_vars::XDG_STATE_HOME,
+            home.join(".local/state"),
+            &mut warnings,
+        )
+        .join("keryx");
+        let snapshot_root = dir_from(
+            env_vars::KERYX_SNAPSHOT_ROOT,
+            home.join(".agentic/hooks-snapshot"),
+            &mut warnings,
+        );
+        let data_dir_refusal = containment.root_around(&real_path(&data_dir)).map(|root| {
+            format!(
+                "the trust store directory `{}` resolves inside the project `{}`",
+                data_dir.display(),
+                root.display()
+            )
+        });
         let project_refusal = project_root.as_deref().and_then(foreign_project);
         if let Some(why) = &project_refusal {
             warnings.push(format!(
@@ -103,6 +133,7 @@ impl Locations {
             snapshot_root,
             project_root,
             project_refusal,
+            data_dir_refusal,
             cwd,
             warnings,
             settings: std::sync::OnceLock::new(),
@@ -138,8 +169,13 @@ impl Locations {
         self.data_dir.join("hook-trust.json")
     }
 
-    /// Why the trust store cannot be used for this project, if it cannot.
+    /// Why the trust store cannot be used for this project, if it cannot:
+    /// its directory resolves inside the project root, or inside the
+    /// outermost repository around the work ([`Containment`]).
     pub fn trust_store_refusal(&self) -> Option<String> {
+        if let Some(why) = &self.data_dir_refusal {
+            return Some(why.clone());
+        }
         let root = self.project_root.as_ref()?;
         may_be_inside(&self.data_dir, root).then(|| {
             format!(
@@ -156,7 +192,14 @@ impl Locations {
 
     pub fn session_dir(&self, host: &str, session: &str) -> PathBuf {
         self.sessions_dir()
-            .join(format!("{host}-{}", sanitize_component(session)))
+            .join(format!("{host}-{}", session_component(session)))
+    }
+
+    /// One session's de-duplication directory, shared by every host that
+    /// delivers its tool calls.
+    pub fn calls_dir(&self, session: &str) -> PathBuf {
+        self.sessions_dir()
+            .join(format!("calls-{}", session_component(session)))
     }
 
     pub fn log_file(&self) -> PathBuf {
@@ -196,18 +239,204 @@ pub fn sanitize_component(s: &str) -> String {
     }
 }
 
+/// What "inside the project" means for refusing a location: the outermost
+/// git toplevel around the real cwd (a submodule's, a worktree's or a
+/// nested repository's `.git` cannot narrow it to itself), or, when there
+/// is none, the nearest directory holding `.metaproject`, else the cwd
+/// itself (a tarball checkout is a project too).
+///
+/// One exception: the password database's home and its ancestors are never
+/// the project. A dotfiles repository at `~` makes `~` the outermost
+/// toplevel around every checkout below it; were `~` the project, every
+/// real location (`~/.keryx`, `~/.local/state`) would be "inside" and
+/// refused. So toplevels that are the home or above it are skipped (as
+/// [`find_project_root`] skips them), and work in `~` itself, or above it,
+/// has no project to refuse anything for.
+///
+/// Built cheaply: only the directories around `cwd` are looked at, and the
+/// password database only when some location falls inside the outermost
+/// candidate.
+struct Containment {
+    /// Real paths, outermost first: every git toplevel around the cwd, then
+    /// the nearest `.metaproject` directory, then the cwd.
+    tops: Vec<PathBuf>,
+    meta: Option<PathBuf>,
+    cwd: PathBuf,
+    root: std::cell::OnceCell<Option<PathBuf>>,
+}
+
+impl Containment {
+    fn new(cwd: &Path) -> Containment {
+        let cwd = real_path(cwd);
+        let mut tops: Vec<PathBuf> = cwd
+            .ancestors()
+            .filter(|dir| is_git_marker(&dir.join(".git")))
+            .map(Path::to_path_buf)
+            .collect();
+        tops.reverse();
+        let meta = cwd
+            .ancestors()
+            .find(|dir| dir.join(".metaproject").symlink_metadata().is_ok())
+            .map(Path::to_path_buf);
+        Containment {
+            tops,
+            meta,
+            cwd,
+            root: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The outermost candidate, before the home is asked about: whatever
+    /// is outside it is outside the project.
+    fn widest(&self) -> &Path {
+        self.tops
+            .first()
+            .or(self.meta.as_ref())
+            .unwrap_or(&self.cwd)
+    }
+
+    /// The project, the home and its ancestors skipped; `None` when every
+    /// candidate is one of them.
+    fn root(&self) -> Option<&Path> {
+        self.root
+            .get_or_init(|| self.root_for(passwd_home().map(|h| real_path(&h)).as_deref()))
+            .as_deref()
+    }
+
+    /// [`Self::root`] for the (real) home `home`.
+    fn root_for(&self, home: Option<&Path>) -> Option<PathBuf> {
+        let allowed = |dir: &&PathBuf| home.is_none_or(|h| !under(h, dir, false));
+        self.tops
+            .iter()
+            .find(allowed)
+            .or_else(|| self.meta.as_ref().filter(allowed))
+            .or_else(|| Some(&self.cwd).filter(allowed))
+            .cloned()
+    }
+
+    /// The project `real` (a real path) lies in, if it lies in one.
+    fn root_around(&self, real: &Path) -> Option<&Path> {
+        if !under(real, &real_path(self.widest()), true) {
+            return None;
+        }
+        self.root().filter(|root| under(real, root, true))
+    }
+
+    /// `raw`, the value of `var`, as a real path, or `None` (and a warning
+    /// naming what `fallback` gives instead) when it is relative or
+    /// resolves inside the project.
+    fn accept(
+        &self,
+        var: &str,
+        raw: &str,
+        warnings: &mut Vec<String>,
+        fallback: &dyn Fn() -> PathBuf,
+    ) -> Option<PathBuf> {
+        let path = Path::new(raw);
+        if !path.is_absolute() {
+            warnings.push(format!(
+                "{var} `{}` is not an absolute path; using `{}` instead",
+                crate::escape::escape(raw),
+                fallback().display()
+            ));
+            return None;
+        }
+        let real = real_path(path);
+        let Some(root) = self.root_around(&real) else {
+            return Some(real);
+        };
+        let resolved = if real.as_path() == path {
+            String::new()
+        } else {
+            format!(" (`{}`)", real.display())
+        };
+        warnings.push(format!(
+            "{var} `{}`{resolved} resolves inside the project `{}`; using `{}` instead",
+            crate::escape::escape(raw),
+            root.display(),
+            fallback().display()
+        ));
+        None
+    }
+}
+
+/// The effective user's home directory in the password database (never
+/// `$HOME`, which whoever starts the process sets), looked up once.
+pub fn passwd_home() -> Option<PathBuf> {
+    static HOME: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    HOME.get_or_init(lookup_passwd_home).clone()
+}
+
+#[allow(unsafe_code)]
+fn lookup_passwd_home() -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut buf: Vec<libc::c_char> = vec![0; 1024];
+    loop {
+        // SAFETY: `passwd` is plain integers and pointers, for which all
+        // zeroes is a valid value; getpwuid_r only writes it.
+        let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        // SAFETY: every pointer is to live memory of ours: `pwd`, `found`,
+        // and `buf` with its true length. getpwuid_r writes the strings it
+        // returns into `buf` and points `pwd`'s fields at them.
+        let rc = unsafe {
+            libc::getpwuid_r(
+                libc::geteuid(),
+                &mut pwd,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut found,
+            )
+        };
+        if rc == libc::ERANGE && buf.len() < 1 << 20 {
+            buf.resize(buf.len() * 2, 0);
+            continue;
+        }
+        if rc != 0 || found.is_null() || pwd.pw_dir.is_null() {
+            return None;
+        }
+        // SAFETY: on success `pw_dir` points at a NUL-terminated string in
+        // `buf`, which outlives this borrow (copied out before `buf` goes).
+        let dir = unsafe { std::ffi::CStr::from_ptr(pwd.pw_dir) };
+        let dir = Path::new(std::ffi::OsStr::from_bytes(dir.to_bytes()));
+        return dir.is_absolute().then(|| dir.to_path_buf());
+    }
+}
+
+/// A session id as one path component, injectively: an id that already is
+/// a safe name (at most 128 of `A-Z a-z 0-9 . _ -`, not `.` or `..`) is
+/// used as it is; any other id is its sanitized start, a `+` (which no safe
+/// name holds) and 128 bits of the SHA-256 of the whole id. So `sess/3`
+/// and `sess_3`, or two long ids that share their first 128 characters,
+/// never share a session's state.
+pub fn session_component(session: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if session.len() <= 128 && session.chars().all(safe) && !matches!(session, "" | "." | "..") {
+        return session.to_owned();
+    }
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(session.as_bytes());
+    let start: String = session.chars().take(48).collect();
+    format!(
+        "{}+{}",
+        sanitize_component(&start),
+        crate::config::schema::hex(&digest[..16])
+    )
+}
+
 /// How [`write_cache_file`]'s temp files are named.
 pub const CACHE_TEMP_PREFIX: &str = ".tmp-";
 
 /// Replaces the cache file `path` with `bytes` in one rename (its directory
 /// created as needed), so a concurrent reader sees the old file or the new
 /// one. Not fsynced: a cache lost in a crash only costs the time to rebuild.
+/// New directories are 0700 and the file 0600 (the temp file's mode).
 /// The temp file is `.tmp-…` beside it ([`CACHE_TEMP_PREFIX`]), the name a
 /// cache's own pruning looks for when a writer was killed before the rename.
 pub fn write_cache_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
+    crate::session::create_private_dir(dir)?;
     let mut tmp = tempfile::Builder::new()
         .prefix(CACHE_TEMP_PREFIX)
         .tempfile_in(dir)?;
@@ -399,6 +628,50 @@ mod tests {
         assert_eq!(sanitize_component("../../etc"), ".._.._etc");
         assert_eq!(sanitize_component(".."), "_");
         assert_eq!(sanitize_component("abc-123"), "abc-123");
+    }
+
+    #[test]
+    fn session_components_are_injective() {
+        assert_eq!(session_component("sess_3"), "sess_3");
+        assert_eq!(session_component("8096d6db-4c67"), "8096d6db-4c67");
+        let slash = session_component("sess/3");
+        assert!(slash.starts_with("sess_3+"), "{slash}");
+        assert_ne!(slash, session_component("sess\\3"));
+        let long = "a".repeat(200);
+        assert_ne!(
+            session_component(&long),
+            session_component(&format!("{long}b"))
+        );
+        for odd in ["", ".", "..", "../../etc", "a\nb"] {
+            let c = session_component(odd);
+            assert!(!c.contains('/') && c != "." && c != "..", "{odd:?} → {c:?}");
+        }
+    }
+
+    #[test]
+    fn the_containment_root_is_the_outermost_repository_but_never_the_home() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(tmp.path()).unwrap().join("home");
+        let proj = home.join("src/proj");
+        let sub = proj.join("vendor/lib");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::create_dir_all(proj.join(".git")).unwrap();
+        std::fs::write(sub.join(".git"), "gitdir: ../../.git/modules/lib\n").unwrap();
+        let root = |cwd: &Path| Containment::new(cwd).root_for(Some(&home));
+        // A submodule does not narrow the project to itself.
+        assert_eq!(root(&sub).unwrap(), proj);
+        // A dotfiles repository at the home is skipped, not the project.
+        std::fs::create_dir_all(home.join(".git")).unwrap();
+        assert_eq!(root(&sub).unwrap(), proj);
+        assert_eq!(Containment::new(&sub).widest(), home);
+        let loose = home.join("Downloads/tarball");
+        std::fs::create_dir_all(&loose).unwrap();
+        assert_eq!(root(&loose).unwrap(), loose);
+        // Work in the home (or above it) has no project.
+        assert_eq!(root(&home), None);
+        assert_eq!(root(home.parent().unwrap()), None);
+        // Without a home to skip, the outermost toplevel is the project.
+        assert_eq!(Containment::new(&sub).root_for(None).unwrap(), home);
     }
 
     #[test]

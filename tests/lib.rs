@@ -8,6 +8,7 @@ mod common;
 mod config;
 mod e2e;
 mod fuzz_regressions;
+mod hardening_state;
 mod install;
 mod notices;
 mod readme;

@@ -693,24 +693,28 @@ fn a_project_scope_wiring_is_recorded_and_checked_in_its_project_from_anywhere()
         }])
     );
 
-    // Checked in the project, whether status runs there or in the home.
-    for dir in [&env.project, &env.home] {
+    // Checked in the project, whether status runs there or elsewhere (not
+    // in the home: a home that is the cwd is inside the project unless it
+    // is the password database's, and the test's is not).
+    let elsewhere = env.home.parent().unwrap().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    for dir in [&env.project, &elsewhere] {
         let s = source_status_in(&env, dir);
         assert_eq!(s["state"], "current", "from {}: {s:#}", dir.display());
         assert_eq!(s["hosts"][0]["scope"], "project");
         assert_eq!(s["hosts"][0]["path"], json!(settings));
     }
-    run_in(&env, &env.home, &["status"])
+    run_in(&env, &elsewhere, &["status"])
         .code(0)
         .stdout_has("claude-code (project settings, ");
 
     // Our entries leave the project file: half applied, and doctor --fix,
-    // run from the home, rewires the project's file (not the user's).
+    // run from elsewhere, rewires the project's file (not the user's).
     env.write(&settings, "{\"model\": \"opus\"}\n");
-    let s = source_status_in(&env, &env.home);
+    let s = source_status_in(&env, &elsewhere);
     assert_eq!(s["state"], "half_applied", "{s:#}");
     assert_eq!(s["hosts"][0]["wired"], false);
-    let r = run_in(&env, &env.home, &["doctor", "--fix", "--json"]);
+    let r = run_in(&env, &elsewhere, &["doctor", "--fix", "--json"]);
     let v = r.json();
     assert!(
         v["fixes"]
@@ -730,7 +734,7 @@ fn a_project_scope_wiring_is_recorded_and_checked_in_its_project_from_anywhere()
         !claude_settings(&env).exists(),
         "the user's settings were written"
     );
-    assert_eq!(source_status_in(&env, &env.home)["state"], "current");
+    assert_eq!(source_status_in(&env, &elsewhere)["state"], "current");
 
     // A second project wired to the same snapshot, then deleted: doctor
     // --fix forgets its wiring instead of recreating the project.
@@ -751,8 +755,8 @@ fn a_project_scope_wiring_is_recorded_and_checked_in_its_project_from_anywhere()
         2
     );
     std::fs::remove_dir_all(&other).unwrap();
-    assert_eq!(source_status_in(&env, &env.home)["state"], "half_applied");
-    let v = run_in(&env, &env.home, &["doctor", "--fix", "--json"]).json();
+    assert_eq!(source_status_in(&env, &elsewhere)["state"], "half_applied");
+    let v = run_in(&env, &elsewhere, &["doctor", "--fix", "--json"]).json();
     assert!(
         v["fixes"]
             .as_array()
@@ -762,7 +766,7 @@ fn a_project_scope_wiring_is_recorded_and_checked_in_its_project_from_anywhere()
         "{v:#}"
     );
     assert!(!other.exists(), "doctor --fix recreated a deleted project");
-    assert_eq!(source_status_in(&env, &env.home)["state"], "current");
+    assert_eq!(source_status_in(&env, &elsewhere)["state"], "current");
 
     // Uninstall at project scope: the entries go, the manifest forgets the
     // wiring, and with nothing wired any more the snapshot goes too.

@@ -143,9 +143,10 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
             Ok(v) => v,
             Err(e) => {
                 tracing::warn!(host = adapter.name(), event = %event, "unreadable payload: {e}");
-                return FireResult::broken(
-                    Some(event),
+                return unavailable(
+                    event,
                     format!("keryx-hooks could not read the {event} payload: {e}"),
+                    Vec::new(),
                 );
             }
         };
@@ -153,9 +154,10 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
         Ok(i) => i,
         Err(e) => {
             tracing::warn!(host = adapter.name(), event = %event, "undecodable payload: {e}");
-            return FireResult::broken(
-                Some(event),
+            return unavailable(
+                event,
                 format!("keryx-hooks could not decode the {event} payload: {e}"),
+                Vec::new(),
             );
         }
     };
@@ -298,6 +300,23 @@ fn trust_news(
             crate::trust::held_back_notice(trust, !input.interactive)
         }
     }
+}
+
+/// The shim cannot do its work for this event (an unreadable payload, a
+/// lock someone else holds): a deny on every gate-capable event, Stop
+/// included, with the reason (ARCHITECTURE §5); nothing on the others. A
+/// Stop that ended the turn here would let whatever garbled or stalled the
+/// shim decide that the turn's end gates never run.
+fn unavailable(event: Event, reason: String, notices: Vec<String>) -> FireResult {
+    tracing::error!("{reason}");
+    let mut r = FireResult::none();
+    if event.is_gate_capable() {
+        r.outcome = Outcome::Deny;
+        r.reason = Some(reason);
+        r.matched_rules.push("keryx-hooks-unavailable".into());
+    }
+    r.notices = notices;
+    r
 }
 
 fn config_invalid(event: Event, loaded: &Loaded, mut notices: Vec<String>) -> FireResult {
@@ -449,21 +468,21 @@ fn fire_with_state(
         )),
     };
 
-    // De-duplication is keyed by session and tool call only, not by host:
+    // De-duplication is keyed by session, tool call and question, not by host:
     // Cursor and Copilot also run the Claude Code wiring for one call.
     let dedup_key = input
         .tool_call_id()
         .filter(|_| work == Work::Spawns)
-        .map(|id| format!("{}:{id}", event.as_str()));
-    let calls_dir = loc.sessions_dir().join(format!(
-        "calls-{}",
-        crate::paths::sanitize_component(&input.session_id)
-    ));
+        .map(|id| calls::question_key(input, id, profile));
+    let calls_dir = loc.calls_dir(&input.session_id);
     let calls = dedup_key.as_ref().map(|_| Calls::at(calls_dir.clone()));
     let claimed = match (&calls, &dedup_key) {
         (Some(calls), Some(key)) => match calls.claim(key, calls::WAIT) {
             Claim::Answered(d) => return replay(&d),
             Claim::First(c) => Some(c),
+            Claim::Unavailable(why) => {
+                return unavailable(event, format!("keryx-hooks: {why}"), notices);
+            }
         },
         _ => None,
     };
@@ -491,6 +510,21 @@ fn fire_with_state(
             } else {
                 held = Some(l);
             }
+        }
+        Some(Err(e)) if crate::session::lock_timed_out(&e) => {
+            let why = format!(
+                "keryx-hooks: the session lock `{}` is held by another process: {e}",
+                session
+                    .as_ref()
+                    .map_or_else(PathBuf::new, |s| s.dir().join("lock"))
+                    .display()
+            );
+            let result = unavailable(event, why, notices);
+            // Later deliveries of this call repeat the deny, not wait for it.
+            if let Some(c) = claimed {
+                c.answer(&delivered(&result));
+            }
+            return result;
         }
         Some(Err(e)) => tracing::warn!("session state unavailable: {e}"),
         None => {}
@@ -589,12 +623,7 @@ fn fire_with_state(
         let _ = l.save();
     }
     if let Some(c) = claimed {
-        c.answer(&Delivered {
-            pending: false,
-            outcome: result.outcome.as_str().to_owned(),
-            reason: result.reason.clone(),
-            additional_context: result.additional_context.clone(),
-        });
+        c.answer(&delivered(&result));
     }
     // Answers are only needed while a call can still be re-delivered; the
     // end of a turn is a good moment to forget the old ones.
@@ -602,6 +631,16 @@ fn fire_with_state(
         Calls::at(calls_dir).prune(calls::KEEP);
     }
     result
+}
+
+/// The answer later deliveries of this call repeat.
+fn delivered(result: &FireResult) -> Delivered {
+    Delivered {
+        pending: false,
+        outcome: result.outcome.as_str().to_owned(),
+        reason: result.reason.clone(),
+        additional_context: result.additional_context.clone(),
+    }
 }
 
 /// The second delivery of one tool call: repeat the first answer.

@@ -16,14 +16,18 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Write};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::{Delivered, age, open_in, read_at};
+use crate::config::model::Profile;
+use crate::runtime::types::EventInput;
+
+use super::{Delivered, FILE_MODE, LOCK_WAIT, age, lock_within, open_in, read_at};
 
 /// How long a later delivery waits for the first one's answer; past this
 /// (the first delivery crashed, or outlived every host timeout) it fires on
@@ -50,6 +54,10 @@ pub enum Claim {
     First(Claimed),
     /// An earlier delivery already answered: repeat it.
     Answered(Delivered),
+    /// The slots stayed locked past [`LOCK_WAIT`] (someone else holds
+    /// them): nothing can be known about this call, so the shim answers as
+    /// a broken shim does.
+    Unavailable(String),
 }
 
 /// The claim of the first delivery; its answer is written through it.
@@ -151,6 +159,65 @@ impl SlotRecord {
     }
 }
 
+/// The de-duplication key of one tool call: the event, the host's tool call
+/// id and a digest of the question asked (the canonical tool name, the tool
+/// input, the policy engine's outcome, whether anyone can answer an ask and
+/// the profile). A later delivery is repeated the first answer only when it
+/// asks the same question; a tool call id reused for another command, or
+/// with a stricter outcome decided, is evaluated afresh. The session is the
+/// directory the key lives in ([`crate::paths::Locations::calls_dir`]).
+pub fn question_key(input: &EventInput, tool_call_id: &str, profile: Profile) -> String {
+    let question = serde_json::json!([
+        input.tool_name(),
+        input.tool_input(),
+        input.decide_outcome.as_str(),
+        input.interactive,
+        profile.as_str(),
+    ]);
+    let mut canon = Vec::new();
+    canonical_json(&question, &mut canon);
+    let digest = Sha256::digest(&canon);
+    format!(
+        "{}:{tool_call_id}:{}",
+        input.event.as_str(),
+        crate::config::schema::hex(&digest[..16])
+    )
+}
+
+/// `v` as JSON with every object's keys sorted, so two spellings of one
+/// value (the order a host happened to write the keys in) give one text.
+fn canonical_json(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push(b'{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                let _ = serde_json::to_writer(&mut *out, k);
+                out.push(b':');
+                canonical_json(&map[k], out);
+            }
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                canonical_json(item, out);
+            }
+            out.push(b']');
+        }
+        leaf => {
+            let _ = serde_json::to_writer(&mut *out, leaf);
+        }
+    }
+}
+
 impl Calls {
     /// The directory of one session's calls; created on the first claim.
     pub fn at(dir: PathBuf) -> Calls {
@@ -179,7 +246,11 @@ impl Calls {
         let own = self.own_path(&digest);
         let first = |held| Claimed::first(held, key);
         let mut opts = OpenOptions::new();
-        opts.read(true).write(true).create(true).truncate(false);
+        opts.read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(FILE_MODE);
         let Ok(file) = open_in(&self.dir, "slots", &opts) else {
             // Cannot de-duplicate here (read-only state dir, …): fire.
             return first(Held::Nothing);
@@ -190,8 +261,15 @@ impl Calls {
         };
         let deadline = Instant::now() + wait;
         loop {
-            if slot.file.lock().is_err() {
-                return first(Held::Nothing);
+            match lock_within(&slot.file, LOCK_WAIT) {
+                Ok(()) => {}
+                Err(e) if super::lock_timed_out(&e) => {
+                    return Claim::Unavailable(format!(
+                        "the de-duplication slots `{}` are locked: {e}",
+                        self.dir.join("slots").display()
+                    ));
+                }
+                Err(_) => return first(Held::Nothing),
             }
             let record = slot.read();
             match &record {
@@ -234,7 +312,7 @@ impl Calls {
             // own file, made while the slots are locked so that a second
             // delivery of this call, which looks for it under the same lock,
             // cannot miss it.
-            let made = OpenOptions::new().write(true).create_new(true).open(&own);
+            let made = create_own(&own);
             if !busy.own_files {
                 let marked = SlotRecord {
                     own_files: true,
@@ -260,7 +338,7 @@ impl Calls {
     fn claim_own(&self, path: &Path, key: &str, deadline: Instant, wait: Duration) -> Claim {
         let first = |held| Claimed::first(held, key);
         loop {
-            match OpenOptions::new().write(true).create_new(true).open(path) {
+            match create_own(path) {
                 Ok(file) => return first(Held::Own(file)),
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
                 Err(_) => return first(Held::Nothing),
@@ -353,7 +431,7 @@ impl Slot {
     /// delivery that waited past [`WAIT`] may have taken the call over, or
     /// another call the slot); one too long for a slot goes to `own`.
     fn answer(&self, key: String, answer: &Delivered, own: &Path) -> std::io::Result<()> {
-        self.file.lock()?;
+        lock_within(&self.file, LOCK_WAIT)?;
         let result = match self.read() {
             Some(r) if r.key == key && r.delivered.pending => {
                 let mut record = SlotRecord {
@@ -367,7 +445,13 @@ impl Slot {
                     true => Ok(()),
                     false => {
                         let bytes = serde_json::to_vec(answer)?;
-                        std::fs::write(own, bytes)?;
+                        OpenOptions::new()
+                            .write(true)
+                            .create(true)
+                            .truncate(true)
+                            .mode(FILE_MODE)
+                            .open(own)?
+                            .write_all(&bytes)?;
                         record.spilled = true;
                         record.own_files = true;
                         record.delivered = Delivered::default();
@@ -380,6 +464,15 @@ impl Slot {
         let _ = self.file.unlock();
         result
     }
+}
+
+/// Creates a call's own file, empty; fails when it exists already.
+fn create_own(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(FILE_MODE)
+        .open(path)
 }
 
 /// A finished answer in a call's own file; `None` while the file is empty
@@ -424,6 +517,7 @@ mod tests {
         match calls.claim(key, WAIT) {
             Claim::First(c) => c,
             Claim::Answered(d) => panic!("`{key}` was answered ({d:?}) instead of fired"),
+            Claim::Unavailable(why) => panic!("`{key}` was unavailable: {why}"),
         }
     }
 
@@ -432,6 +526,7 @@ mod tests {
         match calls.claim(key, WAIT) {
             Claim::Answered(d) => d,
             Claim::First(_) => panic!("`{key}` fired again instead of repeating its answer"),
+            Claim::Unavailable(why) => panic!("`{key}` was unavailable: {why}"),
         }
     }
 
@@ -545,6 +640,7 @@ mod tests {
         match waiter.join().unwrap() {
             Claim::Answered(d) => assert_eq!(d.outcome, outcome),
             Claim::First(_) => panic!("the second delivery of `{key}` fired instead of waiting"),
+            Claim::Unavailable(why) => panic!("`{key}` was unavailable: {why}"),
         }
     }
 

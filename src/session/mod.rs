@@ -6,11 +6,11 @@
 
 pub mod calls;
 
-use std::fs::{File, OpenOptions};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{ErrorKind, Write};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +20,18 @@ use crate::runtime::types::HookInvocationRecord;
 pub const MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
 /// Remembered first edits.
 const MAX_FIRST_EDITS: usize = 10_000;
+/// How long the shim waits for a lock it shares with other processes (the
+/// session lock, the de-duplication slots). Every holder keeps them for
+/// microseconds, so a lock still held after this is held by something
+/// else: a background job, a hook, another user's process. The shim then
+/// answers as a broken shim does instead of waiting on: a host that times
+/// the hook out runs the tool ungated (Claude Code does), and the shortest
+/// host timeout keryx installs is well above this.
+pub const LOCK_WAIT: Duration = Duration::from_secs(2);
+/// Mode of every directory keryx makes for its state: only you can list it.
+pub const DIR_MODE: u32 = 0o700;
+/// Mode of every state file keryx makes: only you can read it.
+pub const FILE_MODE: u32 = 0o600;
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -92,9 +104,13 @@ impl Session {
     /// replaced by a fresh state rather than failing the event.
     pub fn lock(&self) -> std::io::Result<Locked> {
         let mut opts = OpenOptions::new();
-        opts.read(true).write(true).create(true).truncate(false);
+        opts.read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(FILE_MODE);
         let lock = open_in(&self.dir, "lock", &opts)?;
-        lock.lock()?;
+        lock_within(&lock, LOCK_WAIT)?;
         let file = opts.open(self.dir.join("state.json"))?;
         let bytes = read_all(&file);
         let state = serde_json::from_slice(&bytes).ok().unwrap_or_default();
@@ -140,17 +156,61 @@ impl Locked {
     }
 }
 
-/// Opens `dir/name`, making `dir` first only when it is missing: the
-/// directory exists on every event but a session's first, so the common
-/// case costs one `open`.
+/// Opens `dir/name`, making `dir` (and its missing parents, [`DIR_MODE`])
+/// first only when it is missing: the directory exists on every event but a
+/// session's first, so the common case costs one `open`.
 pub(crate) fn open_in(dir: &Path, name: &str, opts: &OpenOptions) -> std::io::Result<File> {
     let path = dir.join(name);
     match opts.open(&path) {
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            std::fs::create_dir_all(dir)?;
+            create_private_dir(dir)?;
             opts.open(&path)
         }
         r => r,
+    }
+}
+
+/// Makes `dir` and its missing parents, each [`DIR_MODE`] (before the
+/// umask, which can only take bits away). Existing directories are left as
+/// they are.
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(DIR_MODE)
+        .create(dir)
+}
+
+/// Why a lock was not taken: [`LOCK_WAIT`] passed with someone else still
+/// holding it.
+pub fn lock_timed_out(e: &std::io::Error) -> bool {
+    e.kind() == ErrorKind::TimedOut
+}
+
+/// Takes the exclusive `flock` of `file`, polling without blocking until
+/// `wait` has passed; then fails with [`ErrorKind::TimedOut`]. A blocking
+/// `flock` would wait as long as any other holder likes, a shared lock
+/// taken on a read-only descriptor included.
+pub(crate) fn lock_within(file: &File, wait: Duration) -> std::io::Result<()> {
+    let deadline = Instant::now() + wait;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(TryLockError::Error(e)) => return Err(e),
+            Err(TryLockError::WouldBlock) => {}
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(std::io::Error::new(
+                ErrorKind::TimedOut,
+                format!(
+                    "a lock is still held by another process after {} s",
+                    wait.as_secs_f32()
+                ),
+            ));
+        }
+        std::thread::sleep(pause.min(deadline - now));
+        pause = (pause * 2).min(Duration::from_millis(20));
     }
 }
 
@@ -230,7 +290,7 @@ fn append_records(
         buf.push(b'\n');
     }
     let mut opts = OpenOptions::new();
-    opts.create(true).append(true);
+    opts.create(true).append(true).mode(FILE_MODE);
     open_in(dir, "records.jsonl", &opts)?.write_all(&buf)
 }
 

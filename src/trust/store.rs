@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -91,6 +91,7 @@ impl Store {
             .create(true)
             .truncate(false)
             .write(true)
+            .mode(0o600)
             .open(self.dir.join("hook-trust.json.lock"))?;
         lock.lock()?;
         Ok(lock)

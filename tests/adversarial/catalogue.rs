@@ -922,8 +922,11 @@ fn case_38_trusting_commands_with_hidden_characters_needs_force() {
     env.run(&["trust", "--yes"]).code(0);
 }
 
-/// Run from `$HOME` when the project's hooks file is the user's own (one
-/// inode reached two ways): it is loaded once and each hook runs once.
+/// The project's hooks file is the user's own (one inode reached two ways:
+/// a `.metaproject` that is the keryx home): it is loaded once and each
+/// hook runs once. (Run in `$HOME` with a dotfiles repository there, this
+/// is what happens when `$HOME` is the password database's home; a test's
+/// `$HOME` is not, so one that is the cwd counts as inside the project.)
 #[test]
 fn case_39_the_user_file_reached_as_the_project_file_runs_once() {
     let env = Env::new();
@@ -932,16 +935,13 @@ fn case_39_the_user_file_reached_as_the_project_file_runs_once() {
         &env,
         json!({"Stop": [sh_hook("counted", "observe", &format!("echo x >> {}", count.display()))]}),
     );
-    // $HOME is a git toplevel (a dotfiles repo) whose `.metaproject` is
-    // the keryx home itself.
-    std::fs::create_dir_all(env.home.join(".git")).unwrap();
-    std::os::unix::fs::symlink(env.keryx_home(), env.home.join(".metaproject")).unwrap();
+    std::os::unix::fs::symlink(env.keryx_home(), env.project.join(".metaproject")).unwrap();
     // One layer: listed once, as the user's, with no project hooks (read
     // twice, a held-back project copy would be listed as well).
-    let list = super::run_in(&env, &env.home, &["list", "--json"], b"");
+    let list = super::run_in(&env, &env.project, &["list", "--json"], b"");
     list.code(0);
     let v = list.json();
-    assert_eq!(v["projectTrust"]["projectRoot"], json!(env.home), "{v}");
+    assert_eq!(v["projectTrust"]["projectRoot"], json!(env.project), "{v}");
     assert_eq!(v["projectTrust"]["state"], "no-command-hooks", "{v}");
     let rows: Vec<&Value> = v["hooks"]
         .as_array()
@@ -951,10 +951,10 @@ fn case_39_the_user_file_reached_as_the_project_file_runs_once() {
         .collect();
     assert_eq!(rows.len(), 1, "{v}");
     assert_eq!(rows[0]["scope"], "user");
-    let payload = json!({"event": "Stop", "sessionId": "s-home", "cwd": env.home});
+    let payload = json!({"event": "Stop", "sessionId": "s-home", "cwd": env.project});
     let run = super::run_in(
         &env,
-        &env.home,
+        &env.project,
         &["run", "keryx", "Stop"],
         payload.to_string().as_bytes(),
     );
