@@ -11,6 +11,7 @@ mod fuzz_regressions;
 mod install;
 mod readme;
 mod runtime;
+mod self_protection;
 mod settings;
 mod shim;
 mod snapshot;
