@@ -246,6 +246,15 @@ fn gemini_write_file_and_read_file_are_guarded() {
     );
     assert_eq!(run.json()["decision"], "deny", "{}", run.stdout);
     assert!(run.stdout.contains("SSH private key"), "{}", run.stdout);
+
+    // Gemini's older name for its grep tool maps to Grep as well.
+    env.write(env.home.join(".aws/credentials"), "[default]\n");
+    let run = fire(
+        "search_file_content",
+        json!({"pattern": "aws_secret", "path": env.home.join(".aws/credentials")}),
+    );
+    assert_eq!(run.json()["decision"], "deny", "{}", run.stdout);
+    assert!(run.stdout.contains("AWS credentials"), "{}", run.stdout);
 }
 
 #[test]

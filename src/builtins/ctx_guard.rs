@@ -1923,6 +1923,18 @@ mod tests {
                 "echo '{}' > .github/hooks/keryx-hooks.json",
                 "agent host's config",
             ),
+            (
+                "python3 -c \"import os; os.remove(os.path.expanduser('~/.keryx/hooks.json'))\"",
+                "hooks file",
+            ),
+            (
+                "python3 -c \"open('/home/dev/.claude/settings.json', 'w').write('{}')\"",
+                "agent host's config",
+            ),
+            (
+                "node -e \"require('fs').writeFileSync('.claude/settings.json', '{}')\"",
+                "agent host's config",
+            ),
         ] {
             denied(cmd, what);
         }
@@ -1944,6 +1956,8 @@ mod tests {
             "echo '{}' > /tmp/settings.json",
             "sed -i 's/a/b/' src/main.rs",
             "git commit -am 'update .claude/settings.json'",
+            "python3 -c \"import json; print(json.load(open('/home/dev/.claude/settings.json')))\"",
+            "python3 -c \"open('out.txt', 'w').write('x')\"",
         ] {
             allowed(cmd);
         }

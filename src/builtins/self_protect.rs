@@ -113,10 +113,19 @@ pub(super) fn command(
             continue;
         };
         let name = basename(first);
-        if let Some(code) = interpreter_code(name, &cand.argv)
-            && let Some(r) = disarming_text(&code)
-        {
-            return Some(format!("`{}` {r}; {ONLY_A_PERSON}", show(&cand.argv)));
+        if let Some(code) = interpreter_code(name, &cand.argv) {
+            if let Some(r) = disarming_text(&code) {
+                return Some(format!(
+                    "ctx-guard: `{}` {r}; {ONLY_A_PERSON}",
+                    show(&cand.argv)
+                ));
+            }
+            if let Some(what) = code_writes_protected(g.cfg, &code) {
+                return Some(format!(
+                    "ctx-guard: `{}` looks like it writes {what}; {ONLY_A_PERSON}",
+                    show(&cand.argv)
+                ));
+            }
         }
         if reads_script_from_stdin(name, &cand.argv)
             && let Some(r) = disarming_text(g.src)
@@ -507,6 +516,72 @@ fn disarming_text(text: &str) -> Option<&'static str> {
         return Some("would turn every hook off (`disableAllHooks`)");
     }
     None
+}
+
+/// Best effort for `python -c`, `perl -e` and the like: the program names
+/// a protected file and does something that writes or removes files.
+fn code_writes_protected(cfg: &CtxGuardConfig, code: &str) -> Option<String> {
+    const WRITES: [&str; 22] = [
+        "'w'",
+        "\"w\"",
+        "'a'",
+        "\"a\"",
+        "'w+'",
+        "\"w+\"",
+        "write",
+        "unlink",
+        "remove",
+        "rename",
+        "replace(",
+        "rmtree",
+        "truncate",
+        "chmod",
+        "copyfile",
+        "copy(",
+        "move(",
+        "rmSync",
+        "open(F, \">",
+        "open(my $f, '>",
+        ">>",
+        "dump(",
+    ];
+    if !WRITES.iter().any(|w| code.contains(w)) {
+        return None;
+    }
+    let home = cfg.home.as_deref();
+    let forms = |p: &Path| -> Vec<String> {
+        let mut v = vec![p.display().to_string()];
+        if let Some(rel) = home.and_then(|h| p.strip_prefix(h).ok()) {
+            v.push(format!("~/{}", rel.display()));
+            v.push(format!("/{}", rel.display()));
+        }
+        v
+    };
+    let mut places: Vec<(String, PathBuf)> = keryx_places(cfg)
+        .into_iter()
+        .map(|(w, p)| (w.to_owned(), p))
+        .collect();
+    let (user, project) = host_files(cfg);
+    places.extend(
+        user.into_iter()
+            .map(|h| ("an agent host's config file".to_owned(), h.path)),
+    );
+    if let Some((what, p)) = places
+        .into_iter()
+        .find(|(_, p)| forms(p).iter().any(|f| code.contains(f.as_str())))
+    {
+        return Some(format!("{what} (`{}`)", escape(&p.display().to_string())));
+    }
+    project.into_iter().find_map(|(tail, h)| {
+        let t = tail.join("/");
+        code.contains(&t).then(|| {
+            format!(
+                "an agent host's config file (`{}` for {})",
+                escape(&t),
+                h.host_name
+            )
+        })
+    })
 }
 
 fn writes(op: RedirectOp) -> bool {
