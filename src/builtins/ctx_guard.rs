@@ -150,7 +150,7 @@ pub fn check_with(payload: &Value, cfg: &CtxGuardConfig) -> Verdict {
                 ..Script::default()
             };
             let src = script.commands[0].words.join(" ");
-            verdict(Guard::new(cfg, &src).script(&script, cwd))
+            verdict(Guard::new(cfg, &src).script(&script, cwd, Default::default()))
         }
         _ => Verdict::Allow,
     }
@@ -162,7 +162,11 @@ pub fn check_command(command: &str, cwd: Option<&Path>, cfg: &CtxGuardConfig) ->
         return Verdict::Allow; // an apply_patch envelope, not a shell line
     }
     let script = Script::parse(command);
-    verdict(Guard::new(cfg, command).script(&script, cwd.map(Path::to_path_buf)))
+    verdict(Guard::new(cfg, command).script(
+        &script,
+        cwd.map(Path::to_path_buf),
+        Default::default(),
+    ))
 }
 
 /// Read/Grep-like tools, canonical and as hosts name them (Gemini
@@ -252,8 +256,13 @@ impl<'a> Guard<'a> {
         Guard::new(cfg, "")
     }
 
-    fn script(&self, script: &Script, mut cwd: Option<PathBuf>) -> Option<String> {
-        let mut defs = self_protect::Defs::default();
+    /// `defs`: names the enclosing line gave (`CMD=…; bash -c "$CMD"`).
+    fn script(
+        &self,
+        script: &Script,
+        mut cwd: Option<PathBuf>,
+        mut defs: self_protect::Defs,
+    ) -> Option<String> {
         if let Some(r) = self_protect::groups(self, script, cwd.as_deref()) {
             return Some(r);
         }
@@ -287,7 +296,7 @@ impl<'a> Guard<'a> {
                         protect_only: self.protect_only
                             || !reaches_context(script, i, Concern::Secret),
                     };
-                    if let Some(r) = g.script(&parsed, cwd.clone()) {
+                    if let Some(r) = g.script(&parsed, cwd.clone(), defs.clone()) {
                         return Some(r);
                     }
                 }
@@ -1793,9 +1802,43 @@ mod tests {
             "echo 'export KERYX_HOOKS=off' >> ~/.bashrc",
             "printf 'KERYX_HOOKS=off\\n' | tee -a .envrc",
             "python3 -c 'import os; os.environ[\"KERYX_HOOKS\"] = \"off\"; os.system(\"claude\")'",
+            "CMD='KERYX_HOOKS=off claude'; bash -c \"$CMD\"",
         ] {
             denied(cmd, "KERYX_HOOKS");
         }
+    }
+
+    #[test]
+    fn a_child_agent_without_its_hooks_is_refused() {
+        for cmd in [
+            "HOME=/tmp/empty claude -p 'go on'",
+            "env CODEX_HOME=/tmp/c codex exec 'x'",
+            "CLAUDE_CONFIG_DIR=/tmp/cc claude",
+            "XDG_DATA_HOME=/tmp/d gemini -p x",
+            "KERYX_HOME=/tmp/k claude",
+            "claude --settings '{\"disableAllHooks\": true}' -p x",
+        ] {
+            denied(cmd, "only a person at a terminal");
+        }
+        allowed("claude -p 'summarise the diff'");
+        allowed("HOME=/tmp/x cargo test");
+        allowed("claude --settings ./team-settings.json -p x");
+    }
+
+    #[test]
+    fn keryx_hooks_under_another_name_is_refused() {
+        for cmd in [
+            "ln -s $(which keryx-hooks) /tmp/kh",
+            "ln -s ~/.cargo/bin/keryx-hooks ~/bin/kh",
+            "cp /usr/local/bin/keryx-hooks /tmp/x && /tmp/x untrust",
+            "CMD='keryx-hooks untrust'; bash -c \"$CMD\"",
+            "printf '%s' keryx-hooks\\ untrust | bash",
+        ] {
+            denied(cmd, "only a person at a terminal");
+        }
+        allowed("cp target/release/keryx-hooks ~/.cargo/bin/keryx-hooks");
+        allowed("cp target/release/keryx-hooks ~/.cargo/bin/");
+        allowed("install -m 755 target/release/keryx-hooks /usr/local/bin/");
     }
 
     #[test]

@@ -46,7 +46,7 @@ const READING: [&str; 11] = [
 
 /// Names an earlier part of the same command line gave to things:
 /// `alias kh=keryx-hooks`, `K=/usr/local/bin/keryx-hooks`.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Defs {
     names: Vec<(String, String)>,
 }
@@ -89,25 +89,63 @@ pub(super) fn command(
         return Some(r);
     }
     // Remember definitions for the commands after this one.
-    if cmd.words.is_empty() {
-        for a in &cmd.assignments {
+    // A quoted value (`CMD='a b'`) leaves the assignment among the words.
+    let quoted_assignment = |w: &String| {
+        w.split_once('=').is_some_and(|(n, _)| {
+            !n.is_empty()
+                && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !n.starts_with(|c: char| c.is_ascii_digit())
+        })
+    };
+    if cmd.words.iter().all(quoted_assignment) {
+        for a in cmd.assignments.iter().chain(&cmd.words) {
             if let Some((n, v)) = a.split_once('=') {
                 defs.names.push((format!("${n}"), v.to_owned()));
                 defs.names.push((format!("${{{n}}}"), v.to_owned()));
             }
         }
     }
-    if cmd.words.first().is_some_and(|w| w == "alias") {
+    let head = cmd.words.first().map(String::as_str);
+    if head == Some("alias") {
         for a in &cmd.words[1..] {
             if let Some((n, v)) = a.split_once('=') {
                 defs.names.push((n.to_owned(), v.to_owned()));
             }
         }
     }
+    if matches!(
+        head,
+        Some("export" | "declare" | "typeset" | "local" | "readonly")
+    ) {
+        for a in &cmd.words[1..] {
+            if let Some((n, v)) = a.split_once('=') {
+                defs.names.push((format!("${n}"), v.to_owned()));
+                defs.names.push((format!("${{{n}}}"), v.to_owned()));
+            }
+        }
+    }
+    if let Some(r) = renamed_binary(g, script, cmd) {
+        return Some(r);
+    }
+    if let Some(r) = relocated_agent(cmd) {
+        return Some(r);
+    }
     let argv = unwrap_wrappers(&cmd.words);
     for cand in candidates(argv, defs) {
         if let Some(r) = keryx_invocation(g, script, &cand) {
             return Some(r);
+        }
+        // `CMD='KERYX_HOOKS=off claude'; bash -c "$CMD"`.
+        if cand
+            .argv
+            .iter()
+            .take_while(|w| w.contains('='))
+            .any(|w| sets_off(w))
+        {
+            return Some(format!(
+                "ctx-guard: `KERYX_HOOKS` set to turn keryx-hooks off (`{}`) would run without its guards; {ONLY_A_PERSON}",
+                show(&cand.argv)
+            ));
         }
         let Some(first) = cand.argv.first() else {
             continue;
@@ -206,11 +244,12 @@ pub(super) fn too_deep(inner: &str) -> Option<String> {
 /// `KERYX_HOOKS=off` (any value but `on`) set for a child, exported or
 /// assigned: `KERYX_HOOKS=off claude`, `env KERYX_HOOKS=off …`,
 /// `export KERYX_HOOKS=off`, `setenv KERYX_HOOKS off`.
+fn sets_off(w: &str) -> bool {
+    w.strip_prefix("KERYX_HOOKS=")
+        .is_some_and(|v| v.trim_matches(['"', '\'']) != "on")
+}
+
 fn disarming_env(cmd: &Command) -> Option<String> {
-    let sets_off = |w: &str| {
-        w.strip_prefix("KERYX_HOOKS=")
-            .is_some_and(|v| v.trim_matches(['"', '\'']) != "on")
-    };
     let argv = unwrap_wrappers(&cmd.words);
     let prefix = &cmd.words[..cmd.words.len() - argv.len()];
     let first = argv.first().map(|w| basename(w));
@@ -239,6 +278,104 @@ fn disarming_env(cmd: &Command) -> Option<String> {
             show(&cmd.words)
         )
     })
+}
+
+/// `ln -s "$(which keryx-hooks)" /tmp/kh`, `cp ~/.cargo/bin/keryx-hooks x`:
+/// keryx-hooks under a name the guard would not recognise later. Copying
+/// or linking it under its own name (`cp target/release/keryx-hooks
+/// ~/.cargo/bin/`) is an ordinary install and is left alone.
+fn renamed_binary(g: &Guard, script: &Script, cmd: &Command) -> Option<String> {
+    let argv = unwrap_wrappers(&cmd.words);
+    let name = basename(argv.first()?);
+    if !matches!(name, "ln" | "cp" | "install" | "mv") {
+        return None;
+    }
+    let ops: Vec<&String> = argv[1..].iter().filter(|a| !a.starts_with('-')).collect();
+    let [sources @ .., dest] = ops.as_slice() else {
+        return None;
+    };
+    let ours = |w: &str| basename(w) == "keryx-hooks" || (dynamic(w) && names_keryx(script, g.src));
+    if sources.is_empty() || !sources.iter().any(|s| ours(s)) {
+        return None;
+    }
+    let dest_name = basename(dest.trim_end_matches('/'));
+    let into_dir = dest.ends_with('/') || g.resolve(dest, None).is_some_and(|p| p.is_dir());
+    if into_dir || dest_name == "keryx-hooks" {
+        return None;
+    }
+    Some(format!(
+        "ctx-guard: `{}` would give keryx-hooks another name (`{}`), which its guard would not \
+         recognise; {ONLY_A_PERSON}",
+        show(argv),
+        escape(dest_name)
+    ))
+}
+
+/// Agent host CLIs, which start a session of their own.
+const AGENT_CLIS: [&str; 10] = [
+    "claude",
+    "codex",
+    "gemini",
+    "cursor-agent",
+    "copilot",
+    "kimi",
+    "kimi-code",
+    "opencode",
+    "qwen",
+    "keryx",
+];
+
+/// Variables that move where a host or keryx-hooks reads its config: a
+/// child agent started with one of them set runs without the user's hooks.
+const RELOCATING: [&str; 11] = [
+    "HOME",
+    "KERYX_HOME",
+    "KERYX_SNAPSHOT_ROOT",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "XDG_CONFIG_HOME",
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "COPILOT_HOME",
+    "KIMI_CODE_HOME",
+    "GEMINI_CLI_HOME",
+];
+
+/// `HOME=/tmp/x claude -p …`, `env CODEX_HOME=/tmp/c codex exec …`,
+/// `claude --settings '{"disableAllHooks": true}'`: a child agent session
+/// that would not load keryx-hooks.
+fn relocated_agent(cmd: &Command) -> Option<String> {
+    let argv = unwrap_wrappers(&cmd.words);
+    let first = argv.first()?;
+    if !AGENT_CLIS.contains(&basename(first)) {
+        return None;
+    }
+    let prefix = &cmd.words[..cmd.words.len() - argv.len()];
+    let var = cmd
+        .assignments
+        .iter()
+        .chain(prefix)
+        .filter_map(|a| a.split_once('=').map(|(n, _)| n))
+        .find(|n| RELOCATING.contains(n));
+    if let Some(var) = var {
+        return Some(format!(
+            "ctx-guard: `{}` would start an agent session with `{var}` moved, so it would not load \
+             keryx-hooks or the hooks you set up; {ONLY_A_PERSON}",
+            show(&cmd.words)
+        ));
+    }
+    let settings = argv
+        .windows(2)
+        .find_map(|w| (w[0] == "--settings").then_some(w[1].as_str()));
+    if let Some(text) = settings
+        && disarming_text(text).is_some()
+    {
+        return Some(format!(
+            "ctx-guard: `{}` would start an agent session with its hooks turned off; {ONLY_A_PERSON}",
+            show(argv)
+        ));
+    }
+    None
 }
 
 /// One way a command line may end up running a program.
@@ -495,7 +632,7 @@ fn disarming_text(text: &str) -> Option<&'static str> {
     let [sub, env, all] = PATTERNS.get_or_init(|| {
         [
             Regex::new(
-                r#"keryx-hooks["'\],\s]{1,8}(?:trust|untrust|enable|disable|install|uninstall|import)\b|keryx-hooks["'\],\s]{1,8}doctor\b[^\n]{0,40}--fix"#,
+                r#"keryx-hooks["'\],\s\\]{1,8}(?:trust|untrust|enable|disable|install|uninstall|import)\b|keryx-hooks["'\],\s\\]{1,8}doctor\b[^\n]{0,40}--fix"#,
             )
             .expect("valid regex"),
             Regex::new(r#"KERYX_HOOKS["'\]]*\s*[=:,]\s*["']?([A-Za-z0-9_$-]*)"#)
@@ -1205,6 +1342,9 @@ fn write_refusal(payload: &Value, cfg: &CtxGuardConfig) -> Option<String> {
     .find_map(|k| input.get(*k).and_then(Value::as_str))
     .or_else(|| payload.get("file_path").and_then(Value::as_str))?;
     let path = resolve(file)?;
+    if let Some(r) = startup_file_refusal(tool, &path, input) {
+        return Some(r);
+    }
     let p = protected(cfg, &path)?;
     let host = match &p {
         Protected::Keryx(..) => return Some(refusal(tool, &p, "")),
@@ -1268,6 +1408,62 @@ fn write_refusal(payload: &Value, cfg: &CtxGuardConfig) -> Option<String> {
         return Some(refusal(tool, &p, &format!("it would {off}")));
     }
     None
+}
+
+/// Shell startup and environment files a session's environment comes from.
+const STARTUP_FILES: [&str; 12] = [
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".kshrc",
+    ".envrc",
+    "config.fish",
+    "environment",
+    ".pam_environment",
+];
+
+/// A Write or Edit that adds `KERYX_HOOKS=off` (or the like) to a shell
+/// startup file or `.envrc`, so that later sessions start without their
+/// guards.
+fn startup_file_refusal(tool: &str, path: &Path, input: &Value) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    if !STARTUP_FILES.contains(&name) {
+        return None;
+    }
+    let s = |keys: &[&str], v: &Value| {
+        keys.iter()
+            .filter_map(|k| v.get(*k).and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    const NEW: [&str; 4] = ["content", "new_string", "new_str", "newString"];
+    const OLD: [&str; 3] = ["old_string", "old_str", "oldString"];
+    let mut new = s(&NEW, input);
+    let mut old = s(&OLD, input);
+    if let Some(Value::Array(edits)) = input.get("edits") {
+        for e in edits {
+            new.push('\n');
+            new.push_str(&s(&NEW, e));
+            old.push('\n');
+            old.push_str(&s(&OLD, e));
+        }
+    }
+    if input.get("content").is_some() {
+        old = read_bounded(path).unwrap_or_default();
+    }
+    let what = disarming_text(&new)?;
+    if disarming_text(&old) == Some(what) {
+        return None;
+    }
+    Some(format!(
+        "keryx-hooks: `{}` of `{}` {what} for every session started from it; {ONLY_A_PERSON}",
+        escape(tool),
+        escape(&path.display().to_string())
+    ))
 }
 
 fn refusal(tool: &str, p: &Protected, why: &str) -> String {

@@ -307,3 +307,31 @@ fn every_hosts_config_files_are_covered() {
     let plain = h.write(".qwen/settings.json", r#"{"model": "x"}"#);
     h.allowed(write(&plain.display().to_string(), "{}"));
 }
+
+#[test]
+fn keryx_hooks_off_in_a_startup_file_is_refused() {
+    let h = Home::new();
+    let rc = h.write(".bashrc", "alias ll='ls -l'\n");
+    let rc = rc.display().to_string();
+    h.denied(
+        write(&rc, "alias ll='ls -l'\nexport KERYX_HOOKS=off\n"),
+        "KERYX_HOOKS",
+    );
+    h.denied(
+        edit(
+            &rc,
+            "alias ll='ls -l'",
+            "alias ll='ls -l'\nexport KERYX_HOOKS=off",
+        ),
+        "KERYX_HOOKS",
+    );
+    h.denied(
+        write(&h.path("proj/.envrc"), "export KERYX_HOOKS=0\n"),
+        "KERYX_HOOKS",
+    );
+    h.allowed(write(&rc, "alias ll='ls -la'\n"));
+    h.allowed(write(
+        &h.path("proj/docs/notes.md"),
+        "KERYX_HOOKS=off turns it off\n",
+    ));
+}
