@@ -347,3 +347,31 @@ fn a_hooks_additional_context_reaches_the_model_with_secrets_redacted() {
     );
     assert!(v["anomalies"].as_array().unwrap().is_empty(), "{v}");
 }
+
+#[test]
+fn cursor_write_tools_reach_the_write_gate() {
+    let env = Env::new();
+    let hooks = env.write(
+        env.user_hooks(),
+        r#"{"schemaVersion": "1.0.0", "hooks": {}}"#,
+    );
+    for (i, tool) in ["Write", "TabWrite", "StrReplace"].iter().enumerate() {
+        let payload = json!({
+            "conversation_id": "s-cur", "generation_id": "g1", "hook_event_name": "preToolUse",
+            "workspace_roots": [env.project], "tool_use_id": format!("t{i}"),
+            "tool_name": tool,
+            "tool_input": {"file_path": hooks, "content": "{}", "old_string": "{", "new_string": "["},
+        });
+        let run = env.run_stdin(&["run", "cursor", "preToolUse"], payload.to_string());
+        run.code(0);
+        let v = run.json();
+        assert_eq!(v["permission"], "deny", "{tool}: {v}");
+        assert!(
+            v["agent_message"]
+                .as_str()
+                .unwrap()
+                .contains("your keryx-hooks hooks file"),
+            "{tool}: {v}"
+        );
+    }
+}

@@ -1350,18 +1350,23 @@ fn write_refusal(payload: &Value, cfg: &CtxGuardConfig) -> Option<String> {
         Protected::Keryx(..) => return Some(refusal(tool, &p, "")),
         Protected::HostConfig(h) => h,
     };
-    let current = read_bounded(&host.path);
+    let current = match read_bounded(&host.path) {
+        Ok(c) => c,
+        // Unreadable is not "no entries": refuse rather than guess.
+        Err(why) => {
+            return Some(refusal(
+                tool,
+                &p,
+                &format!("its current content cannot be read to check ({why})"),
+            ));
+        }
+    };
     let edits = host_edits(input, payload);
     let proposed = match (&edits, &current) {
         (Some(Change::Whole(text)), _) => Some(text.clone()),
         (Some(Change::Replace(list)), Some(cur)) => apply_edits(cur, list),
-        // The file cannot be read here: judge the strings themselves.
-        (Some(Change::Replace(list)), None) => {
-            let touches = list
-                .iter()
-                .any(|e| e.old.contains("keryx-hooks") && !e.new.contains(&e.old));
-            return touches.then(|| refusal(tool, &p, "the edit changes a keryx-hooks entry"));
-        }
+        // No such file: the host's edit fails on its own.
+        (Some(Change::Replace(_)), None) => return None,
         (None, _) => None,
     };
     let Some(proposed) = proposed else {
@@ -1453,7 +1458,7 @@ fn startup_file_refusal(tool: &str, path: &Path, input: &Value) -> Option<String
         }
     }
     if input.get("content").is_some() {
-        old = read_bounded(path).unwrap_or_default();
+        old = read_bounded(path).ok().flatten().unwrap_or_default();
     }
     let what = disarming_text(&new)?;
     if disarming_text(&old) == Some(what) {
@@ -1568,22 +1573,30 @@ fn apply_edits(text: &str, edits: &[Edit]) -> Option<String> {
     Some(out)
 }
 
-/// A host file's current text, when it can be read (capped: a host file
-/// is small, and a path to `/dev/zero` must not hang the gate).
-fn read_bounded(path: &Path) -> Option<String> {
+/// A host file's current text: `None` when there is no such file, an error
+/// when it cannot be read (capped: a host file is small, and a path to
+/// `/dev/zero` must not hang the gate).
+fn read_bounded(path: &Path) -> Result<Option<String>, String> {
     use std::io::Read;
     const CAP: u64 = 4 * 1024 * 1024;
-    let meta = std::fs::metadata(path).ok()?;
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
     if !meta.is_file() {
-        return None;
+        return Err("not a regular file".to_owned());
+    }
+    if meta.len() > CAP {
+        return Err(format!("larger than {CAP} bytes"));
     }
     let mut buf = Vec::new();
     std::fs::File::open(path)
-        .ok()?
-        .take(CAP)
-        .read_to_end(&mut buf)
-        .ok()?;
-    String::from_utf8(buf).ok()
+        .and_then(|f| f.take(CAP).read_to_end(&mut buf))
+        .map_err(|e| e.to_string())?;
+    String::from_utf8(buf)
+        .map(Some)
+        .map_err(|_| "not UTF-8".to_owned())
 }
 
 /// One keryx-hooks entry as the host sees it: the handler with its event

@@ -335,3 +335,25 @@ fn keryx_hooks_off_in_a_startup_file_is_refused() {
         "KERYX_HOOKS=off turns it off\n",
     ));
 }
+
+#[test]
+fn a_host_config_that_cannot_be_read_is_not_taken_for_an_empty_one() {
+    use std::os::unix::fs::PermissionsExt;
+    let h = Home::new();
+    let file = h.home.join(".claude/settings.json");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let readable = std::fs::read(&file).is_ok(); // root reads anyway
+    let verdict = check_write(&write(&file.display().to_string(), "{}"), &h.cfg);
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    match verdict {
+        Verdict::Deny(r) => assert!(
+            r.contains("keryx-hooks entry") || r.contains("cannot be read"),
+            "{r}"
+        ),
+        Verdict::Allow => panic!("allowed (readable: {readable})"),
+    }
+    // A path that is not a regular file.
+    let dir = h.home.join(".gemini/settings.json");
+    std::fs::create_dir_all(&dir).unwrap();
+    h.denied(write(&dir.display().to_string(), "{}"), "cannot be read");
+}
