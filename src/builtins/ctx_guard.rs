@@ -1984,6 +1984,17 @@ mod tests {
     }
 
     #[test]
+    fn a_relative_write_is_judged_without_a_cwd_in_the_payload() {
+        // Without a project the canonical payload has no cwd; the tool runs
+        // where the shim does.
+        let v = check_command("echo '{}' > .claude/settings.json", None, &cfg());
+        assert!(
+            matches!(&v, Verdict::Deny(r) if r.contains("agent host's config")),
+            "{v:?}"
+        );
+    }
+
+    #[test]
     fn ordinary_writes_and_reads_of_those_files_stay_allowed() {
         for cmd in [
             "echo x > notes.txt",

@@ -169,7 +169,7 @@ pub(super) fn command(
             && let Some(r) = disarming_text(g.src)
         {
             return Some(format!(
-                "a shell reading its script from its input {r}; {ONLY_A_PERSON}"
+                "ctx-guard: a shell reading its script from its input {r}; {ONLY_A_PERSON}"
             ));
         }
         for (word, access) in write_targets(cmd, name, &cand.argv) {
@@ -936,6 +936,10 @@ fn target_refusal(
 /// places, and the cwd resolved.
 fn expand(g: &Guard, word: &str, cwd: Option<&Path>) -> Option<PathBuf> {
     let cfg = g.cfg;
+    // The canonical payload carries no cwd without a project: the shim runs
+    // where the host started it, which is where the tool runs too.
+    let here = std::env::current_dir().ok();
+    let cwd = cwd.or(here.as_deref());
     let vars: [(&str, Option<PathBuf>); 5] = [
         ("KERYX_HOME", cfg.keryx_home.clone()),
         ("KERYX_SNAPSHOT_ROOT", cfg.snapshot_root.clone()),
