@@ -3,7 +3,7 @@
 //! directly; and ctx-guard against the command corpora in
 //! tests/fixtures/commands/.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use keryx_hooks::builtins::ctx_guard::{self, CtxGuardConfig};
 use keryx_hooks::builtins::ports::Verdict;
@@ -245,10 +245,7 @@ fn corpus(name: &str) -> Vec<String> {
 }
 
 fn corpus_cfg() -> CtxGuardConfig {
-    CtxGuardConfig {
-        max_cat_bytes: ctx_guard::DEFAULT_MAX_CAT_BYTES,
-        home: Some(PathBuf::from("/home/dev")),
-    }
+    CtxGuardConfig::for_home(Path::new("/home/dev"))
 }
 
 const CORPUS_CWD: &str = "/home/dev/proj";

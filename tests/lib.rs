@@ -14,6 +14,7 @@ mod notices;
 mod readme;
 mod runtime;
 mod sandbox;
+mod self_protection;
 mod settings;
 mod shim;
 mod snapshot;

@@ -290,13 +290,13 @@ fn session_dir(env: &Env, payload: &Value) -> std::path::PathBuf {
 
 #[test]
 fn an_event_no_hook_applies_to_touches_no_state() {
-    // Only the built-ins, none enabled for Read: nothing to run, nothing to
+    // Only the built-ins, none enabled for Glob: nothing to run, nothing to
     // record, so nothing is written (this is the hot path of every session).
     let env = Env::new();
     let mut p = fixture("claude-code", "PreToolUse-basic-Bash.json");
     p["cwd"] = json!(env.project);
-    p["tool_name"] = json!("Read");
-    p["tool_input"] = json!({"file_path": env.project.join("src/main.rs")});
+    p["tool_name"] = json!("Glob");
+    p["tool_input"] = json!({"pattern": "src/**/*.rs"});
     env.run_stdin(&["run", "claude-code", "PreToolUse"], p.to_string())
         .code(0);
     let state = env.home.join(".local/state/keryx");
@@ -341,8 +341,8 @@ fn an_enabled_learning_sink_is_invoked_and_an_idle_one_is_not() {
     let env = Env::new();
     let mut p = fixture("claude-code", "PreToolUse-basic-Bash.json");
     p["cwd"] = json!(env.project);
-    p["tool_name"] = json!("Read");
-    p["tool_input"] = json!({"file_path": env.project.join("src/main.rs")});
+    p["tool_name"] = json!("Glob");
+    p["tool_input"] = json!({"pattern": "src/**/*.rs"});
     p["tool_use_id"] = json!("learn-1");
     env.run_stdin(&["run", "claude-code", "PreToolUse"], p.to_string())
         .code(0);

@@ -1,10 +1,13 @@
-//! The body of `keryx.ctx-guard`: a context guard for Bash. It parses the
-//! command line (`shell.rs`) and denies two things only: pouring a secret
-//! file or keychain entry into the model's context, and flooding the context
-//! (an unbounded recursive search from `/` or `$HOME`, `cat` of a huge
-//! file). Every reason names a bounded alternative. It is deliberately
-//! conservative: a command it cannot read with confidence is allowed, and
-//! a corpus of ordinary commands in the tests must all pass.
+//! The body of `keryx.ctx-guard`: a context guard for Bash and the host's
+//! Read/Grep-like tools. It parses the command line (`shell.rs`) and denies
+//! three things only: pouring a secret file or keychain entry into the
+//! model's context, flooding the context (an unbounded recursive search from
+//! `/` or `$HOME`, `cat` of a huge file), and disarming keryx-hooks itself
+//! (`self_protect.rs`: changing trust or enforcement, writing what decides
+//! it). Every reason names a bounded alternative. It is deliberately
+//! conservative: a command it cannot read with confidence is allowed (unless
+//! it reaches for keryx-hooks), and a corpus of ordinary commands in the
+//! tests must all pass.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -12,6 +15,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use super::ports::Verdict;
+use super::self_protect;
 use super::shell::{Command, Script};
 use crate::escape::escape;
 
@@ -29,13 +33,28 @@ pub struct CtxGuardConfig {
     /// The user's home, so `/home/me/.ssh/id_rsa` and `~/.ssh/id_rsa` are
     /// the same path, and `find ~` is recognised.
     pub home: Option<PathBuf>,
+    /// What decides enforcement, which the agent may not write: the user
+    /// layer (`hooks.json`, `runtime.toml`) here, the trust store in
+    /// `data_dir`, the installed snapshots and the state directory.
+    pub keryx_home: Option<PathBuf>,
+    pub data_dir: Option<PathBuf>,
+    pub state_dir: Option<PathBuf>,
+    pub snapshot_root: Option<PathBuf>,
 }
 
 impl Default for CtxGuardConfig {
     fn default() -> Self {
-        CtxGuardConfig {
-            max_cat_bytes: DEFAULT_MAX_CAT_BYTES,
-            home: crate::env_vars::get(crate::env_vars::HOME).map(PathBuf::from),
+        let home = crate::env_vars::get(crate::env_vars::HOME).map(PathBuf::from);
+        match home {
+            Some(h) => CtxGuardConfig::for_home(&h),
+            None => CtxGuardConfig {
+                max_cat_bytes: DEFAULT_MAX_CAT_BYTES,
+                home: None,
+                keryx_home: None,
+                data_dir: None,
+                state_dir: None,
+                snapshot_root: None,
+            },
         }
     }
 }
@@ -48,6 +67,32 @@ impl CtxGuardConfig {
         CtxGuardConfig {
             max_cat_bytes: settings.max_cat_bytes,
             ..CtxGuardConfig::default()
+        }
+    }
+
+    /// The guard for an event resolved at `loc`: its home and every place
+    /// that decides enforcement, as the runtime itself uses them.
+    pub fn from_locations(loc: &crate::paths::Locations) -> CtxGuardConfig {
+        CtxGuardConfig {
+            max_cat_bytes: loc.settings().max_cat_bytes,
+            home: Some(loc.home.clone()),
+            keryx_home: Some(loc.keryx_home.clone()),
+            data_dir: Some(loc.data_dir.clone()),
+            state_dir: Some(loc.state_dir.clone()),
+            snapshot_root: Some(loc.snapshot_root.clone()),
+        }
+    }
+
+    /// The default limits and the default locations under `home` (for
+    /// tests and the no-settings entry point).
+    pub fn for_home(home: &Path) -> CtxGuardConfig {
+        CtxGuardConfig {
+            max_cat_bytes: DEFAULT_MAX_CAT_BYTES,
+            home: Some(home.to_path_buf()),
+            keryx_home: Some(home.join(".keryx")),
+            data_dir: Some(home.join(".local/share/keryx")),
+            state_dir: Some(home.join(".local/state/keryx")),
+            snapshot_root: Some(home.join(".agentic/hooks-snapshot")),
         }
     }
 }
@@ -75,6 +120,11 @@ pub fn check_with(payload: &Value, cfg: &CtxGuardConfig) -> Verdict {
     if tool == "apply_patch" {
         return Verdict::Allow; // Codex puts patches in `command` too.
     }
+    if let Some(input) = input
+        && READ_TOOLS.contains(&tool)
+    {
+        return verdict(read_tool(tool, input, cfg));
+    }
     let command = input
         .and_then(|i| i.get("command"))
         .or_else(|| payload.get("command"));
@@ -99,7 +149,8 @@ pub fn check_with(payload: &Value, cfg: &CtxGuardConfig) -> Verdict {
                 }],
                 ..Script::default()
             };
-            verdict(Guard { cfg, depth: 0 }.script(&script, cwd))
+            let src = script.commands[0].words.join(" ");
+            verdict(Guard::new(cfg, &src).script(&script, cwd, Default::default()))
         }
         _ => Verdict::Allow,
     }
@@ -111,7 +162,57 @@ pub fn check_command(command: &str, cwd: Option<&Path>, cfg: &CtxGuardConfig) ->
         return Verdict::Allow; // an apply_patch envelope, not a shell line
     }
     let script = Script::parse(command);
-    verdict(Guard { cfg, depth: 0 }.script(&script, cwd.map(Path::to_path_buf)))
+    verdict(Guard::new(cfg, command).script(
+        &script,
+        cwd.map(Path::to_path_buf),
+        Default::default(),
+    ))
+}
+
+/// Read/Grep-like tools, canonical and as hosts name them (Gemini
+/// `read_file`, `read_many_files`, `grep_search`, `search_file_content`;
+/// Copilot `view`; Kimi `ReadFile`; OpenCode `read`, `grep`).
+const READ_TOOLS: [&str; 11] = [
+    "Read",
+    "Grep",
+    "read_file",
+    "read_many_files",
+    "grep_search",
+    "search_file_content",
+    "view",
+    "ReadFile",
+    "read",
+    "grep",
+    "rg",
+];
+
+/// A Read/Grep-like tool pointed at a secret file, whose content would
+/// reach the model (a search that prints only names or counts does not).
+fn read_tool(tool: &str, input: &Value, cfg: &CtxGuardConfig) -> Option<String> {
+    let mode = input
+        .get("output_mode")
+        .or_else(|| input.get("outputMode"))
+        .and_then(Value::as_str);
+    if matches!(mode, Some("files_with_matches" | "count")) {
+        return None;
+    }
+    let mut paths: Vec<&str> = ["file_path", "filePath", "absolute_path", "path", "dir_path"]
+        .iter()
+        .filter_map(|k| input.get(*k).and_then(Value::as_str))
+        .collect();
+    if let Some(Value::Array(many)) = input.get("paths") {
+        paths.extend(many.iter().filter_map(Value::as_str));
+    }
+    let (file, kind) = paths
+        .into_iter()
+        .find_map(|p| secret_path(p, cfg.home.as_deref()).map(|k| (p, k)))?;
+    let f = escape(file);
+    Some(format!(
+        "ctx-guard: `{}` of `{f}` would put the contents of {} into the model's context; {}",
+        escape(tool),
+        kind.describe(),
+        kind.alternative(&f)
+    ))
 }
 
 fn verdict(reason: Option<String>) -> Verdict {
@@ -129,35 +230,79 @@ enum Concern {
     Flood,
 }
 
-struct Guard<'a> {
-    cfg: &'a CtxGuardConfig,
+pub(super) struct Guard<'a> {
+    pub(super) cfg: &'a CtxGuardConfig,
     depth: usize,
+    /// The text this script was parsed from, for the self-protection
+    /// checks that read what a shell will read on its stdin.
+    pub(super) src: &'a str,
+    /// Only the self-protection checks apply: this is a nested script
+    /// whose output does not reach the model.
+    protect_only: bool,
 }
 
-impl Guard<'_> {
-    fn script(&self, script: &Script, mut cwd: Option<PathBuf>) -> Option<String> {
+impl<'a> Guard<'a> {
+    fn new(cfg: &'a CtxGuardConfig, src: &'a str) -> Guard<'a> {
+        Guard {
+            cfg,
+            depth: 0,
+            src,
+            protect_only: false,
+        }
+    }
+
+    /// A guard that only resolves paths, for the file tools.
+    pub(super) fn paths_only(cfg: &'a CtxGuardConfig) -> Guard<'a> {
+        Guard::new(cfg, "")
+    }
+
+    /// `defs`: names the enclosing line gave (`CMD=…; bash -c "$CMD"`).
+    fn script(
+        &self,
+        script: &Script,
+        mut cwd: Option<PathBuf>,
+        mut defs: self_protect::Defs,
+    ) -> Option<String> {
+        if let Some(r) = self_protect::groups(self, script, cwd.as_deref()) {
+            return Some(r);
+        }
         for (i, cmd) in script.commands.iter().enumerate() {
+            if let Some(r) = self_protect::command(self, script, i, &mut defs, cwd.as_deref()) {
+                return Some(r);
+            }
             let argv = unwrap_wrappers(&cmd.words);
-            let Some(first) = argv.first() else {
-                continue;
-            };
-            let name = basename(first);
+            let name = argv.first().map_or("", |first| basename(first));
             if name == "cd" && cmd.group.is_none() && cmd.substitution_of.is_none() {
                 cwd = self.cd(cwd.as_deref(), argv.get(1).map(String::as_str));
                 continue;
             }
-            if let Some(inner) = nested_script(name, argv)
-                && self.depth < MAX_NESTING
-                && reaches_context(script, i, Concern::Secret)
-            {
-                let inner = Script::parse(&inner);
-                let g = Guard {
-                    cfg: self.cfg,
-                    depth: self.depth + 1,
-                };
-                if let Some(r) = g.script(&inner, cwd.clone()) {
-                    return Some(r);
+            // `env -S 'cmd'` leaves nothing after the wrapper: read its words.
+            let inner = self_protect::nested(name, argv).or_else(|| {
+                let w = &cmd.words;
+                w.first()
+                    .and_then(|first| self_protect::nested(basename(first), w))
+            });
+            if let Some(inner) = inner {
+                if self.depth >= MAX_NESTING {
+                    if let Some(r) = self_protect::too_deep(&inner) {
+                        return Some(r);
+                    }
+                } else {
+                    let parsed = Script::parse(&inner);
+                    let g = Guard {
+                        cfg: self.cfg,
+                        depth: self.depth + 1,
+                        src: &inner,
+                        protect_only: self.protect_only
+                            || !reaches_context(script, i, Concern::Secret),
+                    };
+                    if let Some(r) = g.script(&parsed, cwd.clone(), defs.clone()) {
+                        return Some(r);
+                    }
                 }
+            }
+            if self.protect_only || argv.is_empty() {
+                continue;
             }
             if let Some(r) = self.secret(script, i, name, argv) {
                 return Some(r);
@@ -326,7 +471,7 @@ impl Guard<'_> {
 
     /// The absolute path `word` names, if it can be known without running
     /// anything.
-    fn resolve(&self, word: &str, cwd: Option<&Path>) -> Option<PathBuf> {
+    pub(super) fn resolve(&self, word: &str, cwd: Option<&Path>) -> Option<PathBuf> {
         if word.contains('$') || word.contains('*') || word.contains('?') || word.starts_with('-') {
             return None;
         }
@@ -492,7 +637,7 @@ fn sink_hides(cmd: &Command, concern: Concern) -> bool {
 }
 
 /// Strips `sudo`, `env`, `nice`, `timeout 5` and friends off the front.
-fn unwrap_wrappers(words: &[String]) -> &[String] {
+pub(super) fn unwrap_wrappers(words: &[String]) -> &[String] {
     let mut w = words;
     for _ in 0..8 {
         let Some(first) = w.first() else { return w };
@@ -526,7 +671,11 @@ fn unwrap_wrappers(words: &[String]) -> &[String] {
     w
 }
 
-fn skip_options<'a>(mut w: &'a [String], valued: &[&str], skip_assignments: bool) -> &'a [String] {
+pub(super) fn skip_options<'a>(
+    mut w: &'a [String],
+    valued: &[&str],
+    skip_assignments: bool,
+) -> &'a [String] {
     while let Some(a) = w.first() {
         if a == "--" {
             return &w[1..];
@@ -544,7 +693,7 @@ fn skip_options<'a>(mut w: &'a [String], valued: &[&str], skip_assignments: bool
 }
 
 /// The script run by `bash -c SCRIPT`, `sh -lc SCRIPT`, `eval WORDS…`.
-fn nested_script(name: &str, argv: &[String]) -> Option<String> {
+pub(super) fn nested_script(name: &str, argv: &[String]) -> Option<String> {
     match name {
         "bash" | "sh" | "zsh" | "dash" | "ksh" => {
             let at = argv[1..]
@@ -579,7 +728,7 @@ fn keychain_query(name: &str, argv: &[String]) -> Option<&'static str> {
 /// The commands that print (part of) the files they are given, and how to
 /// tell their file operands from their options.
 #[derive(Debug, Clone, Copy)]
-struct Reader {
+pub(super) struct Reader {
     /// The first operand is a pattern or program, not a file (grep, sed…).
     script_first: bool,
     /// Options that make the script come from an option instead.
@@ -758,7 +907,7 @@ const PLAIN: Reader = Reader {
 };
 
 impl Reader {
-    fn of(name: &str) -> Option<Reader> {
+    pub(super) fn of(name: &str) -> Option<Reader> {
         Some(match name {
             "grep" | "egrep" | "fgrep" | "zgrep" | "ag" | "ack" => GREP,
             "rg" => RG,
@@ -794,7 +943,7 @@ impl Reader {
     }
 
     /// Whether the options mean nothing of the files' content is printed.
-    fn silent(&self, argv: &[String]) -> bool {
+    pub(super) fn silent(&self, argv: &[String]) -> bool {
         self.options(argv).iter().any(|a| self.is_silent_word(a))
     }
 
@@ -804,7 +953,7 @@ impl Reader {
     }
 
     /// The file operands.
-    fn operands<'a>(&self, argv: &'a [String]) -> Vec<&'a str> {
+    pub(super) fn operands<'a>(&self, argv: &'a [String]) -> Vec<&'a str> {
         self.split(argv).1
     }
 
@@ -1146,7 +1295,7 @@ fn is_ssh_key_name(base: &str) -> bool {
 
 /// Shell-glob match of `glob` (from the command) against the literal name
 /// `lit`: `*` and `?`, and a leading dot is never matched by a wildcard.
-fn glob_match(glob: &str, lit: &str) -> bool {
+pub(super) fn glob_match(glob: &str, lit: &str) -> bool {
     if !glob.contains(['*', '?']) {
         return glob == lit;
     }
@@ -1181,7 +1330,7 @@ fn glob_match(glob: &str, lit: &str) -> bool {
     g[gi..].iter().all(|&c| c == b'*')
 }
 
-fn basename(w: &str) -> &str {
+pub(super) fn basename(w: &str) -> &str {
     w.rsplit('/').next().unwrap_or(w)
 }
 
@@ -1194,7 +1343,7 @@ fn short_flags(argv: &[String]) -> String {
         .collect()
 }
 
-fn operands_after_options(argv: &[String]) -> Vec<&str> {
+pub(super) fn operands_after_options(argv: &[String]) -> Vec<&str> {
     let mut out = Vec::new();
     let mut only = false;
     for a in argv.iter().skip(1) {
@@ -1208,7 +1357,7 @@ fn operands_after_options(argv: &[String]) -> Vec<&str> {
 }
 
 /// The command for a reason: escaped and short.
-fn show(argv: &[String]) -> String {
+pub(super) fn show(argv: &[String]) -> String {
     let joined = argv
         .iter()
         .map(|a| {
@@ -1252,7 +1401,7 @@ mod tests {
     fn cfg() -> CtxGuardConfig {
         CtxGuardConfig {
             max_cat_bytes: 1024,
-            home: Some(PathBuf::from("/home/dev")),
+            ..CtxGuardConfig::for_home(Path::new("/home/dev"))
         }
     }
 
@@ -1556,6 +1705,348 @@ mod tests {
             }
             let _ = run(&cmd);
         }
+    }
+
+    #[test]
+    fn keryx_trust_and_enforcement_changes_are_refused_by_any_path() {
+        for cmd in [
+            "keryx-hooks untrust",
+            "keryx-hooks trust --yes",
+            "keryx-hooks trust --force --yes",
+            "keryx-hooks disable keryx.ctx-guard --user --acknowledge-gate-risk",
+            "keryx-hooks enable team.lint",
+            "keryx-hooks install claude-code",
+            "keryx-hooks uninstall",
+            "keryx-hooks import ./hooks",
+            "keryx-hooks doctor --fix",
+            "keryx-hooks doctor --json --fix",
+            "/usr/local/bin/keryx-hooks untrust",
+            "~/.cargo/bin/keryx-hooks trust --yes",
+            "$HOME/.cargo/bin/keryx-hooks trust --yes",
+            "./target/release/keryx-hooks disable keryx.ctx-guard --user",
+            "../keryx/target/debug/keryx-hooks uninstall claude-code",
+            "'keryx-hooks' untrust",
+            "k\\eryx-hooks untrust",
+            "cargo run --bin keryx-hooks -- untrust",
+            "cargo run -q -p keryx-hooks -- disable keryx.ctx-guard --user",
+        ] {
+            denied(cmd, "only a person at a terminal");
+        }
+    }
+
+    #[test]
+    fn keryx_changes_are_refused_inside_wrappers_and_nested_shells() {
+        for cmd in [
+            "sh -c 'keryx-hooks untrust'",
+            "bash -lc \"keryx-hooks trust --yes\"",
+            "bash -c 'bash -c \"keryx-hooks untrust\"'",
+            "eval keryx-hooks untrust",
+            "eval \"$(echo keryx-hooks untrust)\"; keryx-hooks untrust",
+            "env keryx-hooks untrust",
+            "env -i PATH=/usr/bin keryx-hooks untrust",
+            "env -S 'keryx-hooks untrust'",
+            "sudo keryx-hooks uninstall",
+            "sudo -u me keryx-hooks trust --yes",
+            "nohup keryx-hooks untrust &",
+            "timeout 5 keryx-hooks untrust",
+            "command keryx-hooks untrust",
+            "exec keryx-hooks untrust",
+            "nice -n 5 keryx-hooks untrust",
+            "setsid keryx-hooks untrust",
+            "echo untrust | xargs keryx-hooks",
+            "echo ctx | xargs -n1 keryx-hooks disable",
+            "xargs -I{} keryx-hooks {} < cmds",
+            "find . -maxdepth 0 -exec keryx-hooks untrust \\;",
+            "watch -n 1 keryx-hooks untrust",
+            "su -c 'keryx-hooks untrust' me",
+            "script -qc 'keryx-hooks untrust' /dev/null",
+            "flock /tmp/l keryx-hooks untrust",
+            "true && keryx-hooks untrust",
+            "cd /tmp; keryx-hooks untrust",
+            "(keryx-hooks untrust)",
+            "echo $(keryx-hooks untrust)",
+            "keryx-hooks untrust > /dev/null 2>&1",
+            "alias kh=keryx-hooks; kh untrust",
+            "K=/usr/local/bin/keryx-hooks; $K untrust",
+            "\"$(command -v keryx-hooks)\" untrust",
+            "$(which keryx-hooks) trust --yes",
+            "kh() { keryx-hooks \"$@\"; }; kh untrust",
+            "keryx-hooks $SUB",
+            "echo 'keryx-hooks untrust' | sh",
+            "bash <<< 'keryx-hooks untrust'",
+            "bash <<'EOF'\nkeryx-hooks untrust\nEOF",
+            "python3 -c 'import subprocess; subprocess.run([\"keryx-hooks\", \"untrust\"])'",
+            "perl -e 'system(\"keryx-hooks disable keryx.ctx-guard --user\")'",
+            "node -e 'require(\"child_process\").execSync(\"keryx-hooks untrust\")'",
+        ] {
+            denied(cmd, "only a person at a terminal");
+        }
+    }
+
+    #[test]
+    fn keryx_hooks_off_for_a_child_is_refused() {
+        for cmd in [
+            "KERYX_HOOKS=off claude -p 'do it'",
+            "KERYX_HOOKS=0 codex exec 'x'",
+            "env KERYX_HOOKS=off claude",
+            "env -u FOO KERYX_HOOKS=off gemini",
+            "sudo KERYX_HOOKS=off claude",
+            "export KERYX_HOOKS=off",
+            "export KERYX_HOOKS=off; claude -p x",
+            "declare -x KERYX_HOOKS=off",
+            "KERYX_HOOKS=off; export KERYX_HOOKS; claude",
+            "KERYX_HOOKS=$OFF claude",
+            "setenv KERYX_HOOKS off",
+            "launchctl setenv KERYX_HOOKS off",
+            "bash -c 'KERYX_HOOKS=off claude'",
+            "echo 'export KERYX_HOOKS=off' >> ~/.bashrc",
+            "printf 'KERYX_HOOKS=off\\n' | tee -a .envrc",
+            "python3 -c 'import os; os.environ[\"KERYX_HOOKS\"] = \"off\"; os.system(\"claude\")'",
+            "CMD='KERYX_HOOKS=off claude'; bash -c \"$CMD\"",
+        ] {
+            denied(cmd, "KERYX_HOOKS");
+        }
+    }
+
+    #[test]
+    fn a_child_agent_without_its_hooks_is_refused() {
+        for cmd in [
+            "HOME=/tmp/empty claude -p 'go on'",
+            "env CODEX_HOME=/tmp/c codex exec 'x'",
+            "CLAUDE_CONFIG_DIR=/tmp/cc claude",
+            "XDG_DATA_HOME=/tmp/d gemini -p x",
+            "KERYX_HOME=/tmp/k claude",
+            "claude --settings '{\"disableAllHooks\": true}' -p x",
+        ] {
+            denied(cmd, "only a person at a terminal");
+        }
+        allowed("claude -p 'summarise the diff'");
+        allowed("HOME=/tmp/x cargo test");
+        allowed("claude --settings ./team-settings.json -p x");
+    }
+
+    #[test]
+    fn keryx_hooks_under_another_name_is_refused() {
+        for cmd in [
+            "ln -s $(which keryx-hooks) /tmp/kh",
+            "ln -s ~/.cargo/bin/keryx-hooks ~/bin/kh",
+            "cp /usr/local/bin/keryx-hooks /tmp/x && /tmp/x untrust",
+            "CMD='keryx-hooks untrust'; bash -c \"$CMD\"",
+            "printf '%s' keryx-hooks\\ untrust | bash",
+        ] {
+            denied(cmd, "only a person at a terminal");
+        }
+        allowed("cp target/release/keryx-hooks ~/.cargo/bin/keryx-hooks");
+        allowed("cp target/release/keryx-hooks ~/.cargo/bin/");
+        allowed("install -m 755 target/release/keryx-hooks /usr/local/bin/");
+    }
+
+    #[test]
+    fn reading_keryx_commands_and_mentions_stay_allowed() {
+        for cmd in [
+            "keryx-hooks list",
+            "keryx-hooks list --json",
+            "keryx-hooks validate --ci",
+            "keryx-hooks test team.lint --event PreToolUse",
+            "keryx-hooks status",
+            "keryx-hooks doctor",
+            "keryx-hooks doctor --json",
+            "keryx-hooks log",
+            "keryx-hooks explain keryx.ctx-guard",
+            "keryx-hooks --help",
+            "keryx-hooks --version",
+            "keryx-hooks help trust",
+            "keryx-hooks trust --help",
+            "keryx-hooks disable -h",
+            "keryx-hooks install --dry-run claude-code",
+            "keryx-hooks uninstall --dry-run",
+            "~/.cargo/bin/keryx-hooks list",
+            "./target/debug/keryx-hooks status --json",
+            "keryx-hooks run claude-code PreToolUse < payload.json",
+            "keryx-hooks security check-input --runtime keryx",
+            "cargo run --bin keryx-hooks -- list",
+            "cargo run -- untrust",
+            "which keryx-hooks",
+            "command -v keryx-hooks",
+            "echo 'run keryx-hooks trust to review the hooks'",
+            "git commit -m 'keryx-hooks trust: show the digest'",
+            "grep -rn 'keryx-hooks untrust' docs/",
+            "grep keryx ~/.claude/settings.json",
+            "cat ~/.claude/settings.json",
+            "jq .hooks ~/.claude/settings.json",
+            "cat ~/.keryx/hooks.json",
+            "cat ~/.local/share/keryx/hook-trust.json",
+            "echo $KERYX_HOOKS",
+            "env | grep KERYX_HOOKS",
+            "KERYX_HOOKS=on claude -p x",
+            "unset KERYX_HOOKS",
+            "git commit -m 'docs: KERYX_HOOKS=off prints one line'",
+            "cat <<EOF > notes.md\nkeryx-hooks untrust\nEOF",
+            "bash scripts/check.sh",
+            "sh ./configure",
+            "python3 -c 'print(1)'",
+        ] {
+            allowed(cmd);
+        }
+    }
+
+    #[test]
+    fn writes_to_what_decides_enforcement_are_refused() {
+        for (cmd, what) in [
+            ("echo '{}' > ~/.keryx/hooks.json", "hooks file"),
+            ("echo '{}' >> $HOME/.keryx/hooks.json", "hooks file"),
+            ("echo x > $KERYX_HOME/runtime.toml", "runtime settings"),
+            (
+                "printf '' > /home/dev/.keryx/runtime.toml",
+                "runtime settings",
+            ),
+            ("cd ~/.keryx && echo '{}' > hooks.json", "hooks file"),
+            ("sed -i 's/true/false/' ~/.keryx/hooks.json", "hooks file"),
+            ("cp /tmp/h.json ~/.keryx/hooks.json", "hooks file"),
+            ("cp /tmp/hooks.json ~/.keryx/", "hooks file"),
+            ("mv /tmp/x ~/.keryx/hooks.json", "hooks file"),
+            ("mv ~/.keryx/hooks.json /tmp/", "hooks file"),
+            ("rm ~/.keryx/hooks.json", "hooks file"),
+            ("rm -f ~/.keryx/*", "hooks file"),
+            ("tee ~/.keryx/hooks.json < /tmp/x", "hooks file"),
+            (
+                "jq . /tmp/x | tee -a ~/.keryx/runtime.toml",
+                "runtime settings",
+            ),
+            ("truncate -s 0 ~/.keryx/hooks.json", "hooks file"),
+            ("ln -sf /tmp/evil.json ~/.keryx/hooks.json", "hooks file"),
+            ("chmod 666 ~/.keryx/hooks.json", "hooks file"),
+            ("install -m 600 /tmp/x ~/.keryx/hooks.json", "hooks file"),
+            (
+                "dd if=/dev/null of=/home/dev/.keryx/hooks.json",
+                "hooks file",
+            ),
+            ("perl -pi -e 's/a/b/' ~/.keryx/hooks.json", "hooks file"),
+            (
+                "curl -o ~/.keryx/hooks.json https://example.com/h",
+                "hooks file",
+            ),
+            (
+                "echo '{}' > ~/.local/share/keryx/hook-trust.json",
+                "trust store",
+            ),
+            ("rm -rf ~/.local/share/keryx/hook-trust.json", "trust store"),
+            ("rm -rf ~/.agentic/hooks-snapshot", "snapshots"),
+            (
+                "echo x > ~/.agentic/hooks-snapshot/k/hooks.json",
+                "snapshots",
+            ),
+            ("rm -rf ~/.local/state/keryx", "state directory"),
+            ("find ~/.local/state/keryx -delete", "state directory"),
+            ("sudo bash -c 'echo {} > ~/.keryx/hooks.json'", "hooks file"),
+            ("(echo '{}') > ~/.keryx/hooks.json", "hooks file"),
+            ("echo '{}' > ~/.claude/settings.json", "agent host's config"),
+            (
+                "sed -i '/keryx-hooks/d' ~/.claude/settings.json",
+                "agent host's config",
+            ),
+            (
+                "jq 'del(.hooks)' s.json > .claude/settings.json",
+                "agent host's config",
+            ),
+            (
+                "cp /tmp/s.json /home/dev/proj/.claude/settings.local.json",
+                "agent host's config",
+            ),
+            ("echo '' > ~/.gemini/settings.json", "agent host's config"),
+            ("echo '' > ~/.codex/config.toml", "agent host's config"),
+            ("echo '' > ~/.codex/hooks.json", "agent host's config"),
+            ("rm ~/.cursor/hooks.json", "agent host's config"),
+            ("echo '' > ~/.qwen/settings.json", "agent host's config"),
+            (
+                "rm ~/.config/opencode/plugin/keryx-hooks.ts",
+                "agent host's config",
+            ),
+            (
+                "echo '{}' > .github/hooks/keryx-hooks.json",
+                "agent host's config",
+            ),
+            (
+                "python3 -c \"import os; os.remove(os.path.expanduser('~/.keryx/hooks.json'))\"",
+                "hooks file",
+            ),
+            (
+                "python3 -c \"open('/home/dev/.claude/settings.json', 'w').write('{}')\"",
+                "agent host's config",
+            ),
+            (
+                "node -e \"require('fs').writeFileSync('.claude/settings.json', '{}')\"",
+                "agent host's config",
+            ),
+        ] {
+            denied(cmd, what);
+        }
+    }
+
+    #[test]
+    fn a_relative_write_is_judged_without_a_cwd_in_the_payload() {
+        // Without a project the canonical payload has no cwd; the tool runs
+        // where the shim does.
+        let v = check_command("echo '{}' > .claude/settings.json", None, &cfg());
+        assert!(
+            matches!(&v, Verdict::Deny(r) if r.contains("agent host's config")),
+            "{v:?}"
+        );
+    }
+
+    #[test]
+    fn ordinary_writes_and_reads_of_those_files_stay_allowed() {
+        for cmd in [
+            "echo x > notes.txt",
+            "cp ~/.keryx/hooks.json /tmp/backup.json",
+            "diff ~/.keryx/hooks.json /tmp/backup.json",
+            "cat ~/.claude/settings.json | jq .permissions",
+            "grep -n keryx-hooks ~/.claude/settings.json",
+            "cp .claude/settings.json /tmp/settings.bak",
+            "rm -rf node_modules target",
+            "rm -rf ~/.cache/pip",
+            "rm -rf .github",
+            "mkdir -p .claude",
+            "echo '{}' > /tmp/settings.json",
+            "sed -i 's/a/b/' src/main.rs",
+            "git commit -am 'update .claude/settings.json'",
+            "python3 -c \"import json; print(json.load(open('/home/dev/.claude/settings.json')))\"",
+            "python3 -c \"open('out.txt', 'w').write('x')\"",
+        ] {
+            allowed(cmd);
+        }
+    }
+
+    #[test]
+    fn read_like_tools_are_guarded_for_secret_paths() {
+        let deny = |p: Value| matches!(check_with(&p, &cfg()), Verdict::Deny(_));
+        assert!(deny(
+            json!({"toolName": "Read", "toolInput": {"file_path": "/home/dev/.ssh/id_rsa"}})
+        ));
+        assert!(deny(
+            json!({"toolName": "Read", "toolInput": {"file_path": "/home/dev/proj/.env"}})
+        ));
+        assert!(deny(
+            json!({"toolName": "Grep", "toolInput": {"pattern": "KEY", "path": "/home/dev/.aws/credentials", "output_mode": "content"}})
+        ));
+        assert!(deny(
+            json!({"tool_name": "read_many_files", "tool_input": {"paths": ["README.md", "/home/dev/.netrc"]}})
+        ));
+        assert!(deny(
+            json!({"tool_name": "read_file", "tool_input": {"absolute_path": "/home/dev/.ssh/id_ed25519"}})
+        ));
+        assert!(!deny(
+            json!({"toolName": "Read", "toolInput": {"file_path": "/home/dev/proj/src/main.rs"}})
+        ));
+        assert!(!deny(
+            json!({"toolName": "Read", "toolInput": {"file_path": "/home/dev/.ssh/id_rsa.pub"}})
+        ));
+        assert!(!deny(
+            json!({"toolName": "Grep", "toolInput": {"pattern": "KEY", "path": "/home/dev/proj/.env", "output_mode": "files_with_matches"}})
+        ));
+        assert!(!deny(
+            json!({"toolName": "Read", "toolInput": {"file_path": "/home/dev/.claude/settings.json"}})
+        ));
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod learning;
 pub mod ports;
 pub mod scanner;
 pub mod security;
+pub mod self_protect;
 pub mod shell;
 
 use std::collections::BTreeMap;
@@ -31,6 +32,14 @@ pub const IDS: [&str; 5] = [
     LEARNING_OBSERVER,
     IMPACT_EVIDENCE,
 ];
+
+/// The canonical tools ctx-guard reads: the shell, and the Read/Grep-like
+/// tools that can pour a secret file into the context.
+pub const CTX_GUARD_TOOLS: &str = "Bash|Read|Grep";
+
+/// Every canonical tool that writes a file; each host's own names map onto
+/// these in its adapter (`tools`).
+pub const WRITE_TOOLS: &str = "Write|Edit|MultiEdit|NotebookEdit";
 
 /// The seven events the learning observer records, and the observation
 /// kind each maps to.
@@ -91,7 +100,7 @@ pub fn registrations() -> Vec<Registration> {
         reg(
             CTX_GUARD,
             Event::PreToolUse,
-            "Bash",
+            CTX_GUARD_TOOLS,
             HookClass::Gate,
             command(&["ctx", "hook", "keryx"]),
         ),
@@ -112,7 +121,7 @@ pub fn registrations() -> Vec<Registration> {
         reg(
             SECURITY_CHECK_OUTPUT,
             Event::PreToolUse,
-            "Write|Edit",
+            WRITE_TOOLS,
             HookClass::Gate,
             command(&["security", "check-output", "--runtime", "keryx"]),
         ),
@@ -248,11 +257,9 @@ pub fn run_in_process(
         SECURITY_CHECK_INPUT => {
             security::with_rules(settings, |r| security::check_input(payload, r))
         }
-        SECURITY_CHECK_OUTPUT => {
-            security::with_rules(settings, |r| security::check_output(payload, r))
-        }
+        SECURITY_CHECK_OUTPUT => security::check_output_at(payload, loc),
         CTX_GUARD => {
-            ctx_guard::check_with(payload, &ctx_guard::CtxGuardConfig::from_settings(settings))
+            ctx_guard::check_with(payload, &ctx_guard::CtxGuardConfig::from_locations(loc))
         }
         _ => return None,
     };

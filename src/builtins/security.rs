@@ -96,6 +96,17 @@ pub fn check_output(payload: &Value, rules: &Rules) -> Verdict {
     Verdict::Allow
 }
 
+/// The write gate as the built-in registration runs it at `loc`: a write
+/// of what decides enforcement is refused first (`self_protect`), then the
+/// content is scanned with the user's rules.
+pub fn check_output_at(payload: &Value, loc: &crate::paths::Locations) -> Verdict {
+    let cfg = super::ctx_guard::CtxGuardConfig::from_locations(loc);
+    match super::self_protect::check_write(payload, &cfg) {
+        Verdict::Allow => with_rules(loc.settings(), |rules| check_output(payload, rules)),
+        deny => deny,
+    }
+}
+
 fn more(n: usize) -> String {
     match n {
         0 | 1 => String::new(),

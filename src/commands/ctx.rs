@@ -10,7 +10,7 @@ use crate::runtime::events::Event;
 
 pub fn hook(args: &CtxHookArgs) -> CmdResult {
     super::security::answer(&args.host, Event::PreToolUse, |payload, loc| {
-        let cfg = CtxGuardConfig::from_settings(loc.settings());
+        let cfg = CtxGuardConfig::from_locations(loc);
         ctx_guard::check_with(payload, &cfg)
     })
 }

@@ -36,11 +36,7 @@ pub fn check_input(args: &CheckInputArgs) -> CmdResult {
 }
 
 pub fn check_output(args: &CheckOutputArgs) -> CmdResult {
-    answer(&args.runtime, Event::PreToolUse, |payload, loc| {
-        security::with_rules(loc.settings(), |rules| {
-            security::check_output(payload, rules)
-        })
-    })
+    answer(&args.runtime, Event::PreToolUse, security::check_output_at)
 }
 
 /// The shared frame of the three spawned built-ins: read the payload,

@@ -1,5 +1,6 @@
 //! Tighten-only composition: hooks can turn allow into ask or deny, or ask
-//! into deny, and never loosen anything. A policy deny is untouchable.
+//! into deny, and never loosen anything. A policy deny is untouchable. What
+//! hooks add to the model's context passes the secret rules first.
 
 use crate::runtime::events::Event;
 use crate::runtime::types::Outcome;
@@ -37,6 +38,40 @@ pub fn compose_decision(
     (out, false)
 }
 
+/// A hook's additionalContext as it may reach the model.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ScreenedContext {
+    pub text: String,
+    /// What was redacted (kinds and positions, never the secret), when
+    /// anything was.
+    pub findings: Option<String>,
+}
+
+/// `context` with every secret the built-in rules find replaced by
+/// `[REDACTED:<rule>]` and hidden-instruction characters escaped: a hook
+/// (or what it read) must not pour a credential into the model's context.
+pub fn screen_context(context: &str) -> ScreenedContext {
+    use crate::builtins::scanner::{Target, builtin_rules};
+    let rules = builtin_rules();
+    let findings = rules.scan(context, Target::Input);
+    if findings.is_empty() {
+        return ScreenedContext {
+            text: context.to_owned(),
+            findings: None,
+        };
+    }
+    let described: Vec<String> = findings.iter().take(5).map(|f| f.describe()).collect();
+    let more = findings.len().saturating_sub(described.len());
+    let mut detail = described.join("; ");
+    if more > 0 {
+        detail.push_str(&format!("; and {more} more"));
+    }
+    ScreenedContext {
+        text: rules.redact(context),
+        findings: Some(format!("redacted from additionalContext: {detail}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,5 +105,27 @@ mod tests {
             Deny
         );
         assert_eq!(compose_decision(Event::Stop, Allow, &[], true).0, Allow);
+    }
+
+    #[test]
+    fn context_secrets_are_redacted_and_reported() {
+        let key = ["AKIA", "Z7Q4M2XJ5PRT3LKB"].concat();
+        let s = screen_context(&format!("deploy notes\nkey: {key}\n"));
+        assert!(!s.text.contains(&key), "{}", s.text);
+        assert!(
+            s.text.contains("[REDACTED:aws-access-key-id]"),
+            "{}",
+            s.text
+        );
+        let found = s.findings.unwrap();
+        assert!(
+            found.contains("AWS access key id")
+                && found.contains("line 2")
+                && !found.contains(&key),
+            "{found}"
+        );
+        let clean = screen_context("src/api.rs imports this file");
+        assert_eq!(clean.text, "src/api.rs imports this file");
+        assert!(clean.findings.is_none());
     }
 }

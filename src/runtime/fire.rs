@@ -603,7 +603,11 @@ fn account(
                         );
                     }
                     if !kept.is_empty() {
-                        acc.contexts.push(kept.to_owned());
+                        let context = compose::screen_context(kept);
+                        if let Some(found) = context.findings {
+                            acc.anomaly("hook-context-secret-redacted", &reg.id, Some(found));
+                        }
+                        acc.contexts.push(context.text);
                     }
                 }
             }

@@ -1,0 +1,359 @@
+use serde_json::json;
+
+use super::*;
+
+const ENTRY: &str = "/usr/local/bin/keryx-hooks run claude-code PreToolUse --snapshot k1";
+
+/// A temp home with Claude Code wired in: our entry next to someone else's
+/// and a permission rule.
+struct Home {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    cfg: CtxGuardConfig,
+}
+
+impl Home {
+    fn new() -> Home {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(tmp.path()).unwrap();
+        let cfg = CtxGuardConfig::for_home(&home);
+        let h = Home {
+            _tmp: tmp,
+            home,
+            cfg,
+        };
+        h.write(
+            ".claude/settings.json",
+            &claude_settings(ENTRY, 30, "*", ""),
+        );
+        h
+    }
+
+    fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let p = self.home.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn path(&self, rel: &str) -> String {
+        self.home.join(rel).display().to_string()
+    }
+
+    #[track_caller]
+    fn denied(&self, payload: Value, needle: &str) {
+        match check_write(&payload, &self.cfg) {
+            Verdict::Deny(r) => assert!(r.contains(needle), "{payload}: {r}"),
+            Verdict::Allow => panic!("{payload} should be denied"),
+        }
+    }
+
+    #[track_caller]
+    fn allowed(&self, payload: Value) {
+        if let Verdict::Deny(r) = check_write(&payload, &self.cfg) {
+            panic!("{payload} should be allowed: {r}");
+        }
+    }
+}
+
+fn claude_settings(command: &str, timeout: u64, matcher: &str, extra: &str) -> String {
+    format!(
+        r#"{{
+  "permissions": {{ "allow": ["Bash(git status)"] }},{extra}
+  "hooks": {{
+    "PreToolUse": [
+      {{ "matcher": "{matcher}", "hooks": [{{ "type": "command", "command": "{command}", "timeout": {timeout} }}] }},
+      {{ "matcher": "Bash", "hooks": [{{ "type": "command", "command": "lint-hook" }}] }}
+    ]
+  }}
+}}
+"#
+    )
+}
+
+fn write(path: &str, content: &str) -> Value {
+    json!({"tool_name": "Write", "tool_input": {"file_path": path, "content": content}})
+}
+
+fn edit(path: &str, old: &str, new: &str) -> Value {
+    json!({"tool_name": "Edit", "tool_input": {"file_path": path, "old_string": old, "new_string": new}})
+}
+
+#[test]
+fn keryx_own_files_are_never_written_by_a_file_tool() {
+    let h = Home::new();
+    h.write(".keryx/hooks.json", "{}");
+    h.denied(
+        write(&h.path(".keryx/hooks.json"), "{}"),
+        "your keryx-hooks hooks file",
+    );
+    h.denied(
+        edit(&h.path(".keryx/runtime.toml"), "a", "b"),
+        "runtime settings",
+    );
+    h.denied(
+        write(&h.path(".local/share/keryx/hook-trust.json"), "{}"),
+        "trust store",
+    );
+    h.denied(
+        write(&h.path(".agentic/hooks-snapshot/k1/hooks.json"), "{}"),
+        "snapshots",
+    );
+    h.denied(
+        write(&h.path(".local/state/keryx/sessions/x/state.json"), "{}"),
+        "state directory",
+    );
+    h.denied(
+        json!({"tool_name": "NotebookEdit", "tool_input": {"notebook_path": h.path(".keryx/hooks.json"), "new_source": "x"}}),
+        "hooks file",
+    );
+    h.denied(
+        json!({"tool_name": "MultiEdit", "tool_input": {"file_path": h.path(".keryx/hooks.json"), "edits": [{"old_string": "{", "new_string": "["}]}}),
+        "hooks file",
+    );
+    // Relative to the payload's cwd, and through `~`.
+    h.denied(
+        json!({"tool_name": "Write", "cwd": h.path(".keryx"), "tool_input": {"file_path": "hooks.json", "content": "{}"}}),
+        "hooks file",
+    );
+    // Codex's apply_patch names its files inside the envelope.
+    let patch = format!(
+        "*** Begin Patch\n*** Update File: {}\n@@\n-a\n+b\n*** End Patch",
+        h.path(".keryx/hooks.json")
+    );
+    h.denied(
+        json!({"tool_name": "apply_patch", "tool_input": {"command": patch}}),
+        "hooks file",
+    );
+    h.allowed(write(&h.path("proj/src/main.rs"), "fn main() {}\n"));
+    h.allowed(write(&h.path(".keryx-notes.md"), "x"));
+}
+
+#[test]
+fn a_host_config_write_is_judged_by_its_keryx_entries() {
+    let h = Home::new();
+    let file = h.path(".claude/settings.json");
+    // Dropping our entry, or changing its command, timeout or matcher.
+    h.denied(
+        write(
+            &file,
+            r#"{"permissions": {"allow": ["Bash(git status)"]}, "hooks": {}}"#,
+        ),
+        "would remove or change the keryx-hooks entry",
+    );
+    h.denied(write(&file, "{}"), "keryx-hooks entry");
+    h.denied(write(&file, ""), "keryx-hooks entry");
+    h.denied(
+        write(&file, &claude_settings(ENTRY, 1, "*", "")),
+        "keryx-hooks entry",
+    );
+    h.denied(
+        write(&file, &claude_settings(ENTRY, 30, "NoSuchTool", "")),
+        "keryx-hooks entry",
+    );
+    h.denied(
+        write(
+            &file,
+            &claude_settings(
+                "/usr/local/bin/keryx-hooks run claude-code PreToolUse --snapshot k2",
+                30,
+                "*",
+                "",
+            ),
+        ),
+        "keryx-hooks entry",
+    );
+    h.denied(write(&file, "{ not json"), "cannot be read");
+    // Keeping it and turning hooks off another way.
+    h.denied(
+        write(
+            &file,
+            &claude_settings(ENTRY, 30, "*", "\n  \"disableAllHooks\": true,"),
+        ),
+        "disableAllHooks",
+    );
+    h.denied(
+        write(
+            &file,
+            &claude_settings(ENTRY, 30, "*", "\n  \"env\": {\"KERYX_HOOKS\": \"off\"},"),
+        ),
+        "KERYX_HOOKS",
+    );
+    // Keeping it and changing anything else goes through.
+    let more = claude_settings(ENTRY, 30, "*", "").replace(
+        "\"Bash(git status)\"",
+        "\"Bash(git status)\", \"Bash(cargo test)\"",
+    );
+    h.allowed(write(&file, &more));
+    h.allowed(write(
+        &file,
+        &claude_settings(ENTRY, 30, "*", "\n  \"model\": \"opus\","),
+    ));
+    // Someone else's entry is not ours to protect.
+    h.allowed(write(
+        &file,
+        &claude_settings(ENTRY, 30, "*", "").replace("lint-hook", "other-hook"),
+    ));
+}
+
+#[test]
+fn a_host_config_edit_is_judged_by_what_it_does_to_the_file() {
+    let h = Home::new();
+    let file = h.path(".claude/settings.json");
+    let entry_line = format!("\"command\": \"{ENTRY}\", \"timeout\": 30");
+    h.denied(
+        edit(&file, &entry_line, "\"command\": \"true\", \"timeout\": 30"),
+        "keryx-hooks entry",
+    );
+    h.denied(
+        edit(&file, "\"timeout\": 30", "\"timeout\": 1"),
+        "keryx-hooks entry",
+    );
+    h.denied(
+        edit(&file, "\"matcher\": \"*\"", "\"matcher\": \"Nope\""),
+        "keryx-hooks entry",
+    );
+    // Breaking the JSON around our entry loses it too.
+    h.denied(edit(&file, "\"hooks\": {", "\"hooks\": "), "cannot be read");
+    h.allowed(edit(
+        &file,
+        "\"Bash(git status)\"",
+        "\"Bash(git status)\", \"Bash(ls)\"",
+    ));
+    h.allowed(edit(&file, "lint-hook", "lint-hook --fast"));
+    // An old string that is not there: the host refuses the edit itself.
+    h.allowed(edit(&file, "no such text", ""));
+    // MultiEdit and OpenCode's spelling, edit by edit.
+    h.denied(
+        json!({"tool_name": "MultiEdit", "tool_input": {"file_path": file, "edits": [
+            {"old_string": "git status", "new_string": "git diff"},
+            {"old_string": ENTRY, "new_string": "true"}
+        ]}}),
+        "keryx-hooks entry",
+    );
+    h.allowed(
+        json!({"tool_name": "MultiEdit", "tool_input": {"file_path": file, "edits": [
+            {"old_string": "git status", "new_string": "git diff"}
+        ]}}),
+    );
+    h.denied(
+        json!({"tool": "edit", "tool_name": "edit", "tool_input": {"filePath": file, "oldString": ENTRY, "newString": "x"}}),
+        "keryx-hooks entry",
+    );
+    // A notebook edit cannot be judged entry by entry.
+    h.denied(
+        json!({"tool_name": "NotebookEdit", "tool_input": {"notebook_path": file, "new_source": "x"}}),
+        "entry by entry",
+    );
+}
+
+#[test]
+fn every_hosts_config_files_are_covered() {
+    let h = Home::new();
+    // Gemini CLI: the same nested JSON, its own tool names.
+    let gemini = h.write(
+        ".gemini/settings.json",
+        r#"{"hooks": {"BeforeTool": [{"matcher": "*", "hooks": [{"type": "command", "command": "keryx-hooks run gemini-cli BeforeTool"}]}]}}"#,
+    );
+    h.denied(
+        json!({"tool_name": "write_file", "tool_input": {"file_path": gemini, "content": "{}"}}),
+        "Gemini",
+    );
+    // Codex: TOML.
+    let codex = h.write(
+        ".codex/config.toml",
+        "model = \"o3\"\n\n[[hooks.PreToolUse]]\nmatcher = \"*\"\n\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"keryx-hooks run codex PreToolUse\"\ntimeout = 30\n",
+    );
+    h.denied(
+        edit(&codex.display().to_string(), "timeout = 30", "timeout = 1"),
+        "keryx-hooks entry",
+    );
+    h.allowed(edit(
+        &codex.display().to_string(),
+        "model = \"o3\"",
+        "model = \"o4\"",
+    ));
+    // Cursor: flat JSON.
+    let cursor = h.write(
+        ".cursor/hooks.json",
+        r#"{"version": 1, "hooks": {"preToolUse": [{"command": "keryx-hooks run cursor preToolUse"}]}}"#,
+    );
+    h.denied(
+        write(
+            &cursor.display().to_string(),
+            r#"{"version": 1, "hooks": {}}"#,
+        ),
+        "Cursor",
+    );
+    // A project's settings.local.json, wherever the project is.
+    let local = h.write(
+        "proj/.claude/settings.local.json",
+        &claude_settings(ENTRY, 30, "*", ""),
+    );
+    h.denied(
+        write(&local.display().to_string(), "{}"),
+        "keryx-hooks entry",
+    );
+    // OpenCode's plugin file is generated whole.
+    let plugin = h.write(
+        ".config/opencode/plugin/keryx-hooks.ts",
+        "export default {}\n",
+    );
+    h.denied(
+        write(&plugin.display().to_string(), "export default {x}\n"),
+        "generates that file whole",
+    );
+    // A host file without our entries is the user's own business.
+    let plain = h.write(".qwen/settings.json", r#"{"model": "x"}"#);
+    h.allowed(write(&plain.display().to_string(), "{}"));
+}
+
+#[test]
+fn keryx_hooks_off_in_a_startup_file_is_refused() {
+    let h = Home::new();
+    let rc = h.write(".bashrc", "alias ll='ls -l'\n");
+    let rc = rc.display().to_string();
+    h.denied(
+        write(&rc, "alias ll='ls -l'\nexport KERYX_HOOKS=off\n"),
+        "KERYX_HOOKS",
+    );
+    h.denied(
+        edit(
+            &rc,
+            "alias ll='ls -l'",
+            "alias ll='ls -l'\nexport KERYX_HOOKS=off",
+        ),
+        "KERYX_HOOKS",
+    );
+    h.denied(
+        write(&h.path("proj/.envrc"), "export KERYX_HOOKS=0\n"),
+        "KERYX_HOOKS",
+    );
+    h.allowed(write(&rc, "alias ll='ls -la'\n"));
+    h.allowed(write(
+        &h.path("proj/docs/notes.md"),
+        "KERYX_HOOKS=off turns it off\n",
+    ));
+}
+
+#[test]
+fn a_host_config_that_cannot_be_read_is_not_taken_for_an_empty_one() {
+    use std::os::unix::fs::PermissionsExt;
+    let h = Home::new();
+    let file = h.home.join(".claude/settings.json");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let readable = std::fs::read(&file).is_ok(); // root reads anyway
+    let verdict = check_write(&write(&file.display().to_string(), "{}"), &h.cfg);
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    match verdict {
+        Verdict::Deny(r) => assert!(
+            r.contains("keryx-hooks entry") || r.contains("cannot be read"),
+            "{r}"
+        ),
+        Verdict::Allow => panic!("allowed (readable: {readable})"),
+    }
+    // A path that is not a regular file.
+    let dir = h.home.join(".gemini/settings.json");
+    std::fs::create_dir_all(&dir).unwrap();
+    h.denied(write(&dir.display().to_string(), "{}"), "cannot be read");
+}

@@ -1,0 +1,377 @@
+//! The agent cannot disarm its own guards: through the real shim
+//! (`run claude-code PreToolUse`, `run gemini-cli BeforeTool`) in a hermetic
+//! home, keryx-hooks' own trust and enforcement commands are refused, its
+//! files and its entries in host configs are not written from the agent's
+//! tools, every write-carrying tool reaches the write gate, and a hook's
+//! additionalContext reaches the model with secrets redacted.
+
+use serde_json::{Value, json};
+
+use crate::common::{Env, Run};
+
+/// Built by concatenation so this file never holds a key-shaped string.
+fn aws_key() -> String {
+    ["AKIA", "Z7Q4M2XJ5PRT3LKB"].concat()
+}
+
+const ENTRY: &str = "/usr/local/bin/keryx-hooks run claude-code PreToolUse --snapshot k1";
+
+/// `~/.claude/settings.json` with keryx-hooks wired in, a permission rule
+/// and `extra` members.
+fn claude_settings(extra: &str) -> String {
+    format!(
+        r#"{{
+  "permissions": {{ "allow": ["Bash(git status)"] }},{extra}
+  "hooks": {{
+    "PreToolUse": [
+      {{ "matcher": "*", "hooks": [{{ "type": "command", "command": "{ENTRY}", "timeout": 30 }}] }}
+    ]
+  }}
+}}
+"#
+    )
+}
+
+fn claude_pre_tool_use(env: &Env, call: &str, tool: &str, input: Value) -> Run {
+    let payload = json!({
+        "session_id": "s-guard", "cwd": env.project, "hook_event_name": "PreToolUse",
+        "permission_mode": "default", "tool_use_id": call,
+        "tool_name": tool, "tool_input": input,
+    });
+    let run = env.run_stdin(&["run", "claude-code", "PreToolUse"], payload.to_string());
+    run.code(0);
+    run
+}
+
+/// The decision Claude Code reads, and its reason.
+fn decision(run: &Run) -> (String, String) {
+    if run.stdout.trim().is_empty() {
+        return ("allow".to_owned(), String::new());
+    }
+    let v = run.json();
+    let out = &v["hookSpecificOutput"];
+    (
+        out["permissionDecision"]
+            .as_str()
+            .unwrap_or("allow")
+            .to_owned(),
+        out["permissionDecisionReason"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned(),
+    )
+}
+
+#[track_caller]
+fn assert_denied(run: &Run, needle: &str) {
+    let (d, reason) = decision(run);
+    assert_eq!(d, "deny", "stdout: {}\nstderr: {}", run.stdout, run.stderr);
+    assert!(reason.contains(needle), "{reason}");
+}
+
+#[track_caller]
+fn assert_not_denied(run: &Run) {
+    let (d, reason) = decision(run);
+    assert_ne!(
+        d, "deny",
+        "{reason}\nstdout: {}\nstderr: {}",
+        run.stdout, run.stderr
+    );
+}
+
+#[test]
+fn bash_keryx_hooks_untrust_is_denied_and_reading_commands_are_not() {
+    let env = Env::new();
+    for (i, cmd) in [
+        "keryx-hooks untrust",
+        "~/.cargo/bin/keryx-hooks trust --yes",
+        "sh -c 'keryx-hooks disable keryx.ctx-guard --user --acknowledge-gate-risk'",
+        "KERYX_HOOKS=off claude -p 'carry on'",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let run = claude_pre_tool_use(&env, &format!("b{i}"), "Bash", json!({"command": cmd}));
+        assert_denied(&run, "only a person at a terminal");
+    }
+    for (i, cmd) in [
+        "keryx-hooks list",
+        "keryx-hooks doctor",
+        "grep keryx ~/.claude/settings.json",
+        "cat ~/.claude/settings.json",
+        "git commit -m 'keryx-hooks trust: show the digest'",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let run = claude_pre_tool_use(&env, &format!("r{i}"), "Bash", json!({"command": cmd}));
+        assert_not_denied(&run);
+    }
+}
+
+#[test]
+fn a_write_of_claude_settings_must_keep_the_keryx_entries() {
+    let env = Env::new();
+    let settings = env.write(env.home.join(".claude/settings.json"), claude_settings(""));
+    let file = settings.display().to_string();
+
+    let dropped = r#"{"permissions": {"allow": ["Bash(git status)"]}, "hooks": {}}"#;
+    let run = claude_pre_tool_use(
+        &env,
+        "w1",
+        "Write",
+        json!({"file_path": file, "content": dropped}),
+    );
+    assert_denied(&run, "would remove or change the keryx-hooks entry");
+
+    let kept = claude_settings("").replace(
+        "\"Bash(git status)\"",
+        "\"Bash(git status)\", \"Bash(cargo test)\"",
+    );
+    let run = claude_pre_tool_use(
+        &env,
+        "w2",
+        "Write",
+        json!({"file_path": file, "content": kept}),
+    );
+    assert_not_denied(&run);
+
+    let off = claude_settings("\n  \"disableAllHooks\": true,");
+    let run = claude_pre_tool_use(
+        &env,
+        "w3",
+        "Write",
+        json!({"file_path": file, "content": off}),
+    );
+    assert_denied(&run, "disableAllHooks");
+
+    // A Bash write to the file is refused outright.
+    let run = claude_pre_tool_use(
+        &env,
+        "w4",
+        "Bash",
+        json!({"command": format!("echo '{{}}' > {file}")}),
+    );
+    assert_denied(&run, "agent host's config file");
+}
+
+#[test]
+fn an_edit_of_the_user_hooks_file_is_denied() {
+    let env = Env::new();
+    let hooks = env.write(
+        env.user_hooks(),
+        r#"{"schemaVersion": "1.0.0", "hooks": {}}"#,
+    );
+    let run = claude_pre_tool_use(
+        &env,
+        "e1",
+        "Edit",
+        json!({"file_path": hooks, "old_string": "{}", "new_string": "{\"PreToolUse\": []}"}),
+    );
+    assert_denied(&run, "your keryx-hooks hooks file");
+    let run = claude_pre_tool_use(
+        &env,
+        "e2",
+        "Bash",
+        json!({"command": "sed -i 's/1.0.0/1.0.1/' ~/.keryx/hooks.json"}),
+    );
+    assert_denied(&run, "your keryx-hooks hooks file");
+    assert!(
+        std::fs::read_to_string(&hooks)
+            .unwrap()
+            .contains("\"hooks\": {}")
+    );
+}
+
+#[test]
+fn multiedit_and_notebookedit_reach_the_write_gate() {
+    let env = Env::new();
+    let key = aws_key();
+    let run = claude_pre_tool_use(
+        &env,
+        "m1",
+        "MultiEdit",
+        json!({"file_path": env.project.join("config.py"), "edits": [
+            {"old_string": "KEY = None", "new_string": format!("KEY = \"{key}\"")}
+        ]}),
+    );
+    assert_denied(&run, "AWS access key id");
+    assert!(!run.stdout.contains(&key));
+
+    let run = claude_pre_tool_use(
+        &env,
+        "n1",
+        "NotebookEdit",
+        json!({"notebook_path": env.project.join("a.ipynb"), "cell_id": "c1",
+               "new_source": format!("key = '{key}'"), "edit_mode": "replace"}),
+    );
+    assert_denied(&run, "AWS access key id");
+
+    let run = claude_pre_tool_use(
+        &env,
+        "n2",
+        "NotebookEdit",
+        json!({"notebook_path": env.user_hooks(), "cell_id": "c1", "new_source": "{}"}),
+    );
+    assert_denied(&run, "your keryx-hooks hooks file");
+}
+
+#[test]
+fn gemini_write_file_and_read_file_are_guarded() {
+    let env = Env::new();
+    let settings = env.write(
+        env.home.join(".gemini/settings.json"),
+        r#"{"hooks": {"BeforeTool": [{"matcher": "*", "hooks": [{"type": "command", "command": "keryx-hooks run gemini-cli BeforeTool"}]}]}}"#,
+    );
+    let fire = |tool: &str, input: Value| {
+        let payload = json!({
+            "session_id": "s-gem", "cwd": env.project, "hook_event_name": "BeforeTool",
+            "timestamp": "2026-01-01T00:00:00Z", "tool_name": tool, "tool_input": input,
+        });
+        let run = env.run_stdin(&["run", "gemini-cli", "BeforeTool"], payload.to_string());
+        run.code(0);
+        run
+    };
+    let run = fire(
+        "write_file",
+        json!({"file_path": settings, "content": "{}"}),
+    );
+    assert_eq!(run.json()["decision"], "deny", "{}", run.stdout);
+    assert!(run.stdout.contains("keryx-hooks entry"), "{}", run.stdout);
+
+    env.write(env.home.join(".ssh/id_ed25519"), "not a real key\n");
+    let run = fire(
+        "read_file",
+        json!({"absolute_path": env.home.join(".ssh/id_ed25519")}),
+    );
+    assert_eq!(run.json()["decision"], "deny", "{}", run.stdout);
+    assert!(run.stdout.contains("SSH private key"), "{}", run.stdout);
+
+    // Gemini's older name for its grep tool maps to Grep as well.
+    env.write(env.home.join(".aws/credentials"), "[default]\n");
+    let run = fire(
+        "search_file_content",
+        json!({"pattern": "aws_secret", "path": env.home.join(".aws/credentials")}),
+    );
+    assert_eq!(run.json()["decision"], "deny", "{}", run.stdout);
+    assert!(run.stdout.contains("AWS credentials"), "{}", run.stdout);
+}
+
+#[test]
+fn claude_read_of_a_private_key_is_denied() {
+    let env = Env::new();
+    env.write(env.home.join(".ssh/id_rsa"), "not a real key\n");
+    let run = claude_pre_tool_use(
+        &env,
+        "rd1",
+        "Read",
+        json!({"file_path": env.home.join(".ssh/id_rsa")}),
+    );
+    assert_denied(&run, "SSH private key");
+    let run = claude_pre_tool_use(
+        &env,
+        "rd2",
+        "Read",
+        json!({"file_path": env.project.join("README.md")}),
+    );
+    assert_not_denied(&run);
+}
+
+/// A user context hook on PreToolUse that prints `context`.
+fn context_hook(env: &Env, context: &str) {
+    let script = env.script(
+        env.home.join("bin/ctx-hook.sh"),
+        &format!(
+            "#!/bin/sh\ncat >/dev/null\nprintf '%s' '{}'\n",
+            json!({ "additionalContext": context })
+        ),
+    );
+    env.write(
+        env.user_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": {"PreToolUse": [
+            {"id": "notes", "class": "context", "runsIn": "unsandboxed", "timeoutMs": 5000,
+             "command": {"argv": [script]}}
+        ]}})
+        .to_string(),
+    );
+}
+
+#[test]
+fn a_hooks_additional_context_reaches_the_model_with_secrets_redacted() {
+    let env = Env::new();
+    let key = aws_key();
+    context_hook(&env, &format!("deploy notes: use {key} for the bucket"));
+
+    let run = claude_pre_tool_use(&env, "c1", "Bash", json!({"command": "ls"}));
+    let v = run.json();
+    let context = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no context: {v}"));
+    assert!(!run.stdout.contains(&key), "{}", run.stdout);
+    assert!(
+        context.contains("deploy notes: use [REDACTED:aws-access-key-id] for the bucket"),
+        "{context}"
+    );
+
+    let payload = json!({"event": "PreToolUse", "sessionId": "s-k", "cwd": env.project,
+                         "toolName": "Bash", "toolCallId": "k1", "toolInput": {"command": "ls"}});
+    let run = env.run_stdin(&["run", "keryx", "PreToolUse"], payload.to_string());
+    run.code(0);
+    let v = run.json();
+    assert!(!run.stdout.contains(&key), "{}", run.stdout);
+    let anomaly = v["anomalies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["kind"] == "hook-context-secret-redacted")
+        .unwrap_or_else(|| panic!("no anomaly: {v}"));
+    assert_eq!(anomaly["hookId"], "notes", "{v}");
+    assert!(
+        anomaly["detail"]
+            .as_str()
+            .unwrap()
+            .contains("AWS access key id"),
+        "{v}"
+    );
+
+    // Clean context passes unchanged and records nothing.
+    context_hook(&env, "src/api.rs imports this file");
+    let payload = json!({"event": "PreToolUse", "sessionId": "s-k", "cwd": env.project,
+                         "toolName": "Bash", "toolCallId": "k2", "toolInput": {"command": "ls"}});
+    let v = env
+        .run_stdin(&["run", "keryx", "PreToolUse"], payload.to_string())
+        .json();
+    assert_eq!(
+        v["additionalContext"], "src/api.rs imports this file",
+        "{v}"
+    );
+    assert!(v["anomalies"].as_array().unwrap().is_empty(), "{v}");
+}
+
+#[test]
+fn cursor_write_tools_reach_the_write_gate() {
+    let env = Env::new();
+    let hooks = env.write(
+        env.user_hooks(),
+        r#"{"schemaVersion": "1.0.0", "hooks": {}}"#,
+    );
+    for (i, tool) in ["Write", "TabWrite", "StrReplace"].iter().enumerate() {
+        let payload = json!({
+            "conversation_id": "s-cur", "generation_id": "g1", "hook_event_name": "preToolUse",
+            "workspace_roots": [env.project], "tool_use_id": format!("t{i}"),
+            "tool_name": tool,
+            "tool_input": {"file_path": hooks, "content": "{}", "old_string": "{", "new_string": "["},
+        });
+        let run = env.run_stdin(&["run", "cursor", "preToolUse"], payload.to_string());
+        run.code(0);
+        let v = run.json();
+        assert_eq!(v["permission"], "deny", "{tool}: {v}");
+        assert!(
+            v["agent_message"]
+                .as_str()
+                .unwrap()
+                .contains("your keryx-hooks hooks file"),
+            "{tool}: {v}"
+        );
+    }
+}
