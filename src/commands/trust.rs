@@ -1,8 +1,10 @@
 //! `keryx-hooks trust [--yes] [--force]`: prints every command the
 //! project's `.metaproject/hooks.json` would register, escaped, then records
 //! trust for exactly that version. With no terminal to ask in and no
-//! `--yes` it refuses and writes nothing; commands that needed escaping are
-//! trusted only with `--force`. What is recorded is the digest of what was
+//! `--yes` it refuses and writes nothing; commands that needed escaping
+//! (control, bidi, zero-width or any other invisible character; a script's
+//! line breaks and tabs are shown as lines, not escaped) are trusted only
+//! with `--force`. What is recorded is the digest of what was
 //! shown; the file is read and digested again right before writing, so a
 //! file swapped while the question was on screen is not trusted.
 
@@ -51,10 +53,15 @@ pub fn run(args: &TrustArgs) -> CmdResult {
         output::line("This exact version is already trusted; nothing changed.");
         return Ok(ExitCode::SUCCESS);
     }
-    if display::has_hidden_text(&hooks, &root) && !args.force {
+    let hidden = display::hidden_characters(&hooks, &root);
+    if !hidden.is_empty() && !args.force {
         return Err(CommandError::user(
             "the commands above contain control, escape, bidi or zero-width characters (shown as \\x / \\u escapes), so they may not read as they run; nothing was trusted",
         )
+        .cause(format!(
+            "escaped above (invisible or control characters): {}",
+            hidden.join(" ")
+        ))
         .hint("read every escaped character above; if the commands are what you expect, run `keryx-hooks trust --force`"));
     }
     // Digest what was shown, before the question: that is what gets recorded.
