@@ -1097,6 +1097,12 @@ fn rewire_recorded(loc: &Locations, source: &Path, key: &str, w: &Wiring) -> Fix
     };
     let wanted = hostfile::desired(adapter, &binary, key, &regs);
     let path = Path::new(&w.path);
+    if w.scope == WiringScope::Project
+        && let Some(root) = project
+        && let Err(e) = hostfile::file::refuse_outside(path, root)
+    {
+        return failed(e);
+    }
     let result = match w.format {
         WiringFormat::Plugin => plugin::install(adapter, path, &wanted, false),
         WiringFormat::Settings => hostfile::install(adapter, path, &wanted, false),
