@@ -83,7 +83,7 @@ pub fn run(args: &TrustArgs) -> CmdResult {
             )
             .hint("run `keryx-hooks trust` in a terminal to review and confirm, or `keryx-hooks trust --yes` once you have read the commands above"));
         }
-        if !confirm()? {
+        if !ask("Trust exactly this version?")? {
             output::line("Not trusted; nothing was written.");
             return Ok(ExitCode::from(1));
         }
@@ -102,9 +102,9 @@ pub fn run(args: &TrustArgs) -> CmdResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Asks on the terminal; anything but yes is no.
-fn confirm() -> Result<bool, CommandError> {
-    output::stdout("Trust exactly this version? [y/N] ");
+/// Asks `question` on the terminal; anything but yes is no.
+pub(crate) fn ask(question: &str) -> Result<bool, CommandError> {
+    output::stdout(&format!("{question} [y/N] "));
     let mut answer = String::new();
     std::io::stdin().read_line(&mut answer)?;
     Ok(matches!(

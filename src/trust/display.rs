@@ -108,6 +108,19 @@ pub fn review(trust: &ProjectTrust, hooks: &[&Registration], root: &Path) -> Str
     out
 }
 
+/// The review blocks of `hooks` alone (in the order given), as the trust
+/// review shows them, and whether anything had to be escaped; `root` is the
+/// directory whose files the commands may name.
+pub fn command_blocks(hooks: &[&Registration], root: &Path) -> (String, bool) {
+    let mut esc = Esc::default();
+    let mut out = String::new();
+    for r in hooks {
+        out.push('\n');
+        out.push_str(&hook_block(r, root, &mut esc));
+    }
+    (out, esc.flagged)
+}
+
 /// Whether anything in the review of `hooks` had to be escaped (control,
 /// escape, bidi-override, zero-width or other invisible characters): text
 /// that reads one way and runs another, which `trust` only records with

@@ -21,7 +21,9 @@ use crate::hosts::Adapter;
 use crate::paths::Locations;
 
 use wiring::Format;
-pub use wiring::{Desired, ShimCommand, desired, parse_shim_command, shim_command, worst_case_ms};
+pub use wiring::{
+    Desired, ShimCommand, desired, needed_timeouts, parse_shim_command, shim_command, worst_case_ms,
+};
 
 /// Which of a host's config files: the user's own, or the project's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
