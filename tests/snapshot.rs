@@ -1086,3 +1086,43 @@ fn install_shows_the_commands_a_resync_starts_running() {
         again.stdout
     );
 }
+
+/// On a terminal `doctor --fix` asks before a resync that starts new
+/// commands: anything but yes keeps the snapshot, yes copies it.
+#[test]
+fn doctor_fix_asks_on_a_terminal_before_a_resync_with_new_commands() {
+    let env = with_source();
+    env.run(&["install", "claude-code"]).code(0);
+    env.write(env.user_hooks(), SLOW_GATE);
+    let snap = root(&env).join(key(&env)).join("hooks.json");
+
+    let no = crate::trust::on_a_terminal(&env, "doctor --fix", || {}, "n\n");
+    assert_eq!(no.code, 1, "{}", no.stdout);
+    assert!(
+        no.stdout.contains("hook `slow-gate` on PreToolUse"),
+        "{}",
+        no.stdout
+    );
+    assert!(
+        no.stdout
+            .contains("Resync the snapshot with these commands? [y/N]"),
+        "{}",
+        no.stdout
+    );
+    assert!(
+        no.stdout.contains("you did not confirm it"),
+        "{}",
+        no.stdout
+    );
+    assert_eq!(std::fs::read_to_string(&snap).unwrap(), HOOKS);
+
+    let yes = crate::trust::on_a_terminal(&env, "doctor --fix", || {}, "y\n");
+    assert_eq!(yes.code, 0, "{}", yes.stdout);
+    assert!(
+        yes.stdout.contains("fixed: resync: copied"),
+        "{}",
+        yes.stdout
+    );
+    assert_eq!(std::fs::read_to_string(&snap).unwrap(), SLOW_GATE);
+    assert_eq!(state(&env), "current");
+}

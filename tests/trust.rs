@@ -747,6 +747,17 @@ fn pinned_scripts_are_hashed_whole_or_refused() {
 /// Runs `trust` on a real pseudo-terminal (util-linux `script`), answers
 /// the question, and checks what was recorded.
 fn trust_on_a_terminal(env: &Env, before_answer: impl FnOnce(), answer: &str) -> Run {
+    on_a_terminal(env, "trust", before_answer, answer)
+}
+
+/// Runs `keryx-hooks <args>` (a shell word list) on a real pseudo-terminal,
+/// waits for its `[y/N]` question, then answers it.
+pub(crate) fn on_a_terminal(
+    env: &Env,
+    args: &str,
+    before_answer: impl FnOnce(),
+    answer: &str,
+) -> Run {
     use std::io::{Read, Write};
     use std::process::Stdio;
     let script = ["/usr/bin/script", "/bin/script"]
@@ -760,7 +771,7 @@ fn trust_on_a_terminal(env: &Env, before_answer: impl FnOnce(), answer: &str) ->
     let mut c = std::process::Command::new(script);
     c.args([
         "-qec",
-        &format!("{} trust", crate::common::BIN),
+        &format!("{} {args}", crate::common::BIN),
         "/dev/null",
     ])
     .current_dir(&env.project)

@@ -318,7 +318,7 @@ fn drift_line(loc: &Locations, key: &str) -> Option<String> {
                 let mut missing: Vec<&str> = a.unwired().map(|h| h.host.as_str()).collect();
                 missing.dedup();
                 Some(format!(
-                    "keryx-hooks: hook snapshot `{key}` is not wired into every host that should use it{}; \
+                    "keryx-hooks: hook snapshot `{key}` is not wired, with timeouts that cover its hooks, into every host that should use it{}; \
                      run `keryx-hooks doctor --fix`",
                     if missing.is_empty() {
                         String::new()
