@@ -1126,3 +1126,25 @@ fn doctor_fix_asks_on_a_terminal_before_a_resync_with_new_commands() {
     assert_eq!(std::fs::read_to_string(&snap).unwrap(), SLOW_GATE);
     assert_eq!(state(&env), "current");
 }
+
+/// A resync the user did not confirm leaves the old snapshot running, so a
+/// rewire's timeouts cover that snapshot's hooks, not the source's.
+#[test]
+fn a_declined_resync_still_rewires_timeouts_for_what_the_snapshot_runs() {
+    let env = with_source();
+    env.write(env.user_hooks(), SLOW_GATE);
+    env.run(&["install", "claude-code"]).code(0);
+    let wired = claude_timeout(&env, "PreToolUse");
+    env.write(
+        env.user_hooks(),
+        r#"{"schemaVersion": "1.0.0", "hooks": {"PreToolUse": [
+          {"id": "fast-gate", "class": "gate", "timeoutMs": 1000, "command": {"argv": ["/bin/true"]}}]}}"#,
+    );
+    set_claude_timeout(&env, "PreToolUse", 19);
+    env.run(&["doctor", "--fix"])
+        .code(1)
+        .stdout_has("not fixed: resync: ")
+        .stdout_has("fixed: rewire: wired claude-code");
+    assert_eq!(claude_timeout(&env, "PreToolUse"), wired);
+    assert_eq!(state(&env), "stale_but_stable");
+}

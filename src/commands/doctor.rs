@@ -1138,6 +1138,18 @@ fn rewire_where_needed(loc: &Locations, src: &Path, actions: &mut Vec<FixAction>
     }
 }
 
+/// Where the hooks a rewire's timeouts must cover are read from: the
+/// snapshot of `source` (what sessions run, also when a resync was not
+/// confirmed), or the source itself when there is no snapshot yet.
+fn budget_source(loc: &Locations, source: &Path) -> PathBuf {
+    let dir = loc.snapshot_root.join(snapshot::snapshot_key(source));
+    if dir.join(manifest::MANIFEST_FILE).is_file() {
+        dir
+    } else {
+        source.to_path_buf()
+    }
+}
+
 fn install_command(loc: &Locations, source: &Path, hosts: &str) -> String {
     if snapshot::snapshot_key(source) == snapshot::snapshot_key(&loc.keryx_home) {
         format!("keryx-hooks install {hosts}")
@@ -1216,8 +1228,8 @@ fn rewire_recorded(loc: &Locations, source: &Path, key: &str, w: &Wiring) -> Fix
         };
     }
     let regs = match project.filter(|_| w.scope == WiringScope::Project) {
-        Some(root) => hostfile::budget_registrations_in(source, root, loc),
-        None => hostfile::budget_registrations(source, Scope::User, loc),
+        Some(root) => hostfile::budget_registrations_in(&budget_source(loc, source), root, loc),
+        None => hostfile::budget_registrations(&budget_source(loc, source), Scope::User, loc),
     };
     let regs = match regs {
         Ok(r) => r,
@@ -1269,7 +1281,7 @@ fn rewire(loc: &Locations, hosts: &[String], source: &Path) -> Result<String, St
             scopes.push(Scope::User);
         }
         for scope in scopes {
-            let regs = hostfile::budget_registrations(source, scope, loc)
+            let regs = hostfile::budget_registrations(&budget_source(loc, source), scope, loc)
                 .map_err(|errors| format!("the hooks do not load: {}", errors.join("; ")))?;
             let files = hostfile::wire_host(adapter, scope, loc, &key, &regs, false)?;
             for f in files {
