@@ -303,6 +303,9 @@ pub struct DoctorArgs {
     /// Resync stale snapshots, rewire their hosts, prune old session state, then check again.
     #[arg(long)]
     pub fix: bool,
+    /// With --fix: resync without asking when a source has new or changed command hooks (they are still shown).
+    #[arg(long, requires = "fix")]
+    pub yes: bool,
     /// Print the checks as JSON.
     #[arg(long)]
     pub json: bool,

@@ -1,19 +1,54 @@
 //! Rendering of repository-controlled text for a human: control, escape,
-//! bidi-override and zero-width characters become visible `\xHH` /
-//! `\uHHHH` escapes, so a committed file cannot repaint the terminal.
+//! bidi-override, zero-width and every other invisible character become
+//! visible `\xHH` / `\uHHHH` escapes, so a committed file cannot repaint
+//! the terminal or hide text between the characters a reader sees.
 
-/// Whether `c` must never reach a terminal raw.
+/// Whether `c` must never reach a terminal raw: a control character, or
+/// one that renders as nothing (or as blank space) while still being part
+/// of what runs.
 pub fn is_dangerous(c: char) -> bool {
-    let u = c as u32;
-    c.is_control()                       // C0, DEL, C1 (incl. 8-bit CSI 0x9b)
-        || (0x200B..=0x200F).contains(&u) // zero-width space/joiners, LRM, RLM
-        || (0x202A..=0x202E).contains(&u) // bidi embeddings and overrides
-        || (0x2060..=0x2064).contains(&u) // word joiner, invisible operators
-        || (0x2066..=0x2069).contains(&u) // bidi isolates
-        || u == 0x061C                    // Arabic letter mark
-        || u == 0xFEFF                    // zero-width no-break space / BOM
-        || u == 0x180E                    // Mongolian vowel separator
-        || (0xE0000..=0xE007F).contains(&u) // tag characters
+    c.is_control() // C0, DEL, C1 (incl. 8-bit CSI 0x9b)
+        || is_invisible(c)
+}
+
+/// Every Unicode `Default_Ignorable_Code_Point` (DerivedCoreProperties:
+/// soft hyphen, combining grapheme joiner, zero-width and bidi controls,
+/// invisible operators, Hangul fillers, variation selectors, tag
+/// characters, ...), the blank fillers that are not in that list but render
+/// as nothing (the braille blank), and the line and paragraph separators,
+/// which some terminals and viewers break lines at.
+pub fn is_invisible(c: char) -> bool {
+    matches!(
+        c as u32,
+        0x00AD                      // soft hyphen
+            | 0x034F                // combining grapheme joiner
+            | 0x061C                // Arabic letter mark
+            | 0x115F..=0x1160       // Hangul choseong / jungseong fillers
+            | 0x17B4..=0x17B5       // Khmer inherent vowels
+            | 0x180B..=0x180F       // Mongolian variation selectors, vowel separator
+            | 0x200B..=0x200F       // zero-width space/joiners, LRM, RLM
+            | 0x2028..=0x2029       // line and paragraph separators
+            | 0x202A..=0x202E       // bidi embeddings and overrides
+            | 0x2060..=0x206F       // word joiner, invisible operators, bidi isolates, deprecated format
+            | 0x2800                // braille pattern blank
+            | 0x3164                // Hangul filler
+            | 0xFE00..=0xFE0F       // variation selectors
+            | 0xFEFF                // zero-width no-break space / BOM
+            | 0xFFA0                // halfwidth Hangul filler
+            | 0xFFF0..=0xFFF8       // unassigned specials
+            | 0x1BCA0..=0x1BCA3     // shorthand format controls
+            | 0x1D173..=0x1D17A     // musical symbol format controls
+            | 0xE0000..=0xE0FFF // tags, variation selectors supplement
+    )
+}
+
+/// `c` as the escape [`escape`] writes for it.
+pub fn escaped_char(c: char) -> String {
+    match c as u32 {
+        u @ 0..=0xFF => format!("\\x{u:02X}"),
+        u @ 0x100..=0xFFFF => format!("\\u{u:04X}"),
+        u => format!("\\u{{{u:X}}}"),
+    }
 }
 
 /// `s` with every dangerous character escaped; a backslash is doubled so
@@ -30,18 +65,11 @@ pub fn escape_flagged(s: &str) -> (String, bool) {
     let mut out = String::with_capacity(s.len() + 8);
     let mut flagged = false;
     for c in s.chars() {
-        let u = c as u32;
         if c == '\\' {
             out.push_str("\\\\");
         } else if is_dangerous(c) {
             flagged = true;
-            if u <= 0xFF {
-                out.push_str(&format!("\\x{u:02X}"));
-            } else if u <= 0xFFFF {
-                out.push_str(&format!("\\u{u:04X}"));
-            } else {
-                out.push_str(&format!("\\u{{{u:X}}}"));
-            }
+            out.push_str(&escaped_char(c));
         } else {
             out.push(c);
         }
@@ -60,14 +88,40 @@ pub fn escape_text(s: &str) -> String {
     }
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
-        match c as u32 {
-            _ if !hidden(c) => out.push(c),
-            u @ 0..=0xFF => out.push_str(&format!("\\x{u:02X}")),
-            u @ 0x100..=0xFFFF => out.push_str(&format!("\\u{u:04X}")),
-            u => out.push_str(&format!("\\u{{{u:X}}}")),
+        if hidden(c) {
+            out.push_str(&escaped_char(c));
+        } else {
+            out.push(c);
         }
     }
     out
+}
+
+/// Like [`escape_flagged`] for a value that may be a script: a line break
+/// is not hidden text, so it is kept as a real line break followed by
+/// `continuation` (the caller's indent and gutter, so a script line can
+/// never pass for a line of the surrounding display), and a tab is kept as
+/// it is (it only ever moves the cursor forward, over nothing). Neither
+/// sets the flag; everything else is escaped as [`escape`] does.
+pub fn escape_lines(s: &str, continuation: &str) -> (String, bool) {
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut flagged = false;
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => {
+                out.push('\n');
+                out.push_str(continuation);
+            }
+            '\t' => out.push('\t'),
+            c if is_dangerous(c) => {
+                flagged = true;
+                out.push_str(&escaped_char(c));
+            }
+            c => out.push(c),
+        }
+    }
+    (out, flagged)
 }
 
 #[cfg(test)]
@@ -85,6 +139,49 @@ mod tests {
         assert_eq!(escape("a\\b"), "a\\\\b");
         assert!(escape_flagged("\r").1);
         assert!(!escape_flagged("a\\b").1);
+    }
+
+    /// Every Default_Ignorable_Code_Point range, both ends, and the blank
+    /// fillers: none of them reaches a terminal raw.
+    #[test]
+    fn every_invisible_character_is_escaped() {
+        let ends = [
+            0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B, 0x180F, 0x200B, 0x200F,
+            0x2028, 0x2029, 0x202A, 0x202E, 0x2060, 0x2065, 0x206A, 0x206F, 0x2800, 0x3164, 0xFE00,
+            0xFE0F, 0xFEFF, 0xFFA0, 0xFFF0, 0xFFF8, 0x1BCA0, 0x1BCA3, 0x1D173, 0x1D17A, 0xE0000,
+            0xE0100, 0xE0FFF,
+        ];
+        for u in ends {
+            let c = char::from_u32(u).unwrap();
+            let (out, flagged) = escape_flagged(&format!("a{c}b"));
+            assert!(flagged, "U+{u:04X} passed raw");
+            assert!(!out.contains(c), "U+{u:04X} passed raw");
+            let hex = if u > 0xFFFF {
+                format!("\\u{{{u:X}}}")
+            } else if u > 0xFF {
+                format!("\\u{u:04X}")
+            } else {
+                format!("\\x{u:02X}")
+            };
+            assert_eq!(out, format!("a{hex}b"));
+            assert!(!escape_text(&c.to_string()).contains(c));
+        }
+        // Neighbours that render as themselves stay as they are.
+        for c in ['\u{00AC}', '\u{0350}', '\u{2801}', '\u{FE10}', 'é', '→'] {
+            assert_eq!(escape_flagged(&c.to_string()), (c.to_string(), false));
+        }
+    }
+
+    #[test]
+    fn a_script_keeps_its_lines_and_tabs() {
+        assert_eq!(
+            escape_lines("set -e\n\techo \\ok\nexit 0", "  | "),
+            ("set -e\n  | \techo \\\\ok\n  | exit 0".to_owned(), false)
+        );
+        assert_eq!(
+            escape_lines("a\r\nb\u{00AD}", "|"),
+            ("a\\x0D\n|b\\xAD".to_owned(), true)
+        );
     }
 
     #[test]

@@ -478,6 +478,136 @@ fn project_scope_writes_the_project_file_and_an_old_binary_path_is_replaced() {
     );
 }
 
+/// A committed symlink must not make `install --scope project` write
+/// outside the project: not a linked settings file (to the user's own, or
+/// to `/etc`), not a linked `.claude` directory, not a dangling link.
+#[test]
+fn project_scope_never_writes_through_a_symlink_out_of_the_project() {
+    let env = Env::new();
+    let users = env.write(
+        env.home.join(".claude/settings.json"),
+        "{\"model\": \"opus\"}\n",
+    );
+    std::fs::create_dir_all(env.project.join(".claude")).unwrap();
+    let link = env.project.join(".claude/settings.json");
+    std::os::unix::fs::symlink(&users, &link).unwrap();
+    for args in [
+        &["install", "claude-code", "--scope", "project"][..],
+        &["install", "claude-code", "--scope", "project", "--dry-run"][..],
+    ] {
+        env.run(args)
+            .code(1)
+            .stderr_has("outside the project")
+            .stderr_has("refusing to write a project-scope file there");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&users).unwrap(),
+        "{\"model\": \"opus\"}\n"
+    );
+    assert!(
+        !users
+            .with_file_name("settings.json.keryx-hooks.bak")
+            .exists()
+    );
+
+    // To a system file: refused the same way (and never even read for a write).
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", &link).unwrap();
+    env.run(&["install", "claude-code", "--scope", "project"])
+        .code(1)
+        .stderr_has("resolves to `/etc/hostname`, outside the project");
+
+    // The whole `.claude` directory linked to the user's.
+    std::fs::remove_file(&link).unwrap();
+    std::fs::remove_dir(env.project.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(env.home.join(".claude"), env.project.join(".claude")).unwrap();
+    env.run(&["install", "claude-code", "--scope", "project"])
+        .code(1)
+        .stderr_has("outside the project");
+    assert_eq!(
+        std::fs::read_to_string(&users).unwrap(),
+        "{\"model\": \"opus\"}\n"
+    );
+    // A link to a directory that does not exist yet is not followed either.
+    std::fs::remove_file(env.project.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(env.home.join("elsewhere"), env.project.join(".claude")).unwrap();
+    env.run(&["install", "claude-code", "--scope", "project"])
+        .code(1)
+        .stderr_has("leads nowhere");
+    assert!(!env.home.join("elsewhere").exists());
+
+    // A link that stays inside the project is fine.
+    std::fs::remove_file(env.project.join(".claude")).unwrap();
+    let inside = env.write(env.project.join("config/claude.json"), "{}\n");
+    std::fs::create_dir_all(env.project.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(&inside, &link).unwrap();
+    env.run(&["install", "claude-code", "--scope", "project"])
+        .code(0);
+    assert_ours_once("claude-code", &std::fs::read_to_string(&inside).unwrap());
+}
+
+/// `doctor` and `status` read host files bounded and never block: a
+/// settings file linked to `/dev/zero`, a FIFO, or a file over the cap is
+/// reported as unreadable, not read.
+#[test]
+fn doctor_reads_host_files_bounded_and_never_blocks() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.project.join(".claude")).unwrap();
+    let settings = env.project.join(".claude/settings.json");
+    std::os::unix::fs::symlink("/dev/zero", &settings).unwrap();
+    let fifo = env.project.join(".gemini/settings.json");
+    std::fs::create_dir_all(fifo.parent().unwrap()).unwrap();
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let big = env.home.join(".claude/settings.json");
+    std::fs::create_dir_all(big.parent().unwrap()).unwrap();
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(4 * 1024 * 1024 + 1)
+        .unwrap();
+
+    let started = Instant::now();
+    let mut child = env
+        .cmd(&["doctor", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Bounded: a run that reads /dev/zero or waits on the FIFO is killed.
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("doctor did not finish: it read /dev/zero or blocked on a FIFO");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let details: Vec<String> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "fail")
+        .map(|c| c["detail"].as_str().unwrap().to_owned())
+        .collect();
+    let has = |needle: &str| details.iter().any(|d| d.contains(needle));
+    assert!(has("is not a regular file"), "{details:#?}");
+    assert!(has("larger than 4 MiB"), "{details:#?}");
+    assert!(
+        details
+            .iter()
+            .filter(|d| d.contains("is not a regular file"))
+            .count()
+            >= 2,
+        "/dev/zero and the FIFO: {details:#?}"
+    );
+}
+
 #[test]
 fn a_failed_write_leaves_the_original_and_no_temp_file() {
     let env = Env::new();

@@ -908,3 +908,247 @@ fn doctor_reports_codex_review_until_codex_records_the_trust() {
         "{checks:#?}"
     );
 }
+
+/// Our Claude Code entry's timeout on `event`, in seconds.
+fn claude_timeout(env: &Env, event: &str) -> u64 {
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(claude_settings(env)).unwrap()).unwrap();
+    v["hooks"][event]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|g| g["hooks"].as_array().unwrap().iter())
+        .find(|h| h["command"].as_str().unwrap().contains(" run claude-code "))
+        .and_then(|h| h["timeout"].as_u64())
+        .unwrap()
+}
+
+fn set_claude_timeout(env: &Env, event: &str, timeout: u64) {
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(claude_settings(env)).unwrap()).unwrap();
+    for g in v["hooks"][event].as_array_mut().unwrap() {
+        for h in g["hooks"].as_array_mut().unwrap() {
+            if h["command"].as_str().unwrap().contains(" run claude-code ") {
+                h["timeout"] = json!(timeout);
+            }
+        }
+    }
+    env.write(
+        claude_settings(env),
+        serde_json::to_string_pretty(&v).unwrap(),
+    );
+}
+
+const SLOW_GATE: &str = r#"{"schemaVersion": "1.0.0", "hooks": {"PreToolUse": [
+  {"id": "slow-gate", "matcher": "Bash", "class": "gate", "timeoutMs": 30000,
+   "command": {"argv": ["/bin/sh", "-c", "sleep 1\nexit 0"]}}
+]}}"#;
+
+/// A resync that would start running a command the snapshot does not run
+/// yet shows it as `trust` does and, with no terminal, needs `--yes`;
+/// without it nothing is copied and the way to apply it is named.
+#[test]
+fn doctor_fix_shows_new_commands_and_needs_yes_to_resync_them() {
+    let env = with_source();
+    env.run(&["install", "claude-code"]).code(0);
+    assert_eq!(state(&env), "current");
+    env.write(env.user_hooks(), SLOW_GATE);
+    assert_eq!(state(&env), "stale_but_stable");
+
+    let r = env.run(&["doctor", "--fix"]);
+    r.code(1)
+        .stdout_has(&format!(
+            "has 1 command hook that snapshot `{}` does not run yet (new or changed)",
+            key(&env)
+        ))
+        .stdout_has("hook `slow-gate` on PreToolUse\n")
+        .stdout_has("  argv: \"/bin/sh\" \"-c\" \"sleep 1\n    | exit 0\"\n")
+        .stdout_has("not fixed: resync: ")
+        .stdout_has("there is no terminal to ask in and `--yes` was not given")
+        .stdout_has("  run: keryx-hooks doctor --fix --yes");
+    assert_eq!(
+        std::fs::read_to_string(root(&env).join(key(&env)).join("hooks.json")).unwrap(),
+        HOOKS,
+        "resynced without consent"
+    );
+    assert_eq!(state(&env), "stale_but_stable");
+    let v = env.run(&["doctor", "--fix", "--json"]).json();
+    assert_eq!(v["resyncReviews"][0]["resynced"], false, "{v:#}");
+    assert_eq!(v["resyncReviews"][0]["hookIds"], json!(["slow-gate"]));
+
+    env.run(&["doctor", "--fix", "--yes"])
+        .code(0)
+        .stdout_has("hook `slow-gate` on PreToolUse")
+        .stdout_has("fixed: resync: copied");
+    assert_eq!(
+        std::fs::read_to_string(root(&env).join(key(&env)).join("hooks.json")).unwrap(),
+        SLOW_GATE
+    );
+    // The host's timeout now covers the 30 s gate, and status agrees.
+    assert!(claude_timeout(&env, "PreToolUse") >= 32);
+    assert_eq!(state(&env), "current");
+    // Nothing new: no question, nothing to do.
+    env.run(&["doctor", "--fix"])
+        .code(0)
+        .stdout_has("--fix: nothing to do");
+}
+
+/// A host timeout below what the snapshot's hooks need is not `current`:
+/// the host would kill the shim before the gate answers, and Claude Code
+/// then runs the tool. `doctor` names it and `--fix` rewrites it.
+#[test]
+fn a_host_timeout_below_the_hooks_is_half_applied_and_fix_rewrites_it() {
+    let env = with_source();
+    env.write(env.user_hooks(), SLOW_GATE);
+    env.run(&["install", "claude-code"]).code(0);
+    let wired = claude_timeout(&env, "PreToolUse");
+    assert!(wired >= 32, "{wired}");
+    assert_eq!(state(&env), "current");
+
+    set_claude_timeout(&env, "PreToolUse", 19);
+    assert_eq!(state(&env), "half_applied");
+    let v = env.run(&["doctor", "--json"]).json();
+    let check = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "timeouts (claude-code)")
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(check["status"], "fail");
+    assert!(
+        check["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("`PreToolUse` 19 s where its hooks need {wired} s")),
+        "{check:#}"
+    );
+    assert!(session_start(&env).stdout.contains("doctor --fix"));
+
+    env.run(&["doctor", "--fix"])
+        .code(0)
+        .stdout_has("fixed: rewire: wired claude-code");
+    assert_eq!(claude_timeout(&env, "PreToolUse"), wired);
+    assert_eq!(state(&env), "current");
+
+    // The same at project scope, where the project's own gates count too.
+    env.write(
+        env.project_hooks(),
+        r#"{"schemaVersion": "1.0.0", "hooks": {"PreToolUse": [
+          {"id": "slower", "class": "gate", "timeoutMs": 50000, "command": {"argv": ["/bin/true"]}}]}}"#,
+    );
+    env.run(&["install", "claude-code", "--scope", "project"])
+        .code(0);
+    let project_file = env.project.join(".claude/settings.json");
+    let timeout_in = |path: &Path| -> u64 {
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        v["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"]
+            .as_u64()
+            .unwrap()
+    };
+    let project_wired = timeout_in(&project_file);
+    assert!(project_wired >= 82, "{project_wired}");
+    let text = std::fs::read_to_string(&project_file).unwrap();
+    env.write(
+        &project_file,
+        text.replace(&format!("\"timeout\": {project_wired}"), "\"timeout\": 40"),
+    );
+    assert_eq!(timeout_in(&project_file), 40);
+    assert_eq!(state(&env), "half_applied");
+    env.run(&["doctor", "--fix"]).code(0);
+    assert_eq!(timeout_in(&project_file), project_wired);
+    assert_eq!(state(&env), "current");
+}
+
+/// `install` over an existing snapshot shows the commands it starts
+/// running, as `doctor --fix` does; once they are in, nothing is shown.
+#[test]
+fn install_shows_the_commands_a_resync_starts_running() {
+    let env = with_source();
+    env.run(&["install", "claude-code"]).code(0);
+    env.write(env.user_hooks(), SLOW_GATE);
+    let v = env
+        .run(&["install", "claude-code", "--dry-run", "--json"])
+        .json();
+    assert!(
+        v["notes"][0].as_str().unwrap().contains(
+            "would start running new or changed command hooks from the source: `slow-gate`"
+        ),
+        "{v:#}"
+    );
+    env.run(&["install", "claude-code"])
+        .code(0)
+        .stdout_has(&format!(
+            "has 1 command hook that snapshot `{}` does not run yet",
+            key(&env)
+        ))
+        .stdout_has("  argv: \"/bin/sh\" \"-c\" \"sleep 1\n    | exit 0\"\n");
+    let again = env.run(&["install", "claude-code"]);
+    again.code(0);
+    assert!(
+        !again.stdout.contains("does not run yet"),
+        "{}",
+        again.stdout
+    );
+}
+
+/// On a terminal `doctor --fix` asks before a resync that starts new
+/// commands: anything but yes keeps the snapshot, yes copies it.
+#[test]
+fn doctor_fix_asks_on_a_terminal_before_a_resync_with_new_commands() {
+    let env = with_source();
+    env.run(&["install", "claude-code"]).code(0);
+    env.write(env.user_hooks(), SLOW_GATE);
+    let snap = root(&env).join(key(&env)).join("hooks.json");
+
+    let no = crate::trust::on_a_terminal(&env, "doctor --fix", || {}, "n\n");
+    assert_eq!(no.code, 1, "{}", no.stdout);
+    assert!(
+        no.stdout.contains("hook `slow-gate` on PreToolUse"),
+        "{}",
+        no.stdout
+    );
+    assert!(
+        no.stdout
+            .contains("Resync the snapshot with these commands? [y/N]"),
+        "{}",
+        no.stdout
+    );
+    assert!(
+        no.stdout.contains("you did not confirm it"),
+        "{}",
+        no.stdout
+    );
+    assert_eq!(std::fs::read_to_string(&snap).unwrap(), HOOKS);
+
+    let yes = crate::trust::on_a_terminal(&env, "doctor --fix", || {}, "y\n");
+    assert_eq!(yes.code, 0, "{}", yes.stdout);
+    assert!(
+        yes.stdout.contains("fixed: resync: copied"),
+        "{}",
+        yes.stdout
+    );
+    assert_eq!(std::fs::read_to_string(&snap).unwrap(), SLOW_GATE);
+    assert_eq!(state(&env), "current");
+}
+
+/// A resync the user did not confirm leaves the old snapshot running, so a
+/// rewire's timeouts cover that snapshot's hooks, not the source's.
+#[test]
+fn a_declined_resync_still_rewires_timeouts_for_what_the_snapshot_runs() {
+    let env = with_source();
+    env.write(env.user_hooks(), SLOW_GATE);
+    env.run(&["install", "claude-code"]).code(0);
+    let wired = claude_timeout(&env, "PreToolUse");
+    env.write(
+        env.user_hooks(),
+        r#"{"schemaVersion": "1.0.0", "hooks": {"PreToolUse": [
+          {"id": "fast-gate", "class": "gate", "timeoutMs": 1000, "command": {"argv": ["/bin/true"]}}]}}"#,
+    );
+    set_claude_timeout(&env, "PreToolUse", 19);
+    env.run(&["doctor", "--fix"])
+        .code(1)
+        .stdout_has("not fixed: resync: ")
+        .stdout_has("fixed: rewire: wired claude-code");
+    assert_eq!(claude_timeout(&env, "PreToolUse"), wired);
+    assert_eq!(state(&env), "stale_but_stable");
+}

@@ -1,13 +1,18 @@
-//! `keryx-hooks doctor [--fix] [--json] [--source DIR]`: every check of the
-//! installation as data (name, ok|warn|fail, detail, the command that fixes
-//! it). `--fix` resyncs every known source's snapshot, rewires the hosts its
-//! manifest records where it records them (scope, format, file), prunes old
-//! session state, runs the checks again and says what it fixed and what it
-//! could not, with the command that would.
+//! `keryx-hooks doctor [--fix [--yes]] [--json] [--source DIR]`: every check
+//! of the installation as data (name, ok|warn|fail, detail, the command that
+//! fixes it). `--fix` resyncs every known source's snapshot, rewires the
+//! hosts its manifest records where it records them (scope, format, file),
+//! with timeouts that cover the snapshot's hooks, prunes old session state,
+//! runs the checks again and says what it fixed and what it could not, with
+//! the command that would. A resync that would start running command hooks
+//! the snapshot does not run yet shows them first, as `trust` does, and asks
+//! on a terminal; without one it needs `--yes`, and otherwise only says what
+//! would change.
 //!
 //! Exit 1 when a check fails or a fix did not work; warnings alone exit 0.
 
 use std::collections::BTreeSet;
+use std::io::IsTerminal;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -26,6 +31,7 @@ use crate::install::classify::Scope;
 use crate::install::classify::{self, DriftState, HostWiring};
 use crate::install::codex_trust::{self, Review};
 use crate::install::manifest::{Wiring, WiringFormat, WiringScope};
+use crate::install::resync::{self, CommandChanges};
 use crate::install::{hostfile, manifest, plugin, snapshot};
 use crate::output;
 use crate::paths::Locations;
@@ -95,8 +101,14 @@ pub fn run(args: &DoctorArgs) -> CmdResult {
 
     let before = checks(&loc, source);
     let mut actions = Vec::new();
+    let mut consent = Consent {
+        yes: args.yes,
+        ask: !args.json && std::io::stdin().is_terminal(),
+        show: !args.json,
+        reviews: Vec::new(),
+    };
     let after = if args.fix {
-        actions = fix(&loc, source);
+        actions = fix(&loc, source, &mut consent);
         checks(&loc, source)
     } else {
         before.clone()
@@ -126,6 +138,7 @@ pub fn run(args: &DoctorArgs) -> CmdResult {
         });
         if args.fix {
             v["fixes"] = json!(actions);
+            v["resyncReviews"] = json!(consent.reviews);
             v["fixed"] = json!(fixed.iter().map(|c| &c.name).collect::<Vec<_>>());
             v["notFixed"] = json!(open);
         }
@@ -307,6 +320,9 @@ fn host_checks(loc: &Locations, out: &mut Vec<Check>) -> BTreeSet<String> {
                 )
             };
             out.push(check);
+            if let Some(c) = timeout_check(loc, adapter, file.scope, &shown, &entries) {
+                out.push(c);
+            }
 
             if *name == "codex" {
                 out.push(codex_review_check(loc, &file.path, false));
@@ -314,6 +330,54 @@ fn host_checks(loc: &Locations, out: &mut Vec<Check>) -> BTreeSet<String> {
         }
     }
     wired
+}
+
+/// A failing check when any of our entries in a host file has a timeout
+/// below what its snapshot's hooks need on that event (the host would kill
+/// the shim first; Claude Code then lets the tool run).
+fn timeout_check(
+    loc: &Locations,
+    adapter: &hosts::Adapter,
+    scope: Scope,
+    shown: &str,
+    entries: &[hostfile::WiredEntry],
+) -> Option<Check> {
+    let project = (scope == Scope::Project).then(|| loc.project_root_or_cwd());
+    let keys: BTreeSet<&str> = entries
+        .iter()
+        .filter_map(|e| e.snapshot_key.as_deref())
+        .collect();
+    let short: Vec<classify::ShortTimeout> = keys
+        .into_iter()
+        .flat_map(|k| classify::short_timeouts(loc, adapter, entries, k, project))
+        .collect();
+    if short.is_empty() {
+        return None;
+    }
+    let unit = match adapter.timeout_unit() {
+        hosts::TimeoutUnit::Seconds => "s",
+        hosts::TimeoutUnit::Milliseconds => "ms",
+    };
+    let list = short
+        .iter()
+        .map(|t| {
+            format!(
+                "`{}` {} {unit} where its hooks need {} {unit}",
+                t.host_event, t.timeout, t.needed
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(
+        Check::new(
+            format!("timeouts ({})", adapter.name()),
+            Level::Fail,
+            format!(
+                "`{shown}` gives {list}: the host can kill the shim before a gate answers (Claude Code then lets the tool run)"
+            ),
+        )
+        .fix("keryx-hooks doctor --fix"),
+    )
 }
 
 /// Whether Codex has recorded the user's trust for our entries in the
@@ -922,13 +986,74 @@ fn sessions_check(loc: &Locations, out: &mut Vec<Check>) {
     });
 }
 
+/// How `--fix` may replace a snapshot that would start running new
+/// commands, and the reviews it showed (for `--json`).
+struct Consent {
+    /// `--yes`: resync without asking.
+    yes: bool,
+    /// Ask on the terminal.
+    ask: bool,
+    /// Print each review (not with `--json`).
+    show: bool,
+    reviews: Vec<serde_json::Value>,
+}
+
+impl Consent {
+    /// Whether `src` may be resynced now that `changes` were shown.
+    fn resync(&mut self, src: &Path, key: &str, changes: &CommandChanges) -> Result<(), String> {
+        let text = changes.render(src, key);
+        if self.show {
+            output::stdout(&text);
+        }
+        let verdict = if self.yes {
+            Ok(())
+        } else if self.ask {
+            match super::trust::ask("Resync the snapshot with these commands?") {
+                Ok(true) => Ok(()),
+                _ => Err("you did not confirm it".to_owned()),
+            }
+        } else {
+            Err("there is no terminal to ask in and `--yes` was not given".to_owned())
+        };
+        self.reviews.push(json!({
+            "source": src,
+            "key": key,
+            "hookIds": changes.new.iter().map(|r| &r.id).collect::<Vec<_>>(),
+            "review": text,
+            "resynced": verdict.is_ok(),
+        }));
+        verdict
+    }
+}
+
 /// What `--fix` does: resync every known source (a no-op when its snapshot
-/// is already exact), rewire the hosts its manifest records where they no
-/// longer point at it, clear temp leftovers and prune old sessions.
-fn fix(loc: &Locations, source: Option<&Path>) -> Vec<FixAction> {
+/// is already exact; a resync that would start new commands only with the
+/// user's consent, see [`Consent`]), rewire the hosts its manifest records
+/// where they no longer point at it or their timeouts fall short of its
+/// hooks, clear temp leftovers and prune old sessions.
+fn fix(loc: &Locations, source: Option<&Path>, consent: &mut Consent) -> Vec<FixAction> {
     let mut actions = Vec::new();
     for src in classify::known_sources(loc, source) {
         let shown = escape(&src.to_string_lossy());
+        let key = snapshot::snapshot_key(&src);
+        if let Some(changes) = resync::command_changes(&src, &loc.snapshot_root.join(&key), loc)
+            && let Err(why) = consent.resync(&src, &key, &changes)
+        {
+            actions.push(FixAction {
+                action: "resync".into(),
+                ok: false,
+                detail: format!(
+                    "`{shown}` not copied into snapshot `{key}`: it would start running {} (shown above), and {why}; sessions keep running the snapshot as it is",
+                    changes.ids()
+                ),
+                command: Some(match source {
+                    Some(_) => format!("keryx-hooks doctor --fix --yes --source '{shown}'"),
+                    None => "keryx-hooks doctor --fix --yes".to_owned(),
+                }),
+            });
+            rewire_where_needed(loc, &src, &mut actions);
+            continue;
+        }
         match snapshot::sync(&src, &loc.snapshot_root, &[], false) {
             Ok(r) => {
                 if r.changed {
@@ -960,53 +1085,7 @@ fn fix(loc: &Locations, source: Option<&Path>) -> Vec<FixAction> {
                 continue;
             }
         }
-        let wired = |r: &classify::Recorded<'_>, k: &str| classify::recorded_wired(loc, r, k);
-        let Ok(a) = classify::assess(&src, &loc.snapshot_root, None, &wired) else {
-            continue;
-        };
-        if a.state != DriftState::HalfApplied {
-            continue;
-        }
-        if a.hosts.is_empty() {
-            actions.push(FixAction {
-                action: "rewire".into(),
-                ok: false,
-                detail: format!("no host is recorded as using snapshot `{}`", a.key),
-                command: Some(install_command(loc, &src, "<host>...")),
-            });
-            continue;
-        }
-        // Hosts recorded without a wiring (older manifests): where their
-        // entries are.
-        let legacy: Vec<String> = a
-            .unwired()
-            .filter(|h| h.wiring.is_none())
-            .map(|h| h.host.clone())
-            .collect();
-        if !legacy.is_empty() {
-            actions.push(match rewire(loc, &legacy, &src) {
-                Ok(detail) => FixAction {
-                    action: "rewire".into(),
-                    ok: true,
-                    detail,
-                    command: None,
-                },
-                Err(why) => FixAction {
-                    action: "rewire".into(),
-                    ok: false,
-                    detail: format!(
-                        "{} not wired to snapshot `{}`: {}",
-                        legacy.join(", "),
-                        a.key,
-                        escape(&why)
-                    ),
-                    command: Some(install_command(loc, &src, &legacy.join(" "))),
-                },
-            });
-        }
-        for w in a.unwired().filter_map(|h| h.wiring.as_ref()) {
-            actions.push(rewire_recorded(loc, &src, &a.key, w));
-        }
+        rewire_where_needed(loc, &src, &mut actions);
     }
     let leftovers = snapshot::leftovers(&loc.snapshot_root);
     if !leftovers.is_empty() {
@@ -1033,6 +1112,71 @@ fn fix(loc: &Locations, source: Option<&Path>) -> Vec<FixAction> {
         });
     }
     actions
+}
+
+/// Rewires the hosts the snapshot of `src` records where they no longer
+/// point at it, or where their timeouts fall short of its hooks.
+fn rewire_where_needed(loc: &Locations, src: &Path, actions: &mut Vec<FixAction>) {
+    let wired = |r: &classify::Recorded<'_>, k: &str| classify::recorded_wired(loc, r, k);
+    let Ok(a) = classify::assess(src, &loc.snapshot_root, None, &wired) else {
+        return;
+    };
+    if a.state != DriftState::HalfApplied {
+        return;
+    }
+
+    if a.hosts.is_empty() {
+        actions.push(FixAction {
+            action: "rewire".into(),
+            ok: false,
+            detail: format!("no host is recorded as using snapshot `{}`", a.key),
+            command: Some(install_command(loc, src, "<host>...")),
+        });
+        return;
+    }
+    // Hosts recorded without a wiring (older manifests): where their
+    // entries are.
+    let legacy: Vec<String> = a
+        .unwired()
+        .filter(|h| h.wiring.is_none())
+        .map(|h| h.host.clone())
+        .collect();
+    if !legacy.is_empty() {
+        actions.push(match rewire(loc, &legacy, src) {
+            Ok(detail) => FixAction {
+                action: "rewire".into(),
+                ok: true,
+                detail,
+                command: None,
+            },
+            Err(why) => FixAction {
+                action: "rewire".into(),
+                ok: false,
+                detail: format!(
+                    "{} not wired to snapshot `{}`: {}",
+                    legacy.join(", "),
+                    a.key,
+                    escape(&why)
+                ),
+                command: Some(install_command(loc, src, &legacy.join(" "))),
+            },
+        });
+    }
+    for w in a.unwired().filter_map(|h| h.wiring.as_ref()) {
+        actions.push(rewire_recorded(loc, src, &a.key, w));
+    }
+}
+
+/// Where the hooks a rewire's timeouts must cover are read from: the
+/// snapshot of `source` (what sessions run, also when a resync was not
+/// confirmed), or the source itself when there is no snapshot yet.
+fn budget_source(loc: &Locations, source: &Path) -> PathBuf {
+    let dir = loc.snapshot_root.join(snapshot::snapshot_key(source));
+    if dir.join(manifest::MANIFEST_FILE).is_file() {
+        dir
+    } else {
+        source.to_path_buf()
+    }
 }
 
 fn install_command(loc: &Locations, source: &Path, hosts: &str) -> String {
@@ -1113,8 +1257,8 @@ fn rewire_recorded(loc: &Locations, source: &Path, key: &str, w: &Wiring) -> Fix
         };
     }
     let regs = match project.filter(|_| w.scope == WiringScope::Project) {
-        Some(root) => hostfile::budget_registrations_in(source, root, loc),
-        None => hostfile::budget_registrations(source, Scope::User, loc),
+        Some(root) => hostfile::budget_registrations_in(&budget_source(loc, source), root, loc),
+        None => hostfile::budget_registrations(&budget_source(loc, source), Scope::User, loc),
     };
     let regs = match regs {
         Ok(r) => r,
@@ -1126,6 +1270,12 @@ fn rewire_recorded(loc: &Locations, source: &Path, key: &str, w: &Wiring) -> Fix
     };
     let wanted = hostfile::desired(adapter, &binary, key, &regs);
     let path = Path::new(&w.path);
+    if w.scope == WiringScope::Project
+        && let Some(root) = project
+        && let Err(e) = hostfile::file::refuse_outside(path, root)
+    {
+        return failed(e);
+    }
     let result = match w.format {
         WiringFormat::Plugin => plugin::install(adapter, path, &wanted, false),
         WiringFormat::Settings => hostfile::install(adapter, path, &wanted, false),
@@ -1160,7 +1310,7 @@ fn rewire(loc: &Locations, hosts: &[String], source: &Path) -> Result<String, St
             scopes.push(Scope::User);
         }
         for scope in scopes {
-            let regs = hostfile::budget_registrations(source, scope, loc)
+            let regs = hostfile::budget_registrations(&budget_source(loc, source), scope, loc)
                 .map_err(|errors| format!("the hooks do not load: {}", errors.join("; ")))?;
             let files = hostfile::wire_host(adapter, scope, loc, &key, &regs, false)?;
             for f in files {

@@ -8,8 +8,11 @@
 //! under `--out` instead (OpenCode always gets its plugin file). Each wiring
 //! (host, scope, format, file) is recorded in the snapshot's manifest, for
 //! `status`, `doctor` and `uninstall`. Running it again changes nothing.
-//! With `--dry-run` it prints the diff and writes nothing.
+//! With `--dry-run` it prints the diff and writes nothing. Replacing an
+//! existing snapshot with command hooks it does not run yet shows them first
+//! (as `trust` shows a project's) and, on a terminal, asks.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -22,7 +25,7 @@ use crate::hosts::{Adapter, TimeoutUnit};
 use crate::install::classify::wiring_scope;
 use crate::install::hostfile::{self, Change, FileReport, Scope};
 use crate::install::manifest::{Wiring, WiringFormat};
-use crate::install::{plugin, snapshot};
+use crate::install::{plugin, resync, snapshot};
 use crate::output;
 use crate::paths::{self, Locations};
 
@@ -135,6 +138,35 @@ pub fn run(args: &InstallArgs) -> CmdResult {
     })?;
 
     let names: Vec<String> = wirable.iter().map(|h| h.name().to_owned()).collect();
+    // Replacing a snapshot with commands it does not run yet: show them,
+    // and on a terminal ask (`install` is itself the request, so without a
+    // terminal it goes ahead, with the commands shown).
+    let key = snapshot::snapshot_key(&s.source);
+    let mut notes_before = Vec::new();
+    if let Some(changes) = resync::command_changes(&s.source, &loc.snapshot_root.join(&key), &loc) {
+        if s.json {
+            notes_before.push(format!(
+                "snapshot `{}` {} new or changed command hooks from the source: {}",
+                escape(&key),
+                if s.dry_run {
+                    "would start running"
+                } else {
+                    "now runs"
+                },
+                changes.ids()
+            ));
+        } else {
+            output::stdout(&changes.render(&s.source, &key));
+        }
+        if !s.dry_run
+            && !s.json
+            && std::io::stdin().is_terminal()
+            && !super::trust::ask("Replace the snapshot with these commands?")?
+        {
+            output::line("Not installed; nothing was written.");
+            return Ok(ExitCode::from(1));
+        }
+    }
     // A dry run on a fresh machine has no source to copy yet.
     let sync = if !(s.dry_run && s.default_source && !starter.is_file()) {
         Some(
@@ -177,6 +209,7 @@ pub fn run(args: &InstallArgs) -> CmdResult {
         }
     }));
     let mut notes = notes(&s, &loc, &outcomes);
+    notes.splice(0..0, notes_before);
     let mut failed = outcomes.iter().any(|o| o.error.is_some());
     if !s.dry_run
         && let Err(e) = record_wirings(&s, &loc, &key, &outcomes)

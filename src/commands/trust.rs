@@ -1,8 +1,10 @@
 //! `keryx-hooks trust [--yes] [--force]`: prints every command the
 //! project's `.metaproject/hooks.json` would register, escaped, then records
 //! trust for exactly that version. With no terminal to ask in and no
-//! `--yes` it refuses and writes nothing; commands that needed escaping are
-//! trusted only with `--force`. What is recorded is the digest of what was
+//! `--yes` it refuses and writes nothing; commands that needed escaping
+//! (control, bidi, zero-width or any other invisible character; a script's
+//! line breaks and tabs are shown as lines, not escaped) are trusted only
+//! with `--force`. What is recorded is the digest of what was
 //! shown; the file is read and digested again right before writing, so a
 //! file swapped while the question was on screen is not trusted.
 
@@ -61,14 +63,28 @@ pub fn run(args: &TrustArgs) -> CmdResult {
         output::line("This exact version is already trusted; nothing changed.");
         return Ok(ExitCode::SUCCESS);
     }
-    if display::has_hidden_text(&hooks, &root) && !args.force {
+    let hidden = display::hidden_characters(&hooks, &root);
+    if !hidden.is_empty() && !args.force {
         return Err(CommandError::user(
             "the commands above contain control, escape, bidi or zero-width characters (shown as \\x / \\u escapes), so they may not read as they run; nothing was trusted",
         )
+        .cause(format!(
+            "escaped above (invisible or control characters): {}",
+            hidden.join(" ")
+        ))
         .hint("read every escaped character above; if the commands are what you expect, run `keryx-hooks trust --force`"));
     }
     // Digest what was shown, before the question: that is what gets recorded.
     let shown = trust::record_for(&loaded, &root);
+    if verdict.pin_scripts && shown.pinned_digest.is_none() {
+        return Err(CommandError::user(
+            "`trust.pin_scripts` is on and a file the commands above name is too large to pin (see the warning above); nothing was trusted",
+        )
+        .hint(format!(
+            "make the file smaller than {} MiB or move it out of the project, or turn `trust.pin_scripts` off",
+            digest::MAX_PINNED_BYTES / (1024 * 1024)
+        )));
+    }
 
     if !args.yes {
         if !std::io::stdin().is_terminal() {
@@ -77,7 +93,7 @@ pub fn run(args: &TrustArgs) -> CmdResult {
             )
             .hint("run `keryx-hooks trust` in a terminal to review and confirm, or `keryx-hooks trust --yes` once you have read the commands above"));
         }
-        if !confirm()? {
+        if !ask("Trust exactly this version?")? {
             output::line("Not trusted; nothing was written.");
             return Ok(ExitCode::from(1));
         }
@@ -96,9 +112,9 @@ pub fn run(args: &TrustArgs) -> CmdResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Asks on the terminal; anything but yes is no.
-fn confirm() -> Result<bool, CommandError> {
-    output::stdout("Trust exactly this version? [y/N] ");
+/// Asks `question` on the terminal; anything but yes is no.
+pub(crate) fn ask(question: &str) -> Result<bool, CommandError> {
+    output::stdout(&format!("{question} [y/N] "));
     let mut answer = String::new();
     std::io::stdin().read_line(&mut answer)?;
     Ok(matches!(

@@ -42,7 +42,8 @@ impl DriftState {
         match self {
             DriftState::NeverMigrated => "no snapshot has been taken of this source",
             DriftState::HalfApplied => {
-                "the snapshot exists, but not every host that should use it is wired to it"
+                "the snapshot exists, but not every host that should use it is wired to it \
+                 with timeouts that cover its hooks"
             }
             DriftState::StaleButStable => {
                 "the source has changed since the snapshot was taken; sessions still run the snapshot"
@@ -317,7 +318,7 @@ fn drift_line(loc: &Locations, key: &str) -> Option<String> {
                 let mut missing: Vec<&str> = a.unwired().map(|h| h.host.as_str()).collect();
                 missing.dedup();
                 Some(format!(
-                    "keryx-hooks: hook snapshot `{key}` is not wired into every host that should use it{}; \
+                    "keryx-hooks: hook snapshot `{key}` is not wired, with timeouts that cover its hooks, into every host that should use it{}; \
                      run `keryx-hooks doctor --fix`",
                     if missing.is_empty() {
                         String::new()
@@ -349,7 +350,82 @@ pub fn recorded_wired(loc: &Locations, r: &Recorded<'_>, key: &str) -> Result<bo
         WiringFormat::Settings => super::hostfile::wired_events(adapter, path)?,
         WiringFormat::Plugin => super::plugin::wired_events(adapter, path)?,
     };
-    Ok(all_events_at(adapter, &entries, key))
+    let project = match w.scope {
+        WiringScope::User => None,
+        WiringScope::Project => Some(
+            w.project
+                .as_deref()
+                .map(Path::new)
+                .unwrap_or(loc.project_root_or_cwd()),
+        ),
+    };
+    Ok(all_events_at(adapter, &entries, key)
+        && timeouts_cover(loc, adapter, &entries, key, project))
+}
+
+/// Whether each of our entries for snapshot `key` in `entries` has a
+/// timeout at least what the snapshot's hooks need on that event (see
+/// [`short_timeouts`]).
+pub fn timeouts_cover(
+    loc: &Locations,
+    host: &hosts::Adapter,
+    entries: &[WiredEntry],
+    key: &str,
+    project: Option<&Path>,
+) -> bool {
+    short_timeouts(loc, host, entries, key, project).is_empty()
+}
+
+/// One wired event whose host timeout is below what the hooks need there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShortTimeout {
+    pub host_event: String,
+    /// Both in the host's own unit.
+    pub timeout: u64,
+    pub needed: u64,
+}
+
+/// Our entries for snapshot `key` in `entries` whose timeout is below what
+/// the snapshot's hooks need on that event (at project scope, with the
+/// hooks of the project at `project` too): a host kills a hook at its
+/// timeout and Claude Code then lets the tool run, so a timeout below a
+/// gate's is a gate that can be outwaited. An entry without a timeout gets
+/// the host's default and is not judged; when the hooks do not load, the
+/// loader's own diagnostics report that instead.
+pub fn short_timeouts(
+    loc: &Locations,
+    host: &hosts::Adapter,
+    entries: &[WiredEntry],
+    key: &str,
+    project: Option<&Path>,
+) -> Vec<ShortTimeout> {
+    let dir = loc.snapshot_dir(key);
+    if !dir.join(manifest::MANIFEST_FILE).is_file() {
+        return Vec::new();
+    }
+    let regs = match project {
+        Some(root) => super::hostfile::budget_registrations_in(&dir, root, loc),
+        None => super::hostfile::budget_registrations(&dir, Scope::User, loc),
+    };
+    let Ok(regs) = regs else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (event, needed) in super::hostfile::needed_timeouts(host, &regs) {
+        for e in entries
+            .iter()
+            .filter(|e| e.host_event == event && e.snapshot_key.as_deref() == Some(key))
+        {
+            if let Some(timeout) = e.timeout.filter(|t| *t < needed) {
+                out.push(ShortTimeout {
+                    host_event: event.to_owned(),
+                    timeout,
+                    needed,
+                });
+            }
+        }
+    }
+    out
 }
 
 /// Whether `entries` wire every event `host` maps to snapshot `key`.
@@ -381,12 +457,15 @@ pub fn host_wired(loc: &Locations, host: &str, key: &str) -> Result<bool, String
     for HostFile {
         path: file,
         entries,
-        ..
+        scope,
     } in host_config_entries(loc, adapter)
     {
+        let project = (scope == Scope::Project).then(|| loc.project_root_or_cwd());
         match entries {
             Ok(entries) => {
-                if all_events_at(adapter, &entries, key) {
+                if all_events_at(adapter, &entries, key)
+                    && timeouts_cover(loc, adapter, &entries, key, project)
+                {
                     return Ok(true);
                 }
             }

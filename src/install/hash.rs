@@ -393,6 +393,140 @@ pub fn source_hash(source: &Path, cache: Option<&Path>) -> Result<String, String
     Ok(hash)
 }
 
+/// One file's whole-content digest, as [`whole_file_digests`] found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileDigest {
+    /// The sha256 of every byte, hex.
+    Sha256(String),
+    /// Larger than the cap given; not read.
+    TooLarge(u64),
+    /// Could not be stat'ed or read.
+    Unreadable(std::io::ErrorKind),
+}
+
+/// The digest of every byte of each `(rel, path)` in `files` (`rel` names
+/// the file under `root` in the cache), streamed, so no file is held in
+/// memory; a file larger than `cap` is not read. With `cache` (a stat cache
+/// in the layout [`source_hash`] uses, for `root`), a file whose stamp is
+/// unchanged since its digest was stored is not read again; a file that
+/// changed during its read, or too recently for its stamp to vouch for it,
+/// is not stored. A cache that cannot be read or written only costs time.
+pub fn whole_file_digests(
+    root: &Path,
+    files: &[(String, PathBuf)],
+    cap: u64,
+    cache: Option<&Path>,
+) -> Vec<FileDigest> {
+    let bytes = cache.and_then(|p| {
+        let mut b = Vec::new();
+        std::fs::File::open(p)
+            .and_then(|f| f.take(MAX_CACHE_BYTES).read_to_end(&mut b))
+            .ok()?;
+        Some(b)
+    });
+    let stored = bytes.as_deref().and_then(|b| StatCache::parse(b, root));
+    let known: HashMap<&str, &CacheRow> = stored
+        .as_ref()
+        .map(|c| c.files.iter().map(|r| (&*r.0, r)).collect())
+        .unwrap_or_default();
+    let now = SystemTime::now();
+    let mut entries: Vec<SourceFile> = Vec::new();
+    let mut digests: Vec<String> = Vec::new();
+    let mut out = Vec::with_capacity(files.len());
+    for (rel, path) in files {
+        let m = match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => m,
+            Ok(_) => {
+                out.push(FileDigest::Unreadable(std::io::ErrorKind::InvalidInput));
+                continue;
+            }
+            Err(e) => {
+                out.push(FileDigest::Unreadable(e.kind()));
+                continue;
+            }
+        };
+        if m.size() > cap {
+            out.push(FileDigest::TooLarge(m.size()));
+            continue;
+        }
+        let mode = m.permissions().mode() & 0o777;
+        let f = SourceFile {
+            rel: rel.clone(),
+            link_target: Some(path.clone()),
+            mode,
+            executable: mode & 0o111 != 0,
+            stamp: Stamp::of(&m),
+        };
+        if let Some(row) = known.get(rel.as_str()).filter(|r| r.matches(&f)) {
+            let d = row.sha256().to_owned();
+            out.push(FileDigest::Sha256(d.clone()));
+            digests.push(d);
+            entries.push(f);
+            continue;
+        }
+        let digest = stream_digest(path, cap);
+        if let FileDigest::Sha256(d) = &digest {
+            let stable = std::fs::metadata(path).is_ok_and(|after| Stamp::of(&after) == f.stamp);
+            if stable && !f.stamp.racy(now) {
+                digests.push(d.clone());
+                entries.push(f);
+            }
+        }
+        out.push(digest);
+    }
+    let mut rows: Vec<CacheRow> = entries
+        .iter()
+        .zip(&digests)
+        .map(|(f, d)| CacheRow::of(f, d))
+        .collect();
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    let fresh = StatCache {
+        head: CacheHead {
+            version: CACHE_VERSION,
+            source: Cow::Owned(root.to_string_lossy().into_owned()),
+            hash: None,
+            stamps: None,
+        },
+        files: rows,
+    };
+    if let Some(path) = cache
+        && stored.as_ref().is_none_or(|old| *old != fresh)
+        && let Err(e) = fresh.write(path)
+    {
+        tracing::debug!("whole-file digest cache not written: {e}");
+    }
+    out
+}
+
+/// A digest cache is small (a path and two short strings per file); one
+/// larger than this is not read.
+const MAX_CACHE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The sha256 of every byte of `path`, read in pieces; more than `cap`
+/// bytes (the file grew since it was stat'ed) is [`FileDigest::TooLarge`].
+fn stream_digest(path: &Path, cap: u64) -> FileDigest {
+    note_content_read();
+    let mut h = Sha256::new();
+    let read = std::fs::File::open(path).and_then(|f| {
+        let mut limited = f.take(cap + 1);
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut total = 0u64;
+        loop {
+            let n = limited.read(&mut buf)?;
+            if n == 0 {
+                return Ok(total);
+            }
+            total += n as u64;
+            h.update(&buf[..n]);
+        }
+    });
+    match read {
+        Ok(total) if total > cap => FileDigest::TooLarge(total),
+        Ok(_) => FileDigest::Sha256(hex(&h.finalize())),
+        Err(e) => FileDigest::Unreadable(e.kind()),
+    }
+}
+
 /// Where the stat cache for `source` lives under the state dir: one small
 /// file per source, so two sources never evict each other.
 pub fn cache_file(state_dir: &Path, source: &Path) -> PathBuf {
@@ -704,6 +838,50 @@ mod tests {
         let r3 = content_reads();
         source_hash(t.path(), Some(&cache)).unwrap();
         assert_eq!(content_reads() - r3, 1);
+    }
+
+    /// Whole-file digests: every byte counts, a file over the cap is not
+    /// read, and a warm call with the stat cache reads nothing.
+    #[test]
+    fn whole_file_digests_hash_everything_and_cache_by_stamp() {
+        let t = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(t.path()).unwrap();
+        write(&root, "a.sh", "echo a", 0o755);
+        write(&root, "big.bin", "", 0o644);
+        std::fs::File::options()
+            .write(true)
+            .open(root.join("big.bin"))
+            .unwrap()
+            .set_len(101)
+            .unwrap();
+        let files = vec![
+            ("a.sh".to_owned(), root.join("a.sh")),
+            ("big.bin".to_owned(), root.join("big.bin")),
+            ("gone".to_owned(), root.join("gone")),
+        ];
+        let cache = root.join("cache/pins.json");
+        std::thread::sleep(RACY_WINDOW + Duration::from_millis(100));
+        let r0 = content_reads();
+        let cold = whole_file_digests(&root, &files, 100, Some(&cache));
+        assert_eq!(content_reads() - r0, 1);
+        assert_eq!(
+            cold,
+            [
+                FileDigest::Sha256(digest_bytes(b"echo a")),
+                FileDigest::TooLarge(101),
+                FileDigest::Unreadable(std::io::ErrorKind::NotFound),
+            ]
+        );
+        let r1 = content_reads();
+        assert_eq!(whole_file_digests(&root, &files, 100, Some(&cache)), cold);
+        assert_eq!(content_reads() - r1, 0, "a warm call must read nothing");
+        // Same size, new bytes: the stamp moved, so it is read again.
+        write(&root, "a.sh", "echo b", 0o755);
+        let warm = whole_file_digests(&root, &files, 100, Some(&cache));
+        assert_eq!(warm[0], FileDigest::Sha256(digest_bytes(b"echo b")));
+        // A cache for another root is never used.
+        let other = whole_file_digests(&root.join("x"), &files[..1], 100, Some(&cache));
+        assert_eq!(other[0], FileDigest::Sha256(digest_bytes(b"echo b")));
     }
 
     #[test]

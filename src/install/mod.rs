@@ -1,7 +1,8 @@
 //! The snapshot installer (ARCHITECTURE §6): copying a hook source into a
 //! session-stable snapshot, the one source-hash function, the manifest, the
 //! drift classifier, the host-config editors that wire hosts to it, the
-//! hosts' own plugin formats, and Codex's hook-review state.
+//! hosts' own plugin formats, Codex's hook-review state, and the review of
+//! the commands a resync would start running.
 
 pub mod classify;
 pub mod codex_trust;
@@ -9,4 +10,5 @@ pub mod hash;
 pub mod hostfile;
 pub mod manifest;
 pub mod plugin;
+pub mod resync;
 pub mod snapshot;

@@ -4,7 +4,6 @@
 //! file's bytes, so formatting, key order, descriptions and Keryx's own
 //! bookkeeping cannot revoke trust, while any change to what runs does.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -12,6 +11,7 @@ use sha2::{Digest, Sha256};
 
 use crate::config::model::{Registration, Scope};
 use crate::config::schema::hex;
+use crate::install::hash::{self, FileDigest};
 use crate::paths;
 
 /// Every digest is written `sha256:<64 hex>`.
@@ -21,9 +21,14 @@ pub const PREFIX: &str = "sha256:";
 /// "changed" rather than silently matching a different shape.
 const DOMAIN: &[u8] = b"keryx-hooks project-hook trust v1\n";
 
-/// A pinned file larger than this is hashed by its first bytes and its
-/// length only; reading a huge file on every event would stall the host.
-const MAX_PINNED_BYTES: u64 = 16 * 1024 * 1024;
+/// A file larger than this is not pinned: `trust` refuses to record a
+/// version that pins one, and a pinned digest that names one never matches.
+/// Below it every byte is hashed; a stat cache keeps that from being read
+/// again on every event.
+pub const MAX_PINNED_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The prefix of a [`PinnedFile::hash`] for a file over [`MAX_PINNED_BYTES`].
+const TOO_LARGE: &str = "too large to pin: ";
 
 /// The project's full command-hook registrations in digest order.
 ///
@@ -86,8 +91,16 @@ pub fn canonical(hooks: &[&Registration]) -> Value {
 pub struct PinnedFile {
     /// Path relative to the real project root, `/`-separated.
     pub rel: String,
-    /// `sha256:<hex>` of the bytes, or a marker when it cannot be read.
+    /// `sha256:<hex>` of every byte, or a marker when it cannot be read or
+    /// is too large to pin.
     pub hash: String,
+}
+
+impl PinnedFile {
+    /// The file's size, when it is over [`MAX_PINNED_BYTES`].
+    pub fn too_large(&self) -> Option<u64> {
+        self.hash.strip_prefix(TOO_LARGE)?.parse().ok()
+    }
 }
 
 /// The digest of `hooks`; with `pinned`, the bytes of those files too.
@@ -164,8 +177,19 @@ pub fn project_files(reg: &Registration, root: &Path) -> Vec<ProjectFile> {
 }
 
 /// The pinned-file list for `hooks`: each in-project file once, sorted by
-/// its relative path so argv order and duplicates do not matter.
+/// its relative path so argv order and duplicates do not matter. Every byte
+/// of each file is hashed.
 pub fn pinned_files(hooks: &[&Registration], root: &Path) -> Vec<PinnedFile> {
+    pinned_files_cached(hooks, root, None)
+}
+
+/// [`pinned_files`] with a stat cache (see [`pin_cache`]): a file whose
+/// stat is unchanged since it was last hashed is not read again.
+pub fn pinned_files_cached(
+    hooks: &[&Registration],
+    root: &Path,
+    cache: Option<&Path>,
+) -> Vec<PinnedFile> {
     let mut files: Vec<ProjectFile> = Vec::new();
     for r in hooks {
         for f in project_files(r, root) {
@@ -175,42 +199,32 @@ pub fn pinned_files(hooks: &[&Registration], root: &Path) -> Vec<PinnedFile> {
         }
     }
     files.sort_by(|a, b| a.rel.cmp(&b.rel));
-    files
+    let named: Vec<(String, PathBuf)> = files.into_iter().map(|f| (f.rel, f.real)).collect();
+    let real_root = paths::real_path(root);
+    let digests = hash::whole_file_digests(&real_root, &named, MAX_PINNED_BYTES, cache);
+    named
         .into_iter()
-        .map(|f| PinnedFile {
-            hash: hash_file(&f.real),
-            rel: f.rel,
+        .zip(digests)
+        .map(|((rel, _), d)| PinnedFile {
+            rel,
+            // An unreadable file still pins a state: when it becomes
+            // readable (or changes from readable to not) the digest moves.
+            hash: match d {
+                FileDigest::Sha256(d) => format!("{PREFIX}{d}"),
+                FileDigest::TooLarge(size) => format!("{TOO_LARGE}{size}"),
+                FileDigest::Unreadable(kind) => format!("unreadable: {kind:?}"),
+            },
         })
         .collect()
 }
 
-fn hash_file(path: &Path) -> String {
-    let mut h = Sha256::new();
-    let read = std::fs::File::open(path).and_then(|f| {
-        let mut limited = f.take(MAX_PINNED_BYTES);
-        let mut buf = vec![0u8; 64 * 1024];
-        let mut total = 0u64;
-        loop {
-            let n = limited.read(&mut buf)?;
-            if n == 0 {
-                return Ok(total);
-            }
-            total += n as u64;
-            h.update(&buf[..n]);
-        }
-    });
-    match read {
-        Ok(total) => {
-            if total == MAX_PINNED_BYTES {
-                let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-                h.update(format!("\nlength {len}").as_bytes());
-            }
-            format!("{PREFIX}{}", hex(&h.finalize()))
-        }
-        // An unreadable file still pins a state: when it becomes readable
-        // (or changes from readable to not) the digest moves.
-        Err(e) => format!("unreadable: {:?}", e.kind()),
-    }
+/// Where the pinned-file stat cache for the project at `root` lives under
+/// the state dir.
+pub fn pin_cache(state_dir: &Path, root: &Path) -> PathBuf {
+    state_dir.join("pin-hash").join(format!(
+        "{}.json",
+        crate::install::snapshot::snapshot_key(root)
+    ))
 }
 
 #[cfg(test)]

@@ -1,28 +1,52 @@
 //! What a human sees about trust: the review `keryx-hooks trust` prints
 //! before asking, and the header, row marks and JSON that `list` shows.
 //! A committed hooks file is attacker-controlled, so every id, matcher,
-//! argv token, cwd and env pair goes through `escape` and the review says
-//! when anything had to be escaped.
+//! argv token, cwd, env pair and description goes through `escape` and the
+//! review says when anything had to be escaped. A line break or a tab in an
+//! argv token or env value is a script, not hidden text: it is shown on its
+//! lines, each continuation behind a `|` gutter so a script line can never
+//! pass for a line of the review.
 
 use std::path::Path;
 
 use serde_json::{Value, json};
 
 use crate::config::model::{Registration, RunsIn};
-use crate::escape::escape_flagged;
+use crate::escape::{escape_flagged, escape_lines, is_dangerous};
 use crate::trust::digest;
 use crate::trust::{ProjectTrust, TrustState};
 
-/// Escapes repository-controlled text, remembering whether anything needed it.
+/// What starts each continuation line of a multi-line argv token or env
+/// value in the review.
+const CONTINUATION: &str = "    | ";
+
+/// Escapes repository-controlled text, remembering whether anything needed
+/// it and which characters did.
 #[derive(Default)]
 struct Esc {
     flagged: bool,
+    found: Vec<char>,
 }
 
 impl Esc {
+    fn note(&mut self, s: &str, flagged: bool, lines: bool) {
+        if !flagged {
+            return;
+        }
+        self.flagged = true;
+        let hidden = s
+            .chars()
+            .filter(|c| is_dangerous(*c) && !(lines && matches!(c, '\n' | '\t')));
+        for c in hidden {
+            if !self.found.contains(&c) {
+                self.found.push(c);
+            }
+        }
+    }
+
     fn text(&mut self, s: &str) -> String {
         let (out, flagged) = escape_flagged(s);
-        self.flagged |= flagged;
+        self.note(s, flagged, false);
         out
     }
 
@@ -30,6 +54,14 @@ impl Esc {
     /// `escape` already doubles backslashes, so `\"` is unambiguous.
     fn quoted(&mut self, s: &str) -> String {
         format!("\"{}\"", self.text(s).replace('"', "\\\""))
+    }
+
+    /// [`Esc::quoted`] for an argv token or env value: line breaks and tabs
+    /// are kept (see [`escape_lines`]) and do not count as hidden.
+    fn script(&mut self, s: &str) -> String {
+        let (out, flagged) = escape_lines(s, CONTINUATION);
+        self.note(s, flagged, true);
+        format!("\"{}\"", out.replace('"', "\\\""))
     }
 }
 
@@ -70,21 +102,44 @@ pub fn review(trust: &ProjectTrust, hooks: &[&Registration], root: &Path) -> Str
     }
     if esc.flagged {
         out.push_str(
-            "note: some text above contained control, escape, bidi-override or zero-width characters; they are shown as \\xHH / \\uHHHH escapes, not as written\n",
+            "note: some text above contained control, escape, bidi-override, zero-width or other invisible characters; they are shown as \\xHH / \\uHHHH escapes, not as written\n",
         );
     }
     out
 }
 
+/// The review blocks of `hooks` alone (in the order given), as the trust
+/// review shows them, and whether anything had to be escaped; `root` is the
+/// directory whose files the commands may name.
+pub fn command_blocks(hooks: &[&Registration], root: &Path) -> (String, bool) {
+    let mut esc = Esc::default();
+    let mut out = String::new();
+    for r in hooks {
+        out.push('\n');
+        out.push_str(&hook_block(r, root, &mut esc));
+    }
+    (out, esc.flagged)
+}
+
 /// Whether anything in the review of `hooks` had to be escaped (control,
-/// escape, bidi-override or zero-width characters): text that reads one
-/// way and runs another, which `trust` only records with `--force`.
+/// escape, bidi-override, zero-width or other invisible characters): text
+/// that reads one way and runs another, which `trust` only records with
+/// `--force`. A script's line breaks and tabs do not count.
 pub fn has_hidden_text(hooks: &[&Registration], root: &Path) -> bool {
+    !hidden_characters(hooks, root).is_empty()
+}
+
+/// The distinct characters the review of `hooks` had to escape, in the
+/// order they first appear, each written as its escape (`\u00AD`).
+pub fn hidden_characters(hooks: &[&Registration], root: &Path) -> Vec<String> {
     let mut esc = Esc::default();
     for r in hooks {
         hook_block(r, root, &mut esc);
     }
-    esc.flagged
+    esc.found
+        .iter()
+        .map(|c| crate::escape::escaped_char(*c))
+        .collect()
 }
 
 fn hook_block(r: &Registration, root: &Path, esc: &mut Esc) -> String {
@@ -111,14 +166,17 @@ fn hook_block(r: &Registration, root: &Path, esc: &mut Esc) -> String {
         profiles,
         r.enabled,
     );
-    let argv: Vec<String> = cmd.argv.iter().map(|a| esc.quoted(a)).collect();
+    if let Some(d) = &r.description {
+        s.push_str(&format!("  description: {}\n", esc.text(d)));
+    }
+    let argv: Vec<String> = cmd.argv.iter().map(|a| esc.script(a)).collect();
     s.push_str(&format!("  argv: {}\n", argv.join(" ")));
     match &cmd.cwd {
         Some(cwd) => s.push_str(&format!("  cwd: {}\n", esc.quoted(cwd))),
         None => s.push_str("  cwd: (the project root)\n"),
     }
     for (k, v) in &cmd.env {
-        s.push_str(&format!("  env: {}={}\n", esc.text(k), esc.quoted(v)));
+        s.push_str(&format!("  env: {}={}\n", esc.text(k), esc.script(v)));
     }
     for f in digest::project_files(r, root) {
         s.push_str(&format!(

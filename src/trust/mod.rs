@@ -111,15 +111,34 @@ pub fn record_for(loaded: &Loaded, project_root: &std::path::Path) -> Record {
             hook_ids.push(r.id.clone());
         }
     }
+    // A file too large to pin leaves nothing to pin against: with
+    // `trust.pin_scripts` on, such a record never matches.
+    let pinnable = pinned.iter().all(|f| f.too_large().is_none());
     Record {
         digest: digest::digest(&hooks, None),
-        pinned_digest: Some(digest::digest(&hooks, Some(&pinned))),
+        pinned_digest: pinnable.then(|| digest::digest(&hooks, Some(&pinned))),
         hook_ids,
         trusted_at: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0),
     }
+}
+
+/// One sentence per pinned file too large to pin.
+pub fn too_large_warnings(pinned: &[digest::PinnedFile]) -> Vec<String> {
+    pinned
+        .iter()
+        .filter_map(|f| {
+            let size = f.too_large()?;
+            Some(format!(
+                "`{}` is {size} bytes, over the {} MiB `trust.pin_scripts` hashes, so it cannot be pinned; \
+                 the project's command hooks do not run while pinning is on and it is this large",
+                escape(&f.rel),
+                digest::MAX_PINNED_BYTES / (1024 * 1024)
+            ))
+        })
+        .collect()
 }
 
 /// Decides trust for `loaded` without changing it.
@@ -149,7 +168,10 @@ pub fn evaluate(loaded: &Loaded, loc: &Locations) -> ProjectTrust {
         return trust;
     }
     if trust.pin_scripts {
-        trust.digest = digest::digest(&hooks, Some(&digest::pinned_files(&hooks, root)));
+        let cache = digest::pin_cache(&loc.state_dir, root);
+        let pinned = digest::pinned_files_cached(&hooks, root, Some(&cache));
+        trust.warnings.extend(too_large_warnings(&pinned));
+        trust.digest = digest::digest(&hooks, Some(&pinned));
     }
     let record = Store::open(loc).and_then(|s| s.get(root));
     trust.state = match record {

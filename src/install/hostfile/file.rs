@@ -65,20 +65,97 @@ pub fn lock_parent(path: &Path, create: bool) -> Result<Option<DirLock>, String>
     }
 }
 
+/// A host file larger than this is refused: settings files are a few KiB,
+/// and a link to `/dev/zero` or a huge file must not exhaust memory.
+pub const MAX_HOST_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
 /// The file's text, `None` when it does not exist; a file that is not UTF-8
-/// is refused (it cannot be edited without changing bytes we do not own).
+/// is refused (it cannot be edited without changing bytes we do not own),
+/// and so is anything but a regular file (a FIFO, a device: it is opened
+/// without blocking and never read) or a file over [`MAX_HOST_FILE_BYTES`].
 pub fn read(path: &Path) -> Result<Option<String>, String> {
-    match std::fs::read(path) {
-        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read `{}`: {e}", path.display())),
-        Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|e| {
-            format!(
-                "`{}` is not UTF-8 text (invalid byte at offset {}); left as it is",
-                path.display(),
-                e.utf8_error().valid_up_to()
-            )
-        }),
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let cannot = |e: std::io::Error| format!("cannot read `{}`: {e}", path.display());
+    let f = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+    {
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(cannot(e)),
+        Ok(f) => f,
+    };
+    let m = f.metadata().map_err(cannot)?;
+    if !m.is_file() {
+        return Err(format!(
+            "`{}` is not a regular file (a FIFO, device or socket); left as it is",
+            path.display()
+        ));
     }
+    let too_big = || {
+        format!(
+            "`{}` is larger than {} MiB, too large for a host config file; left as it is",
+            path.display(),
+            MAX_HOST_FILE_BYTES / (1024 * 1024)
+        )
+    };
+    if m.len() > MAX_HOST_FILE_BYTES {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::with_capacity(m.len() as usize);
+    f.take(MAX_HOST_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_HOST_FILE_BYTES {
+        return Err(too_big());
+    }
+    String::from_utf8(bytes).map(Some).map_err(|e| {
+        format!(
+            "`{}` is not UTF-8 text (invalid byte at offset {}); left as it is",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// Refuses `path` (a project-scope host file, which may not exist yet)
+/// when it, or the directory it would be created in, resolves outside
+/// `root`: a committed `.claude/settings.json -> ~/.claude/settings.json`
+/// (or a linked `.claude` directory) would otherwise have `install --scope
+/// project` write the user's own config, or `/etc`.
+pub fn refuse_outside(path: &Path, root: &Path) -> Result<(), String> {
+    let real_root = std::fs::canonicalize(root)
+        .map_err(|e| format!("cannot resolve the project `{}`: {e}", root.display()))?;
+    // The deepest part of `path` that exists is what a write goes through.
+    let mut probe = path.to_path_buf();
+    let real = loop {
+        match std::fs::canonicalize(&probe) {
+            Ok(real) => break real,
+            Err(_) if std::fs::symlink_metadata(&probe).is_ok() => {
+                // A dangling link: `resolve` names it; here it leads nowhere
+                // we can check, so it is refused too.
+                return Err(format!(
+                    "`{}` is a symlink that leads nowhere; remove it, then run this again",
+                    probe.display()
+                ));
+            }
+            Err(_) => match probe.parent() {
+                Some(p) if !p.as_os_str().is_empty() => probe = p.to_path_buf(),
+                _ => return Ok(()),
+            },
+        }
+    };
+    if real.starts_with(&real_root) {
+        return Ok(());
+    }
+    Err(format!(
+        "`{}` resolves to `{}`, outside the project `{}` (through a symlink); refusing to write \
+         a project-scope file there; nothing was written",
+        path.display(),
+        real.display(),
+        real_root.display()
+    ))
 }
 
 pub fn mode(path: &Path) -> Option<u32> {

@@ -21,7 +21,9 @@ use crate::hosts::Adapter;
 use crate::paths::Locations;
 
 use wiring::Format;
-pub use wiring::{Desired, ShimCommand, desired, parse_shim_command, shim_command, worst_case_ms};
+pub use wiring::{
+    Desired, ShimCommand, desired, needed_timeouts, parse_shim_command, shim_command, worst_case_ms,
+};
 
 /// Which of a host's config files: the user's own, or the project's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -511,7 +513,8 @@ fn loaded_registrations(sources: &load::Sources) -> Result<Vec<Registration>, Ve
 
 /// Wires every event of `host` to snapshot `key` in each file the host
 /// reads at `scope` (see [`install_targets`]), with timeouts covering
-/// `regs`. One result per file; an empty list means the host has no file
+/// `regs`. At project scope a file (or its directory) that resolves outside
+/// the project is refused before anything is written. One result per file; an empty list means the host has no file
 /// at that scope.
 pub fn wire_host(
     host: &Adapter,
@@ -523,7 +526,14 @@ pub fn wire_host(
 ) -> Result<Vec<FileReport>, String> {
     let binary = shim_binary()?;
     let wanted = desired(host, &binary, key, regs);
-    install_targets(host, scope, loc)
+    let targets = install_targets(host, scope, loc);
+    if scope == Scope::Project {
+        let root = loc.project_root_or_cwd();
+        for path in &targets {
+            file::refuse_outside(path, root)?;
+        }
+    }
+    targets
         .iter()
         .map(|path| install(host, path, &wanted, dry_run))
         .collect()

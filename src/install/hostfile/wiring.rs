@@ -208,6 +208,21 @@ pub fn worst_case_ms(regs: &[Registration], host: &Adapter, ev: &HostEvent) -> u
     (worst + STARTUP_MARGIN_MS).max(MIN_BUDGET_MS)
 }
 
+/// The timeout, in the host's unit, each event `host` wires needs for
+/// `regs`: the shim's worst case there ([`worst_case_ms`]).
+pub fn needed_timeouts<'a>(
+    host: &'a Adapter,
+    regs: &'a [Registration],
+) -> impl Iterator<Item = (&'a str, u64)> + 'a {
+    host.events().iter().filter(|e| e.wired()).map(move |ev| {
+        (
+            ev.name(),
+            host.timeout_unit()
+                .from_millis(worst_case_ms(regs, host, ev)),
+        )
+    })
+}
+
 /// Every event `host` wires, with its command and a timeout in the host's
 /// unit that is never below the shim's worst case.
 pub fn desired(host: &Adapter, binary: &Path, key: &str, regs: &[Registration]) -> Vec<Desired> {
