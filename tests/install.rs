@@ -456,6 +456,21 @@ fn unreadable_files_are_refused_with_no_write() {
         .stderr_has("no project-scope config file");
 }
 
+/// Copilot ignores a repository's hooks in a folder it does not trust
+/// (captured with Copilot CLI 1.0.102): a project install says so.
+#[test]
+fn a_copilot_project_install_says_the_folder_must_be_trusted() {
+    let env = Env::new();
+    let run = env.run(&["install", "copilot", "--scope", "project"]);
+    run.code(0);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(said.contains("only in a folder it trusts"), "{said}");
+    assert!(env.project.join(".github/hooks/keryx-hooks.json").is_file());
+    let run = env.run(&["install", "copilot"]);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(!said.contains("only in a folder it trusts"), "{said}");
+}
+
 #[test]
 fn project_scope_writes_the_project_file_and_an_old_binary_path_is_replaced() {
     let env = Env::new();
