@@ -206,7 +206,7 @@ fn adapter_data_is_consistent() {
 fn capabilities_per_host() {
     use Event::*;
     // (host, can ask, gateable events, bridged SubagentStart)
-    let table: [(&str, bool, &[Event], bool); 7] = [
+    let table: [(&str, bool, &[Event], bool); 8] = [
         (
             "keryx",
             true,
@@ -229,6 +229,8 @@ fn capabilities_per_host() {
         ("cursor", false, &[UserPromptSubmit, PreToolUse, Stop], true),
         ("copilot", true, &[UserPromptSubmit, PreToolUse, Stop], true),
         ("kimi", false, &[UserPromptSubmit, PreToolUse, Stop], true),
+        // Captured: a throw in chat.message stops the prompt.
+        ("opencode", false, &[UserPromptSubmit, PreToolUse], true),
     ];
     for (name, can_ask, gates, bridged) in table {
         let a = host(name);
