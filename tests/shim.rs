@@ -585,3 +585,38 @@ fn a_copilot_subagents_stop_is_not_the_sessions_stop() {
     run.code(0);
     run.stdout_has("\"block\"");
 }
+
+/// Qwen Code re-fires UserPromptSubmit with an empty prompt after every
+/// tool round: a prompt gate runs for the prompt once, and the re-fires
+/// run nothing and say nothing.
+#[test]
+fn qwens_empty_prompt_re_fires_are_not_new_prompts() {
+    let env = Env::new();
+    let log = env.home.join("ups.log");
+    let gate = recorder(&env, "ups", &log);
+    env.write(
+        env.user_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": {"UserPromptSubmit": [
+            {"id": "prompt-gate", "class": "gate", "runsIn": "unsandboxed",
+             "command": {"argv": [gate]}}
+        ]}})
+        .to_string(),
+    );
+    for name in [
+        "UserPromptSubmit-basic.json",
+        "UserPromptSubmit-basic-2.json",
+        "UserPromptSubmit-basic-3.json",
+    ] {
+        let mut p = fixture("qwen-code", name);
+        p["cwd"] = json!(env.project);
+        let run = env.run_stdin(&["run", "qwen-code", "UserPromptSubmit"], p.to_string());
+        run.code(0);
+        assert_eq!(run.stdout, "", "{name}");
+    }
+    let seen = lines_of(&log);
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(
+        seen[0].contains("\"prompt\":\"run echo please\""),
+        "{seen:?}"
+    );
+}

@@ -66,7 +66,8 @@ fn every_host_is_embedded() {
             "gemini-cli",
             "keryx",
             "kimi",
-            "opencode"
+            "opencode",
+            "qwen-code"
         ]
     );
     for name in host_names() {
@@ -206,7 +207,7 @@ fn adapter_data_is_consistent() {
 fn capabilities_per_host() {
     use Event::*;
     // (host, can ask, gateable events, bridged SubagentStart)
-    let table: [(&str, bool, &[Event], bool); 8] = [
+    let table: [(&str, bool, &[Event], bool); 9] = [
         (
             "keryx",
             true,
@@ -231,6 +232,12 @@ fn capabilities_per_host() {
         ("kimi", false, &[UserPromptSubmit, PreToolUse, Stop], true),
         // Captured: a throw in chat.message stops the prompt.
         ("opencode", false, &[UserPromptSubmit, PreToolUse], true),
+        (
+            "qwen-code",
+            true,
+            &[UserPromptSubmit, PreToolUse, Stop],
+            true,
+        ),
     ];
     for (name, can_ask, gates, bridged) in table {
         let a = host(name);
@@ -709,6 +716,70 @@ fn copilot_captured_payloads() {
     assert_eq!(
         (end.event, end.session_id.as_str()),
         (Event::SubagentStop, "32cd57dd-19d7-41e9-9a8f-753eb16c0155")
+    );
+}
+
+/// Qwen Code 0.24.4 as captured: Claude's payloads with its own tool
+/// names, and UserPromptSubmit re-fired with an empty prompt per tool
+/// round, which is skipped (not a new prompt).
+#[test]
+fn qwen_code_captured_payloads() {
+    let a = host("qwen-code");
+    let mut skipped = 0;
+    for (file, payload) in fixtures("qwen-code") {
+        let host_event = file.split('-').next().unwrap();
+        assert_eq!(payload["hook_event_name"], host_event, "{file}");
+        match a.decode(host_event, &payload) {
+            Ok(i) => {
+                assert_eq!(i.session_id, payload["session_id"].as_str().unwrap());
+                assert_eq!(Some(i.event), a.canonical_event(host_event), "{file}");
+                if i.event.is_per_tool() {
+                    let tool = i.tool_name().unwrap();
+                    assert!(CANONICAL_TOOLS.contains(&tool), "{file}: tool {tool}");
+                    assert!(i.tool_input().is_some_and(Value::is_object), "{file}");
+                    assert!(i.tool_call_id().is_some_and(|c| c.starts_with("toolu_")));
+                }
+                if i.event == Event::UserPromptSubmit {
+                    assert!(!i.str_field("prompt").unwrap().is_empty(), "{file}");
+                }
+            }
+            Err(DecodeError::Skipped { .. }) => {
+                assert_eq!(payload["prompt"], "", "{file}");
+                skipped += 1;
+            }
+            Err(e) => panic!("qwen-code/{file}: {e}"),
+        }
+    }
+    assert!(skipped >= 2, "{skipped}");
+    let i = decode(
+        "qwen-code",
+        "PreToolUse",
+        &fixture("qwen-code", "PreToolUse-subagent-run_shell_command.json"),
+    );
+    assert_eq!(i.fields["hostToolName"], "run_shell_command");
+    assert_eq!(i.str_field("agentId"), Some("general-purpose-call_0_0"));
+    assert_eq!(host("qwen-code").timeout_unit(), TimeoutUnit::Seconds);
+    let files = host("qwen-code").config_files();
+    assert_eq!(
+        (files.user.as_slice(), files.project.as_slice()),
+        (
+            &["~/.qwen/settings.json".to_owned()][..],
+            &[".qwen/settings.json".to_owned()][..]
+        )
+    );
+    assert_eq!(
+        enc("qwen-code", "PreToolUse", &deny("no")),
+        out(
+            r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}"#
+        )
+    );
+    assert_eq!(
+        enc("qwen-code", "UserPromptSubmit", &deny("no")),
+        out(r#"{"decision":"block","reason":"no"}"#)
+    );
+    assert_eq!(
+        enc("qwen-code", "Stop", &deny("again")),
+        out(r#"{"decision":"block","reason":"again"}"#)
     );
 }
 
