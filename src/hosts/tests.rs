@@ -1196,6 +1196,11 @@ fn copilot_encodings() {
         enc("copilot", "userPromptSubmitted", &deny("no")),
         out(r#"{"decision":"block","reason":"no"}"#)
     );
+    // Captured: a user message after the tool result.
+    assert_eq!(
+        enc("copilot", "preToolUse", &context("c")),
+        out(r#"{"additionalContext":"c"}"#)
+    );
     assert_eq!(
         enc("copilot", "userPromptSubmitted", &context("branch main")),
         out(r#"{"additionalContext":"branch main"}"#)
