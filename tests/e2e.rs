@@ -2036,6 +2036,45 @@ fn chat_session_start_context(host: ChatHost) {
     );
 }
 
+/// keryx UserPromptSubmit context reaches the model with the prompt (the
+/// only channel Kimi Code has).
+fn chat_prompt_context(host: ChatHost) {
+    const PROMPT_CONTEXT: &str = "E2E-PROMPT-CONTEXT-51C9";
+    let env = E2eEnv::new();
+    let script = env.script(
+        "prompt-context.sh",
+        &format!(
+            "cat >/dev/null\necho call >> {calls}\nprintf '%s\\n' {out}\n",
+            calls = sh_quote(env.path("ctx.calls").to_str().unwrap()),
+            out = sh_quote(json!({ "additionalContext": PROMPT_CONTEXT }).to_string()),
+        ),
+    );
+    let mut hooks = serde_json::Map::new();
+    hooks.insert(
+        "UserPromptSubmit".into(),
+        json!([{ "id": "e2e-prompt-context", "class": "context", "runsIn": "unsandboxed",
+                 "timeoutMs": 20000, "command": { "argv": ["/bin/sh", script] } }]),
+    );
+    keryx_install(&env, host, hooks);
+    let run = host.run(
+        &env,
+        &Scenario::new().text("final text."),
+        "run the scenario",
+    );
+    let why = || run.describe();
+    assert_eq!(run.code, 0, "the host failed\n{}", why());
+    assert!(
+        !env.lines("ctx.calls").is_empty(),
+        "the UserPromptSubmit hook never ran\n{}",
+        why()
+    );
+    assert!(
+        run.model_view(run.body(0)).contains(PROMPT_CONTEXT),
+        "the prompt context did not reach the first model request\n{}",
+        why()
+    );
+}
+
 /// A keryx Stop gate that blocks once: the host continues the turn with
 /// the reason, exactly once.
 fn chat_stop_block_once(host: ChatHost) {
@@ -2102,7 +2141,8 @@ chat_host_tests!(
     [
         chat_pre_tool_deny,
         chat_prompt_block,
-        chat_session_start_context
+        chat_session_start_context,
+        chat_prompt_context
     ]
 );
 chat_host_tests!(
@@ -2112,6 +2152,7 @@ chat_host_tests!(
         chat_pre_tool_deny,
         chat_prompt_block,
         chat_session_start_context,
+        chat_prompt_context,
         chat_stop_block_once
     ]
 );
@@ -2122,11 +2163,17 @@ chat_host_tests!(
         chat_pre_tool_deny,
         chat_prompt_block,
         chat_session_start_context,
+        chat_prompt_context,
         chat_stop_block_once
     ]
 );
 chat_host_tests!(
     kimi,
     ChatHost::Kimi,
-    [chat_pre_tool_deny, chat_prompt_block, chat_stop_block_once]
+    [
+        chat_pre_tool_deny,
+        chat_prompt_block,
+        chat_prompt_context,
+        chat_stop_block_once
+    ]
 );
