@@ -1568,3 +1568,612 @@ fn codex_adds_the_generated_plugin_and_doctor_follows_its_review() {
     let check = doctor_codex_review(&env);
     assert_eq!(check["status"], "ok", "{check:#}");
 }
+
+// ------------------------------------------------------------------ Chat Completions hosts
+
+/// The hosts that speak OpenAI Chat Completions (mock API `chat`), driven
+/// through what `keryx-hooks install <host>` wrote into the temp HOME: the
+/// test only adds the host's provider settings pointing at the mock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChatHost {
+    OpenCode,
+    Copilot,
+    QwenCode,
+    Kimi,
+}
+
+impl ChatHost {
+    pub fn name(self) -> &'static str {
+        match self {
+            ChatHost::OpenCode => "opencode",
+            ChatHost::Copilot => "copilot",
+            ChatHost::QwenCode => "qwen-code",
+            ChatHost::Kimi => "kimi",
+        }
+    }
+
+    /// The installed CLI (installing it, and Node 22 where needed, first).
+    fn binary(self) -> PathBuf {
+        static DONE: [OnceLock<()>; 4] = [
+            OnceLock::new(),
+            OnceLock::new(),
+            OnceLock::new(),
+            OnceLock::new(),
+        ];
+        DONE[self as usize].get_or_init(|| install_named(self.name()));
+        let bin = match self {
+            ChatHost::OpenCode => "opencode",
+            // The native binary the npm loader would pick.
+            ChatHost::Copilot => "copilot-linux-x64",
+            ChatHost::QwenCode => "qwen",
+            ChatHost::Kimi => "kimi",
+        };
+        hosts_dir()
+            .join(self.name())
+            .join("node_modules/.bin")
+            .join(bin)
+    }
+
+    /// PATH for the host: Qwen Code and Kimi Code need Node ≥ 22, which
+    /// install-hosts.sh puts in `node22/`.
+    fn path(self) -> String {
+        let path = std::env::var("PATH").unwrap_or_default();
+        match self {
+            ChatHost::QwenCode | ChatHost::Kimi => format!(
+                "{}:{path}",
+                hosts_dir().join("node22/node_modules/.bin").display()
+            ),
+            _ => path,
+        }
+    }
+
+    /// Runs `prompt` headless in `env`'s project against the mock scripted
+    /// by `scenario`, after adding the provider settings to the host's
+    /// config (next to the hooks `install` wrote).
+    pub fn run(self, env: &E2eEnv, scenario: &Scenario, prompt: &str) -> ChatRun {
+        let bin = self.binary();
+        let (home, project) = (&env.home, &env.project);
+        let work = env.root.join(format!("mock-{}", self.name()));
+        std::fs::create_dir_all(&work).unwrap();
+        let mock = Mock::start("chat", scenario, &work);
+        let base_url = format!("http://127.0.0.1:{}/v1", mock.port);
+        let mut cmd = Command::new(&bin);
+        cmd.current_dir(project)
+            .env_clear()
+            .env("PATH", self.path())
+            .env("HOME", home)
+            .env("LANG", "C.UTF-8")
+            .env("NO_COLOR", "1")
+            .env("CI", "true")
+            .env("KERYX_SNAPSHOT_ROOT", home.join(".agentic/hooks-snapshot"))
+            .stdin(Stdio::null());
+        match self {
+            ChatHost::OpenCode => {
+                write_json(
+                    &project.join("opencode.json"),
+                    &json!({
+                        "model": "mock/mock-model",
+                        "small_model": "mock/mock-model",
+                        "autoupdate": false,
+                        "share": "disabled",
+                        "permission": {"bash": "allow", "edit": "allow", "webfetch": "allow"},
+                        "provider": {"mock": {
+                            "npm": "@ai-sdk/openai-compatible",
+                            "name": "Mock",
+                            "options": {"baseURL": base_url, "apiKey": "sk-e2e-mock"},
+                            "models": {"mock-model": {"name": "Mock Model", "tool_call": true,
+                                "limit": {"context": 128000, "output": 4096}}}
+                        }}
+                    }),
+                );
+                cmd.env("XDG_CONFIG_HOME", home.join(".config"))
+                    .env("XDG_DATA_HOME", home.join(".local/share"))
+                    .env("XDG_CACHE_HOME", home.join(".cache"))
+                    .env("XDG_STATE_HOME", home.join(".local/state"))
+                    .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+                    .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+                    .env("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
+                    .env("OPENCODE_DISABLE_SHARE", "1")
+                    .env("OPENCODE_DISABLE_CLAUDE_CODE", "1")
+                    .args(["run", "--format", "json", prompt]);
+            }
+            ChatHost::Copilot => {
+                // BYOK and offline: no GitHub login.
+                cmd.env("COPILOT_HOME", home.join(".copilot"))
+                    .env("COPILOT_OFFLINE", "true")
+                    .env("COPILOT_PROVIDER_BASE_URL", &base_url)
+                    .env("COPILOT_PROVIDER_API_KEY", "sk-e2e-mock")
+                    .env("COPILOT_MODEL", "gpt-4.1")
+                    .env("COPILOT_AUTO_UPDATE", "false")
+                    .args([
+                        "-p",
+                        prompt,
+                        "--allow-all-tools",
+                        "--no-auto-update",
+                        "--no-color",
+                    ]);
+            }
+            ChatHost::QwenCode => {
+                let file = home.join(".qwen/settings.json");
+                let mut settings: Value = std::fs::read_to_string(&file)
+                    .ok()
+                    .and_then(|t| serde_json::from_str(&t).ok())
+                    .unwrap_or_else(|| json!({}));
+                for (k, v) in [
+                    ("security", json!({"auth": {"selectedType": "openai"}})),
+                    ("model", json!({"name": "qwen3-coder-plus"})),
+                    ("privacy", json!({"usageStatisticsEnabled": false})),
+                    ("telemetry", json!({"enabled": false})),
+                ] {
+                    settings[k] = v;
+                }
+                write_json(&file, &settings);
+                cmd.env("OPENAI_BASE_URL", &base_url)
+                    .env("OPENAI_API_KEY", "sk-e2e-mock")
+                    .env("OPENAI_MODEL", "qwen3-coder-plus")
+                    .args([
+                        "--auth-type",
+                        "openai",
+                        "--yolo",
+                        "--output-format",
+                        "json",
+                        prompt,
+                    ]);
+            }
+            ChatHost::Kimi => {
+                let kimi_home = home.join(".kimi-code");
+                let file = kimi_home.join("config.toml");
+                let hooks = std::fs::read_to_string(&file).unwrap_or_default();
+                // Top-level keys and the provider tables first, then the
+                // [[hooks]] install wrote.
+                write(
+                    &file,
+                    &format!(
+                        r#"default_model = "mock/mock-model"
+telemetry = false
+auto_session_title = false
+
+[providers.mock]
+type = "openai"
+base_url = "{base_url}"
+api_key = "sk-e2e-mock"
+
+[models."mock/mock-model"]
+provider = "mock"
+model = "mock-model"
+max_context_size = 128000
+
+{hooks}"#
+                    ),
+                );
+                cmd.env("KIMI_CODE_HOME", &kimi_home).args([
+                    "-p",
+                    prompt,
+                    "--output-format",
+                    "stream-json",
+                ]);
+            }
+        }
+        let out = run_with_timeout(cmd, &work, HOST_TIMEOUT);
+        let requests = mock.requests();
+        drop(mock);
+        let run = ChatRun {
+            host: self,
+            code: out.code,
+            stdout: out.stdout,
+            stderr: out.stderr,
+            requests,
+            dir: env.root.clone(),
+        };
+        if out.timed_out {
+            panic!(
+                "{} did not finish within {HOST_TIMEOUT:?} and was killed\n{}",
+                self.name(),
+                run.describe()
+            );
+        }
+        run
+    }
+}
+
+/// install-hosts.sh for one host by name; a failure names the command that
+/// fixes it.
+fn install_named(name: &str) {
+    let script = install_script();
+    let out = Command::new("bash")
+        .arg(&script)
+        .arg(name)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run `bash {}`: {e}", script.display()));
+    assert!(
+        out.status.success(),
+        "installing {name} failed; run `tests/e2e/install-hosts.sh {name}` by hand (needs node and npm, \
+         e.g. `apt-get install -y nodejs npm`, and the npm registry):\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// What one Chat Completions host run did and what the model API received.
+#[derive(Debug)]
+pub struct ChatRun {
+    pub host: ChatHost,
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub requests: Vec<Value>,
+    pub dir: PathBuf,
+}
+
+impl ChatRun {
+    /// The agent-loop requests (they offer tools), in order.
+    pub fn main_requests(&self) -> Vec<&Value> {
+        self.requests
+            .iter()
+            .filter(|r| r["kind"] == "main")
+            .collect()
+    }
+
+    #[track_caller]
+    pub fn body(&self, i: usize) -> &Value {
+        match self.main_requests().get(i) {
+            Some(r) => &r["body"],
+            None => panic!("no model request #{i}\n{}", self.describe()),
+        }
+    }
+
+    /// Everything the model sees (all messages, system included), as JSON text.
+    pub fn model_view(&self, body: &Value) -> String {
+        body["messages"].to_string()
+    }
+
+    /// The `role: "tool"` results in a request, as text.
+    pub fn tool_results(&self, body: &Value) -> Vec<String> {
+        arr(&body["messages"])
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| text_of(&m["content"]))
+            .collect()
+    }
+
+    /// The text of every user message after the first assistant turn
+    /// (where a Stop continuation lands).
+    pub fn user_text_after_first_turn(&self, body: &Value) -> String {
+        let msgs = arr(&body["messages"]);
+        let first_assistant = msgs
+            .iter()
+            .position(|m| m["role"] == "assistant")
+            .unwrap_or(msgs.len());
+        msgs[first_assistant..]
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .map(|m| text_of(&m["content"]))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "== {} exit {} (files: {})\n",
+            self.host.name(),
+            self.code,
+            self.dir.display()
+        );
+        if std::env::var_os(KEEP_ENV).is_none() {
+            s.push_str(&format!("   (set {KEEP_ENV}=1 to keep them)\n"));
+        }
+        s.push_str(&format!("== model requests ({}):\n", self.requests.len()));
+        for r in &self.requests {
+            let body = &r["body"];
+            let detail = if r["kind"] == "main" {
+                let last = arr(&body["messages"])
+                    .last()
+                    .map(|m| text_of(&m["content"]))
+                    .unwrap_or_default();
+                format!(
+                    "tool_results={} last={}",
+                    clip(&format!("{:?}", self.tool_results(body)), 400),
+                    clip(&last, 300)
+                )
+            } else {
+                String::new()
+            };
+            s.push_str(&format!(
+                "  #{} {} {} kind={} step={} reply={}\n     {detail}\n",
+                r["seq"],
+                r["method"].as_str().unwrap_or(""),
+                r["path"].as_str().unwrap_or(""),
+                r["kind"].as_str().unwrap_or(""),
+                r["step"],
+                clip(&r["reply"].to_string(), 300),
+            ));
+        }
+        s.push_str(&format!("== stderr:\n{}\n", tail(&self.stderr, 6000)));
+        s.push_str(&format!("== stdout:\n{}\n", tail(&self.stdout, 3000)));
+        s
+    }
+}
+
+const PROMPT_REASON: &str = "E2E-PROMPT-BLOCKED: no secrets in prompts";
+const PROMPT_WORD: &str = "E2E-FORBIDDEN-WORD";
+
+/// `keryx-hooks install <host>` in `env` after writing the keryx user
+/// config `hooks` (the built-in Bash gate off, so the user gate answers).
+fn keryx_install(env: &E2eEnv, host: ChatHost, mut hooks: serde_json::Map<String, Value>) {
+    hooks
+        .entry("PreToolUse")
+        .or_insert_with(|| json!([]))
+        .as_array_mut()
+        .unwrap()
+        .insert(
+            0,
+            json!({ "id": "keryx.ctx-guard", "enabled": false, "acknowledge": "disable-builtin-gate" }),
+        );
+    env.keryx_user_hooks(&json!({ "schemaVersion": "1.0.0", "hooks": hooks }));
+    keryx_in(env, &["install", host.name()]);
+}
+
+fn gate(id: &str, script: &Path) -> Value {
+    json!({ "id": id, "class": "gate", "matcher": "*", "runsIn": "unsandboxed",
+            "timeoutMs": 20000, "command": { "argv": ["/bin/sh", script] } })
+}
+
+/// A keryx PreToolUse gate denies the shell command: it never runs, and the
+/// reason is the tool result the model reads next.
+fn chat_pre_tool_deny(host: ChatHost) {
+    let env = E2eEnv::new();
+    let marker = env.path("denied-command-ran");
+    let script = env.deny_echo_gate(DENY_REASON);
+    let mut hooks = serde_json::Map::new();
+    hooks.insert("PreToolUse".into(), json!([gate("e2e-no-echo", &script)]));
+    keryx_install(&env, host, hooks);
+    let scenario = Scenario::new()
+        .shell(&format!(
+            "echo e2e > {}",
+            sh_quote(marker.to_str().unwrap())
+        ))
+        .text("final text.");
+    let run = host.run(&env, &scenario, "run the scenario");
+    let why = || run.describe();
+    assert_eq!(run.code, 0, "the host failed\n{}", why());
+    assert!(
+        !env.lines("gate.calls").is_empty(),
+        "the keryx gate never ran\n{}",
+        why()
+    );
+    assert!(!marker.exists(), "the denied command ran\n{}", why());
+    let results = run.tool_results(run.body(1));
+    assert!(
+        results.iter().any(|r| r.contains(DENY_REASON)),
+        "the deny reason did not reach the model; tool results: {results:?}\n{}",
+        why()
+    );
+}
+
+/// A keryx UserPromptSubmit gate blocks the prompt: the model never sees it.
+fn chat_prompt_block(host: ChatHost) {
+    let env = E2eEnv::new();
+    let script = env.script(
+        "prompt-gate.sh",
+        &format!(
+            r#"payload=$(cat)
+echo call >> {calls}
+case "$payload" in
+  *{word}*) echo {reason} >&2; exit 2 ;;
+esac
+exit 0
+"#,
+            calls = sh_quote(env.path("prompt.calls").to_str().unwrap()),
+            word = sh_quote(PROMPT_WORD),
+            reason = sh_quote(PROMPT_REASON),
+        ),
+    );
+    let mut hooks = serde_json::Map::new();
+    hooks.insert(
+        "UserPromptSubmit".into(),
+        json!([gate("e2e-prompt-gate", &script)]),
+    );
+    keryx_install(&env, host, hooks);
+    let scenario = Scenario::new().text("you should not see this.");
+    let run = host.run(
+        &env,
+        &scenario,
+        &format!("please do {PROMPT_WORD} right now"),
+    );
+    let why = || run.describe();
+    assert!(
+        !env.lines("prompt.calls").is_empty(),
+        "the keryx prompt gate never ran\n{}",
+        why()
+    );
+    let leaked: Vec<_> = run
+        .requests
+        .iter()
+        .filter(|r| r["body"].to_string().contains(PROMPT_WORD))
+        .collect();
+    assert!(
+        leaked.is_empty(),
+        "the blocked prompt reached the model API\n{}",
+        why()
+    );
+}
+
+/// keryx SessionStart context reaches the first model request.
+fn chat_session_start_context(host: ChatHost) {
+    let env = E2eEnv::new();
+    let script = env.script(
+        "context.sh",
+        &format!(
+            "cat >/dev/null\necho call >> {calls}\nprintf '%s\\n' {out}\n",
+            calls = sh_quote(env.path("ctx.calls").to_str().unwrap()),
+            out = sh_quote(json!({ "additionalContext": CONTEXT }).to_string()),
+        ),
+    );
+    let mut hooks = serde_json::Map::new();
+    hooks.insert(
+        "SessionStart".into(),
+        json!([{ "id": "e2e-context", "class": "context", "runsIn": "unsandboxed",
+                 "timeoutMs": 20000, "command": { "argv": ["/bin/sh", script] } }]),
+    );
+    keryx_install(&env, host, hooks);
+    let run = host.run(
+        &env,
+        &Scenario::new().text("final text."),
+        "run the scenario",
+    );
+    let why = || run.describe();
+    assert_eq!(run.code, 0, "the host failed\n{}", why());
+    assert!(
+        !env.lines("ctx.calls").is_empty(),
+        "the SessionStart hook never ran\n{}",
+        why()
+    );
+    assert!(
+        run.model_view(run.body(0)).contains(CONTEXT),
+        "the SessionStart context did not reach the first model request\n{}",
+        why()
+    );
+}
+
+/// keryx UserPromptSubmit context reaches the model with the prompt (the
+/// only channel Kimi Code has).
+fn chat_prompt_context(host: ChatHost) {
+    const PROMPT_CONTEXT: &str = "E2E-PROMPT-CONTEXT-51C9";
+    let env = E2eEnv::new();
+    let script = env.script(
+        "prompt-context.sh",
+        &format!(
+            "cat >/dev/null\necho call >> {calls}\nprintf '%s\\n' {out}\n",
+            calls = sh_quote(env.path("ctx.calls").to_str().unwrap()),
+            out = sh_quote(json!({ "additionalContext": PROMPT_CONTEXT }).to_string()),
+        ),
+    );
+    let mut hooks = serde_json::Map::new();
+    hooks.insert(
+        "UserPromptSubmit".into(),
+        json!([{ "id": "e2e-prompt-context", "class": "context", "runsIn": "unsandboxed",
+                 "timeoutMs": 20000, "command": { "argv": ["/bin/sh", script] } }]),
+    );
+    keryx_install(&env, host, hooks);
+    let run = host.run(
+        &env,
+        &Scenario::new().text("final text."),
+        "run the scenario",
+    );
+    let why = || run.describe();
+    assert_eq!(run.code, 0, "the host failed\n{}", why());
+    assert!(
+        !env.lines("ctx.calls").is_empty(),
+        "the UserPromptSubmit hook never ran\n{}",
+        why()
+    );
+    assert!(
+        run.model_view(run.body(0)).contains(PROMPT_CONTEXT),
+        "the prompt context did not reach the first model request\n{}",
+        why()
+    );
+}
+
+/// A keryx Stop gate that blocks once: the host continues the turn with
+/// the reason, exactly once.
+fn chat_stop_block_once(host: ChatHost) {
+    let env = E2eEnv::new();
+    let calls = sh_quote(env.path("stop.calls").to_str().unwrap());
+    let script = env.script(
+        "stop-once.sh",
+        &format!(
+            r#"cat >/dev/null
+echo call >> {calls}
+if [ "$(wc -l < {calls})" -gt 1 ]; then exit 0; fi
+echo {reason} >&2
+exit 2
+"#,
+            reason = sh_quote(STOP_REASON),
+        ),
+    );
+    let mut hooks = serde_json::Map::new();
+    hooks.insert("Stop".into(), json!([gate("e2e-stop-once", &script)]));
+    keryx_install(&env, host, hooks);
+    let scenario = Scenario::new()
+        .text("first final text.")
+        .text("second final text.")
+        .text("third final text.");
+    let run = host.run(&env, &scenario, "run the scenario");
+    let why = || run.describe();
+    assert_eq!(run.code, 0, "the host failed\n{}", why());
+    assert!(
+        !env.lines("stop.calls").is_empty(),
+        "the Stop gate never ran\n{}",
+        why()
+    );
+    assert_eq!(
+        run.main_requests().len(),
+        2,
+        "the Stop block should continue the turn exactly once\n{}",
+        why()
+    );
+    let continued = run.user_text_after_first_turn(run.body(1));
+    assert!(
+        continued.contains(STOP_REASON),
+        "the continuation did not carry the Stop reason: {continued:?}\n{}",
+        why()
+    );
+}
+
+macro_rules! chat_host_tests {
+    ($module:ident, $host:expr, [$($behaviour:ident),*]) => {
+        mod $module {
+            use super::*;
+            $(
+                #[test]
+                fn $behaviour() {
+                    super::$behaviour($host);
+                }
+            )*
+        }
+    };
+}
+
+chat_host_tests!(
+    opencode,
+    ChatHost::OpenCode,
+    [
+        chat_pre_tool_deny,
+        chat_prompt_block,
+        chat_session_start_context,
+        chat_prompt_context
+    ]
+);
+chat_host_tests!(
+    copilot,
+    ChatHost::Copilot,
+    [
+        chat_pre_tool_deny,
+        chat_prompt_block,
+        chat_session_start_context,
+        chat_prompt_context,
+        chat_stop_block_once
+    ]
+);
+chat_host_tests!(
+    qwen_code,
+    ChatHost::QwenCode,
+    [
+        chat_pre_tool_deny,
+        chat_prompt_block,
+        chat_session_start_context,
+        chat_prompt_context,
+        chat_stop_block_once
+    ]
+);
+chat_host_tests!(
+    kimi,
+    ChatHost::Kimi,
+    [
+        chat_pre_tool_deny,
+        chat_prompt_block,
+        chat_prompt_context,
+        chat_stop_block_once
+    ]
+);

@@ -456,6 +456,21 @@ fn unreadable_files_are_refused_with_no_write() {
         .stderr_has("no project-scope config file");
 }
 
+/// Copilot ignores a repository's hooks in a folder it does not trust
+/// (captured with Copilot CLI 1.0.102): a project install says so.
+#[test]
+fn a_copilot_project_install_says_the_folder_must_be_trusted() {
+    let env = Env::new();
+    let run = env.run(&["install", "copilot", "--scope", "project"]);
+    run.code(0);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(said.contains("only in a folder it trusts"), "{said}");
+    assert!(env.project.join(".github/hooks/keryx-hooks.json").is_file());
+    let run = env.run(&["install", "copilot"]);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(!said.contains("only in a folder it trusts"), "{said}");
+}
+
 #[test]
 fn project_scope_writes_the_project_file_and_an_old_binary_path_is_replaced() {
     let env = Env::new();
@@ -1222,7 +1237,7 @@ const OPENCODE_CALLS: &[(&str, &str, &str)] = &[
     ),
     (
         "tool.execute.after",
-        r#"[{"tool": "bash", "sessionID": "ses_1", "callID": "call_1"}, {"title": "ls", "output": "README.md\n", "metadata": {}}]"#,
+        r#"[{"tool": "bash", "sessionID": "ses_1", "callID": "call_1", "args": {"command": "ls -la", "description": "Lists"}}, {"title": "ls", "output": "README.md\n", "metadata": {}}]"#,
         "tool.execute.after-basic-bash.json",
     ),
     (
@@ -1440,6 +1455,137 @@ console.log(JSON.stringify({
         v["slow"],
         "thrown: keryx-hooks: keryx-hooks did not answer tool.execute.before within 300 ms; the tool call is refused",
         "{v}"
+    );
+}
+
+/// What OpenCode 1.18.33 was seen to honour, through the generated plugin
+/// under Node: a prompt deny is thrown from `chat.message` (the prompt
+/// never reaches the model), prompt context becomes an extra text part,
+/// SessionStart context a system message, and a subagent's child session
+/// (a parentID) is filed under its parent: its tool calls carry the
+/// child's id as agent_id, its prompt is not sent, its idle is a
+/// SubagentStop.
+#[test]
+fn the_generated_opencode_plugin_gates_prompts_carries_context_and_knows_child_sessions() {
+    let env = Env::new();
+    env.run(&["install", "opencode"]).code(0);
+    let plugin_ts = std::fs::read_to_string(opencode_file(&env, false)).unwrap();
+    let work = env.home.join("node");
+    let captured = work.join("captured");
+    std::fs::create_dir_all(&captured).unwrap();
+    let stub = env.script(
+        work.join("stub.sh"),
+        &format!(
+            r#"#!/bin/sh
+payload=$(cat)
+n=$(ls '{dir}' | wc -l)
+printf '%s' "$payload" > '{dir}'/$n.$3.json
+case "$3:$payload" in
+  chat.message:*forbidden*) echo '{{"decision":"deny","reason":"NO-FORBIDDEN-PROMPTS"}}' ;;
+  chat.message:*) echo '{{"additionalContext":"PROMPT-CTX"}}' ;;
+  session.created:*) echo '{{"additionalContext":"SESSION-CTX"}}' ;;
+esac
+"#,
+            dir = captured.display()
+        ),
+    );
+    let plugin = plugin_ts.replacen(
+        &format!("\"binary\":{}", serde_json::to_string(BIN).unwrap()),
+        &format!(
+            "\"binary\":{}",
+            serde_json::to_string(stub.to_str().unwrap()).unwrap()
+        ),
+        1,
+    );
+    assert_ne!(plugin, plugin_ts);
+    env.write(work.join("plugin.mjs"), &plugin);
+    let driver = r#"import { KeryxHooksPlugin } from './plugin.mjs';
+const hooks = await KeryxHooksPlugin({ directory: process.cwd() });
+const created = (id, parentID) => hooks.event({ event: { type: "session.created", properties: { info: parentID ? { id, parentID } : { id } } } });
+const said = {};
+await created("ses_top");
+const system = [];
+await hooks["experimental.chat.system.transform"]({ sessionID: "ses_top" }, { system });
+said.system = system;
+const ok = { message: {}, parts: [{ id: "prt_1", messageID: "msg_1", sessionID: "ses_top", type: "text", text: "list the files" }] };
+await hooks["chat.message"]({ sessionID: "ses_top" }, ok);
+said.parts = ok.parts.map((p) => p.text);
+try {
+  await hooks["chat.message"]({ sessionID: "ses_top" }, { message: {}, parts: [{ type: "text", text: "do the forbidden thing" }] });
+  said.denied = "not thrown";
+} catch (e) {
+  said.denied = e.message;
+}
+await created("ses_child", "ses_top");
+await hooks["chat.message"]({ sessionID: "ses_child" }, { message: {}, parts: [{ type: "text", text: "the task" }] });
+await hooks["tool.execute.before"]({ tool: "bash", sessionID: "ses_child", callID: "c1" }, { args: { command: "ls" } });
+await hooks.event({ event: { type: "session.idle", properties: { sessionID: "ses_child" } } });
+await hooks.event({ event: { type: "session.idle", properties: { sessionID: "ses_top" } } });
+console.log(JSON.stringify(said));
+"#;
+    let script = env.write(work.join("driver.mjs"), driver);
+    let out = node(&env, &script);
+    assert!(
+        out.status.success(),
+        "node failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(said["system"], json!(["SESSION-CTX"]), "{said}");
+    assert_eq!(
+        said["parts"],
+        json!(["list the files", "PROMPT-CTX"]),
+        "{said}"
+    );
+    assert_eq!(said["denied"], "NO-FORBIDDEN-PROMPTS", "{said}");
+
+    let mut sent: Vec<(usize, String, Value)> = std::fs::read_dir(&captured)
+        .unwrap()
+        .map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            let (n, rest) = name.split_once('.').unwrap();
+            let event = rest.strip_suffix(".json").unwrap().to_owned();
+            let v = serde_json::from_str(&std::fs::read_to_string(captured.join(&name)).unwrap())
+                .unwrap();
+            (n.parse().unwrap(), event, v)
+        })
+        .collect();
+    sent.sort_by_key(|s| s.0);
+    let events: Vec<&str> = sent.iter().map(|s| s.1.as_str()).collect();
+    assert_eq!(
+        events,
+        [
+            "session.created",
+            "chat.message",
+            "chat.message",
+            "tool.execute.before",
+            "session.idle",
+            "session.idle"
+        ],
+        "{sent:#?}"
+    );
+    assert_eq!(sent[3].2["session_id"], "ses_top");
+    assert_eq!(sent[3].2["agent_id"], "ses_child");
+    assert_eq!(sent[4].2["session_id"], "ses_top");
+    assert_eq!(sent[4].2["subagent_session_id"], "ses_child");
+    assert!(sent[5].2.get("subagent_session_id").is_none());
+
+    // The shim reads them so: the child's idle is a SubagentStop of the
+    // parent session, which no Stop gate blocks.
+    let a = keryx_hooks::hosts::adapter("opencode").unwrap();
+    let idle = a.decode("session.idle", &sent[4].2).unwrap();
+    assert_eq!(
+        (
+            idle.event,
+            idle.session_id.as_str(),
+            idle.str_field("subagentId")
+        ),
+        (
+            keryx_hooks::runtime::events::Event::SubagentStop,
+            "ses_top",
+            Some("ses_child")
+        )
     );
 }
 

@@ -378,3 +378,245 @@ fn a_deny_reason_reaches_the_host_with_hidden_characters_made_visible() {
     );
     assert_eq!(deny_reason(&run), "see \\u202Efdp.exe\nnext line");
 }
+
+// ---------------------------------------------------------------- host fidelity
+
+/// Lines a hook appended to `path` (empty when it never ran).
+fn lines_of(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .map(|s| s.lines().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// A hook script that appends its payload (one line) to `log`.
+fn recorder(env: &Env, name: &str, log: &std::path::Path) -> std::path::PathBuf {
+    env.script(
+        env.home.join(format!("hooks/{name}.sh")),
+        &format!(
+            "#!/bin/sh\ntr -d '\\n' >> '{}'\necho >> '{}'\n",
+            log.display(),
+            log.display()
+        ),
+    )
+}
+
+/// One subagent spawn in Claude Code reaches keryx twice, at PreToolUse of
+/// Agent (the bridge, where a deny stops it) and at Claude's own
+/// SubagentStart: each SubagentStart hook runs once, the gate at the bridge
+/// and the observer at SubagentStart, with keryx's own `inheritedHookIds`.
+#[test]
+fn one_subagent_spawn_runs_each_subagent_start_hook_once() {
+    let env = Env::new();
+    let gate_log = env.home.join("gate.log");
+    let obs_log = env.home.join("obs.log");
+    let gate = recorder(&env, "gate", &gate_log);
+    let obs = recorder(&env, "obs", &obs_log);
+    env.write(
+        env.user_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": {"SubagentStart": [
+            {"id": "spawn-gate", "class": "gate", "runsIn": "unsandboxed",
+             "command": {"argv": [gate]}},
+            {"id": "spawn-log", "class": "observe", "runsIn": "unsandboxed",
+             "command": {"argv": [obs]}}
+        ]}})
+        .to_string(),
+    );
+    let mut pre = fixture("claude-code", "PreToolUse-subagent-Agent.json");
+    pre["cwd"] = json!(env.project);
+    env.run_stdin(&["run", "claude-code", "PreToolUse"], pre.to_string())
+        .code(0);
+    let mut start = fixture("claude-code", "SubagentStart-subagent.json");
+    start["cwd"] = json!(env.project);
+    start["inheritedHookIds"] = json!(["forged"]);
+    env.run_stdin(&["run", "claude-code", "SubagentStart"], start.to_string())
+        .code(0);
+    assert_eq!(lines_of(&gate_log).len(), 1, "{:?}", lines_of(&gate_log));
+    let seen = lines_of(&obs_log);
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    let payload: Value = serde_json::from_str(&seen[0]).unwrap();
+    let ids = payload["inheritedHookIds"].as_array().unwrap();
+    assert!(ids.contains(&json!("spawn-gate")), "{payload:#}");
+    assert!(!ids.contains(&json!("forged")), "{payload:#}");
+}
+
+/// A caller of the native protocol cannot tell a SubagentStart hook which
+/// hooks the child inherits: keryx computes it.
+#[test]
+fn inherited_hook_ids_are_computed_never_taken_from_the_caller() {
+    let env = Env::new();
+    let log = env.home.join("obs.log");
+    let obs = recorder(&env, "obs", &log);
+    env.write(
+        env.user_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": {"SubagentStart": [
+            {"id": "spawn-log", "class": "observe", "runsIn": "unsandboxed",
+             "command": {"argv": [obs]}}
+        ]}})
+        .to_string(),
+    );
+    let payload = json!({"event": "SubagentStart", "sessionId": "s1", "cwd": env.project,
+        "subagentId": "a1", "inheritedHookIds": ["forged"]});
+    env.run_stdin(&["run", "keryx", "SubagentStart"], payload.to_string())
+        .code(0);
+    let seen = lines_of(&log);
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    let p: Value = serde_json::from_str(&seen[0]).unwrap();
+    assert!(
+        !p["inheritedHookIds"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("forged")),
+        "{p:#}"
+    );
+    assert!(
+        p["inheritedHookIds"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("spawn-log")),
+        "{p:#}"
+    );
+}
+
+/// A hook written for Claude Code gets Claude's own fields as Claude sent
+/// them, `cwd` is the session's cwd, the project root is `projectRoot`, and
+/// `CLAUDE_PROJECT_DIR` is what Claude set (a linked worktree's main
+/// checkout), else the project root.
+#[test]
+fn claude_hooks_get_claudes_own_fields_and_the_sessions_cwd() {
+    let env = Env::new();
+    let sub = env.project.join("crates/core");
+    std::fs::create_dir_all(&sub).unwrap();
+    let log = env.home.join("pre.log");
+    let dir_log = env.home.join("dir.log");
+    let hook = env.script(
+        env.home.join("hooks/pre.sh"),
+        &format!(
+            "#!/bin/sh\ntr -d '\\n' >> '{log}'\necho >> '{log}'\necho \"$CLAUDE_PROJECT_DIR\" >> '{dirs}'\n",
+            log = log.display(),
+            dirs = dir_log.display()
+        ),
+    );
+    env.write(
+        env.user_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": {"PreToolUse": [
+            {"id": "keryx.ctx-guard", "enabled": false, "acknowledge": "disable-builtin-gate"},
+            {"id": "pre-log", "class": "observe", "matcher": "*", "runsIn": "unsandboxed",
+             "command": {"argv": [hook]}}
+        ]}})
+        .to_string(),
+    );
+    let mut p = fixture("claude-code", "PreToolUse-subagent-Bash-insubagent.json");
+    p["cwd"] = json!(sub);
+    env.run_stdin(&["run", "claude-code", "PreToolUse"], p.to_string())
+        .code(0);
+    let main = env.home.join("main-checkout");
+    std::fs::create_dir_all(&main).unwrap();
+    let env = env.env("CLAUDE_PROJECT_DIR", main.to_str().unwrap());
+    p["tool_use_id"] = json!("toolu_other");
+    env.run_stdin(&["run", "claude-code", "PreToolUse"], p.to_string())
+        .code(0);
+
+    let seen = lines_of(&log);
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    let got: Value = serde_json::from_str(&seen[0]).unwrap();
+    for key in [
+        "agent_id",
+        "agent_type",
+        "transcript_path",
+        "permission_mode",
+        "prompt_id",
+    ] {
+        assert_eq!(got[key], p[key], "{key}: {got:#}");
+    }
+    assert_eq!(got["cwd"], json!(sub), "{got:#}");
+    assert_eq!(got["projectRoot"], json!(env.project), "{got:#}");
+    assert_eq!(
+        lines_of(&dir_log),
+        [
+            env.project.to_str().unwrap().to_owned(),
+            main.to_str().unwrap().to_owned()
+        ]
+    );
+}
+
+/// Kimi Code sends the prompt as a list of content parts: a prompt gate sees
+/// its text and blocks it (exit 2, the reason on stderr).
+#[test]
+fn a_kimi_prompt_gate_sees_the_prompt_parts() {
+    let env = Env::new();
+    env.write(
+        env.user_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": {"UserPromptSubmit": [
+            {"id": "no-secrets", "class": "gate", "runsIn": "unsandboxed",
+             "command": {"argv": ["/bin/sh", "-c",
+                "case \"$(cat)\" in *'\"prompt\":\"run echo please'*) echo 'no echo prompts' >&2; exit 2;; esac"]}}
+        ]}})
+        .to_string(),
+    );
+    let mut p = fixture("kimi", "UserPromptSubmit-basic.json");
+    p["cwd"] = json!(env.project);
+    let run = env.run_stdin(&["run", "kimi", "UserPromptSubmit"], p.to_string());
+    run.code(2);
+    run.stderr_has("no echo prompts");
+}
+
+/// Inside a Copilot subagent every event carries the subagent's id as
+/// `sessionId`: its agentStop is not the session's Stop (a Stop gate does
+/// not block it), while the main agent's agentStop still is.
+#[test]
+fn a_copilot_subagents_stop_is_not_the_sessions_stop() {
+    let env = Env::new();
+    env.write(
+        env.user_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": {"Stop": [
+            {"id": "always", "class": "gate", "runsIn": "unsandboxed",
+             "command": {"argv": ["/bin/sh", "-c", "cat >/dev/null; echo 'keep going' >&2; exit 2"]}}
+        ]}})
+        .to_string(),
+    );
+    let mut sub = fixture("copilot", "agentStop-subagent.json");
+    sub["cwd"] = json!(env.project);
+    let run = env.run_stdin(&["run", "copilot", "agentStop"], sub.to_string());
+    run.code(0);
+    assert_eq!(run.stdout, "", "the subagent's stop was gated");
+    let mut main = fixture("copilot", "agentStop-subagent-2.json");
+    main["cwd"] = json!(env.project);
+    let run = env.run_stdin(&["run", "copilot", "agentStop"], main.to_string());
+    run.code(0);
+    run.stdout_has("\"block\"");
+}
+
+/// Qwen Code re-fires UserPromptSubmit with an empty prompt after every
+/// tool round: a prompt gate runs for the prompt once, and the re-fires
+/// run nothing and say nothing.
+#[test]
+fn qwens_empty_prompt_re_fires_are_not_new_prompts() {
+    let env = Env::new();
+    let log = env.home.join("ups.log");
+    let gate = recorder(&env, "ups", &log);
+    env.write(
+        env.user_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": {"UserPromptSubmit": [
+            {"id": "prompt-gate", "class": "gate", "runsIn": "unsandboxed",
+             "command": {"argv": [gate]}}
+        ]}})
+        .to_string(),
+    );
+    for name in [
+        "UserPromptSubmit-basic.json",
+        "UserPromptSubmit-basic-2.json",
+        "UserPromptSubmit-basic-3.json",
+    ] {
+        let mut p = fixture("qwen-code", name);
+        p["cwd"] = json!(env.project);
+        let run = env.run_stdin(&["run", "qwen-code", "UserPromptSubmit"], p.to_string());
+        run.code(0);
+        assert_eq!(run.stdout, "", "{name}");
+    }
+    let seen = lines_of(&log);
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(
+        seen[0].contains("\"prompt\":\"run echo please\""),
+        "{seen:?}"
+    );
+}

@@ -349,6 +349,12 @@ fn notes(s: &Settings, loc: &Locations, outcomes: &[HostOutcome]) -> Vec<String>
                 .to_owned(),
         );
     }
+    if s.scope == Scope::Project && changed("copilot") {
+        notes.push(
+            "Copilot CLI runs a repository's hooks (.github/hooks/) only in a folder it trusts: trust this folder in Copilot (`copilot -p` in an untrusted folder runs only ~/.copilot/hooks), or install with `--scope user`."
+                .to_owned(),
+        );
+    }
     // Cursor and Copilot also read Claude Code's settings files.
     let claude_wired = outcomes.iter().any(|o| o.host.name() == "claude-code")
         || hostfile::all_wired(loc)

@@ -152,6 +152,10 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
         };
     let mut input = match adapter.decode(&s.host_event, &payload) {
         Ok(i) => i,
+        Err(e @ hosts::DecodeError::Skipped { .. }) => {
+            tracing::debug!(host = adapter.name(), event = %event, "{e}");
+            return FireResult::none();
+        }
         Err(e) => {
             tracing::warn!(host = adapter.name(), event = %event, "undecodable payload: {e}");
             return unavailable(
@@ -226,7 +230,17 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
     // A child agent inherits every hook id, idle ports included: it runs
     // the same config and decides for itself what is idle.
     let inherited = fire::inherited_hook_ids(&loaded.registrations);
-    let regs = crate::builtins::without_idle_ports(loaded.registrations, loc.settings());
+    if input.event == Event::SubagentStart {
+        // Computed here, never what the caller claims.
+        input
+            .fields
+            .insert("inheritedHookIds".into(), json!(inherited));
+    }
+    let mut regs = crate::builtins::without_idle_ports(loaded.registrations, loc.settings());
+    if input.event == Event::SubagentStart && spawn_is_split(adapter) {
+        // Its gates already ran at the bridge, for this very spawn.
+        regs.retain(|r| !(r.event == Event::SubagentStart && r.class.has_decision_power()));
+    }
     fire_with_state(adapter, &input, &regs, &inherited, &loc, profile, notices)
 }
 
@@ -406,6 +420,16 @@ fn bridged_subagent_start(
     Some(sub)
 }
 
+/// Whether one spawn reaches keryx twice, at the bridge and as the host's
+/// own SubagentStart (Claude Code, Copilot, Kimi Code): then each hook runs
+/// once, the gates at the bridge (where a deny stops the spawn) and every
+/// other SubagentStart hook at the host's event (where context reaches the
+/// subagent).
+fn spawn_is_split(adapter: &Adapter) -> bool {
+    adapter.bridge_for(Event::SubagentStart).is_some()
+        && adapter.host_event_for(Event::SubagentStart).is_some()
+}
+
 /// What phase 1 read and decided under the session lock.
 struct Ids {
     run_id: String,
@@ -562,7 +586,18 @@ fn fire_with_state(
     let mut result = fire::fire(regs, input, &ctx);
 
     if let Some(sub) = &sub {
-        let s = fire::fire(regs, sub, &ctx);
+        let gates_only: Vec<Registration>;
+        let sub_regs = if spawn_is_split(adapter) {
+            gates_only = regs
+                .iter()
+                .filter(|r| r.event != Event::SubagentStart || r.class.has_decision_power())
+                .cloned()
+                .collect();
+            &gates_only[..]
+        } else {
+            regs
+        };
+        let s = fire::fire(sub_regs, sub, &ctx);
         if s.outcome == Outcome::Deny && result.outcome != Outcome::Deny {
             result.outcome = Outcome::Deny;
             result.reason = s.reason.clone();

@@ -1,6 +1,7 @@
 //! Host payload → [`EventInput`], driven by an adapter's field mappings.
-//! Required fields and the event's own slots are strict (a gate must not run
-//! on a guess); optional fields of an unexpected type are dropped.
+//! Every mapped field is strict: a field of an unexpected type is an error
+//! naming it, never silently dropped (a gate must not run on a guess, and a
+//! prompt gate that saw no prompt would pass everything).
 
 use std::path::PathBuf;
 
@@ -29,6 +30,14 @@ pub enum DecodeError {
     },
     #[error("payload field `{field}` has an unknown value `{value}`")]
     BadValue { field: String, value: String },
+    /// Not a failure: the delivery repeats what another event already
+    /// reported, and there is nothing to run for it.
+    #[error("host `{host}` event `{event}` is skipped: {why}")]
+    Skipped {
+        host: String,
+        event: String,
+        why: String,
+    },
 }
 
 /// The slots of [`EventInput`] that are not payload fields.
@@ -198,9 +207,36 @@ fn error_object(v: &Value) -> Value {
     }
 }
 
+/// A prompt as text: a string as is, a list of content parts (Kimi Code's
+/// `[{"type":"text","text":…}]`) as its text parts joined by newlines;
+/// `None` for anything else.
+fn prompt_text(v: &Value) -> Option<Value> {
+    match v {
+        Value::String(_) => Some(v.clone()),
+        Value::Array(parts) => {
+            let mut texts = Vec::with_capacity(parts.len());
+            for part in parts {
+                match part {
+                    Value::String(s) => texts.push(s.as_str()),
+                    Value::Object(m) => match m.get("text") {
+                        Some(Value::String(s)) => texts.push(s.as_str()),
+                        // A part with no text (an image, a file) adds none.
+                        None | Some(Value::Null) if m.get("type") != Some(&json!("text")) => {}
+                        _ => return None,
+                    },
+                    _ => return None,
+                }
+            }
+            Some(Value::String(texts.join("\n")))
+        }
+        _ => None,
+    }
+}
+
 fn apply_transform(adapter: &Adapter, t: Option<Transform>, v: &Value, payload: &Value) -> Value {
     match t {
         None => v.clone(),
+        Some(Transform::Text) => prompt_text(v).unwrap_or_else(|| v.clone()),
         Some(Transform::Tool) => match v.as_str() {
             Some(name) => Value::String(canonical_tool(adapter, name, payload)),
             None => v.clone(),
@@ -239,6 +275,17 @@ impl Adapter {
             event = r.event;
         }
 
+        if let Some(skip) = &spec.skip
+            && let Some(v) = lookup(payload, &skip.when)
+            && skip.equals.as_ref().is_none_or(|e| e == v)
+        {
+            return Err(DecodeError::Skipped {
+                host: self.name.clone(),
+                event: host_event.to_owned(),
+                why: skip.why.clone(),
+            });
+        }
+
         let mut slots = Slots::default();
         let mut fields = Map::new();
         let mut consumed: Vec<&str> = Vec::new();
@@ -262,14 +309,20 @@ impl Adapter {
                 slots.set(&map.to, path, v)?;
                 continue;
             }
-            if !map.kind.accepts(v) {
-                if map.required || spec.require.contains(&map.to) {
-                    return Err(wrong_type(path, map.kind, v));
-                }
-                tracing::debug!(host = %self.name, field = path, "dropping a field of an unexpected type");
-                continue;
+            if map.transform == Some(Transform::Text) && prompt_text(v).is_none() {
+                return Err(DecodeError::WrongType {
+                    field: path.to_owned(),
+                    expected: "a string or a list of text parts",
+                    found: type_name(v),
+                });
             }
-            let value = apply_transform(self, map.transform, v, payload);
+            if !map.kind.accepts(v) {
+                return Err(wrong_type(path, map.kind, v));
+            }
+            let mut value = apply_transform(self, map.transform, v, payload);
+            if let Some(renamed) = value.as_str().and_then(|s| map.values.get(s)) {
+                value = Value::String(renamed.clone());
+            }
             if map.transform == Some(Transform::Tool)
                 && let (Some(host), Some(canonical)) = (v.as_str(), value.as_str())
                 && host != canonical
@@ -330,6 +383,9 @@ impl Adapter {
         }
         input.parent_session_id = slots.parent_session_id;
         input.fields = fields;
+        if self.host_fields {
+            input.host_fields = obj.clone();
+        }
         Ok(input)
     }
 }

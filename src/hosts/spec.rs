@@ -34,6 +34,8 @@ pub struct Adapter {
     #[serde(default)]
     pub(super) passthrough: bool,
     #[serde(default)]
+    pub(super) host_fields: bool,
+    #[serde(default)]
     pub(super) ignore: Vec<String>,
     #[serde(default)]
     pub(super) fields: Vec<FieldMap>,
@@ -131,6 +133,10 @@ pub(super) struct FieldMap {
     pub transform: Option<Transform>,
     #[serde(default)]
     pub required: bool,
+    /// Host values renamed to canonical ones (Copilot's `source: "new"` is
+    /// `startup`); values not listed pass through unchanged.
+    #[serde(default)]
+    pub values: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -176,6 +182,7 @@ pub(super) enum Transform {
     Json,
     Error,
     Positive,
+    Text,
 }
 
 #[derive(Debug, Deserialize)]
@@ -206,6 +213,8 @@ pub struct HostEvent {
     pub(super) require: Vec<String>,
     #[serde(default)]
     pub(super) refine: Option<Refine>,
+    #[serde(default)]
+    pub(super) skip: Option<Skip>,
     #[serde(default)]
     pub(super) deny: Option<Output>,
     #[serde(default)]
@@ -254,6 +263,20 @@ pub(super) struct Refine {
     pub when: String,
     #[serde(deserialize_with = "canonical_event")]
     pub event: Event,
+}
+
+/// A delivery that repeats what another host event already reported (Qwen
+/// Code re-fires UserPromptSubmit with an empty prompt after every tool
+/// round; Copilot fires agentStop inside a subagent before its
+/// subagentStop): skipped when the payload path is present, or, with
+/// `equals`, when it holds that value.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Skip {
+    pub when: String,
+    #[serde(default)]
+    pub equals: Option<Value>,
+    pub why: String,
 }
 
 /// One kind of answer in the host's shape: a stdout object (placeholders

@@ -66,7 +66,8 @@ fn every_host_is_embedded() {
             "gemini-cli",
             "keryx",
             "kimi",
-            "opencode"
+            "opencode",
+            "qwen-code"
         ]
     );
     for name in host_names() {
@@ -206,7 +207,7 @@ fn adapter_data_is_consistent() {
 fn capabilities_per_host() {
     use Event::*;
     // (host, can ask, gateable events, bridged SubagentStart)
-    let table: [(&str, bool, &[Event], bool); 7] = [
+    let table: [(&str, bool, &[Event], bool); 9] = [
         (
             "keryx",
             true,
@@ -227,8 +228,16 @@ fn capabilities_per_host() {
             true,
         ),
         ("cursor", false, &[UserPromptSubmit, PreToolUse, Stop], true),
-        ("copilot", true, &[PreToolUse, Stop], true),
+        ("copilot", true, &[UserPromptSubmit, PreToolUse, Stop], true),
         ("kimi", false, &[UserPromptSubmit, PreToolUse, Stop], true),
+        // Captured: a throw in chat.message stops the prompt.
+        ("opencode", false, &[UserPromptSubmit, PreToolUse], true),
+        (
+            "qwen-code",
+            true,
+            &[UserPromptSubmit, PreToolUse, Stop],
+            true,
+        ),
     ];
     for (name, can_ask, gates, bridged) in table {
         let a = host(name);
@@ -592,6 +601,200 @@ fn kimi_fields() {
     );
 }
 
+/// Kimi Code 2.1.0 as captured: the prompt is a list of content parts, the
+/// tools have Claude's names, the user file is `~/.kimi-code/config.toml`.
+#[test]
+fn kimi_code_captured_payloads() {
+    let a = host("kimi");
+    for (file, payload) in fixtures("kimi") {
+        let host_event = file.split('-').next().unwrap();
+        let i = a
+            .decode(host_event, &payload)
+            .unwrap_or_else(|e| panic!("kimi/{file}: {e}"));
+        assert_eq!(i.session_id, payload["session_id"].as_str().unwrap());
+        if i.event.is_per_tool() {
+            let tool = i.tool_name().unwrap();
+            assert!(CANONICAL_TOOLS.contains(&tool), "{file}: tool {tool}");
+        }
+        assert_eq!(i.host_fields["client_type"], "kimi_code_cli", "{file}");
+    }
+    let i = decode(
+        "kimi",
+        "UserPromptSubmit",
+        &fixture("kimi", "UserPromptSubmit-basic.json"),
+    );
+    assert_eq!(i.str_field("prompt"), Some("run echo please"));
+    let parts = json!({"session_id": "s", "prompt": [
+        {"type": "text", "text": "first"}, {"type": "image_url", "image_url": {"url": "x"}},
+        {"type": "text", "text": "rm -rf /"}]});
+    let i = decode("kimi", "UserPromptSubmit", &parts);
+    assert_eq!(i.str_field("prompt"), Some("first\nrm -rf /"));
+    let bad = json!({"session_id": "s", "prompt": [{"type": "text", "text": 3}]});
+    assert!(matches!(
+        a.decode("UserPromptSubmit", &bad),
+        Err(DecodeError::WrongType { field, .. }) if field == "prompt"
+    ));
+    assert_eq!(a.config_files().user, ["~/.kimi-code/config.toml"]);
+    assert_eq!(
+        a.config_files().home_env.as_ref().map(|h| h.var.as_str()),
+        Some("KIMI_CODE_HOME")
+    );
+}
+
+/// Copilot CLI 1.0.102 as captured: `source: "new"`, and a subagent's
+/// events filed under the parent session.
+#[test]
+fn copilot_captured_payloads() {
+    let a = host("copilot");
+    for (file, payload) in fixtures("copilot") {
+        let host_event = file.split('-').next().unwrap();
+        match a.decode(host_event, &payload) {
+            Ok(i) => {
+                let parent = payload["parentAgentId"]
+                    .as_str()
+                    .or(payload["sessionId"].as_str())
+                    .or(payload["session_id"].as_str())
+                    .unwrap();
+                assert_eq!(i.session_id, parent, "{file}");
+                if i.event.is_per_tool() {
+                    assert!(i.tool_input().is_some_and(Value::is_object), "{file}");
+                }
+            }
+            Err(DecodeError::Skipped { .. }) => {
+                assert!(payload.get("parentAgentId").is_some(), "{file}");
+            }
+            Err(e) => panic!("copilot/{file}: {e}"),
+        }
+    }
+    let i = decode(
+        "copilot",
+        "sessionStart",
+        &fixture("copilot", "sessionStart-basic.json"),
+    );
+    assert_eq!(i.str_field("source"), Some("startup"));
+    assert_eq!(i.host_fields["source"], "new");
+
+    let start = fixture("copilot", "subagentStart-subagent.json");
+    let i = decode("copilot", "subagentStart", &start);
+    assert_eq!(i.event, Event::SubagentStart);
+    assert_eq!(i.session_id, "32cd57dd-19d7-41e9-9a8f-753eb16c0155");
+    assert_eq!(
+        i.str_field("subagentId"),
+        Some("25165b9d-bc1a-40d9-872d-6b75e0443df8")
+    );
+    let inside = fixture("copilot", "preToolUse-subagent-bash.json");
+    let i = decode("copilot", "preToolUse", &inside);
+    assert_eq!(i.session_id, "32cd57dd-19d7-41e9-9a8f-753eb16c0155");
+    assert_eq!(
+        i.str_field("agentId"),
+        Some("25165b9d-bc1a-40d9-872d-6b75e0443df8")
+    );
+    // The subagent's agentStop is not a second session's Stop, and its task
+    // prompt is not a new user prompt.
+    for (event, file) in [
+        ("agentStop", "agentStop-subagent.json"),
+        ("userPromptSubmitted", "userPromptSubmitted-subagent-2.json"),
+    ] {
+        let p = fixture("copilot", file);
+        assert!(p.get("parentAgentId").is_some(), "{file}");
+        assert!(
+            matches!(a.decode(event, &p), Err(DecodeError::Skipped { .. })),
+            "{file}"
+        );
+    }
+    let stop = decode(
+        "copilot",
+        "agentStop",
+        &fixture("copilot", "agentStop-subagent-2.json"),
+    );
+    assert_eq!(stop.event, Event::Stop);
+    let end = decode(
+        "copilot",
+        "subagentStop",
+        &fixture("copilot", "subagentStop-subagent.json"),
+    );
+    assert_eq!(
+        (end.event, end.session_id.as_str()),
+        (Event::SubagentStop, "32cd57dd-19d7-41e9-9a8f-753eb16c0155")
+    );
+}
+
+/// Qwen Code 0.24.4 as captured: Claude's payloads with its own tool
+/// names, and UserPromptSubmit re-fired with an empty prompt per tool
+/// round, which is skipped (not a new prompt).
+#[test]
+fn qwen_code_captured_payloads() {
+    let a = host("qwen-code");
+    let mut skipped = 0;
+    for (file, payload) in fixtures("qwen-code") {
+        let host_event = file.split('-').next().unwrap();
+        assert_eq!(payload["hook_event_name"], host_event, "{file}");
+        match a.decode(host_event, &payload) {
+            Ok(i) => {
+                assert_eq!(i.session_id, payload["session_id"].as_str().unwrap());
+                assert_eq!(Some(i.event), a.canonical_event(host_event), "{file}");
+                if i.event.is_per_tool() {
+                    let tool = i.tool_name().unwrap();
+                    assert!(CANONICAL_TOOLS.contains(&tool), "{file}: tool {tool}");
+                    assert!(i.tool_input().is_some_and(Value::is_object), "{file}");
+                    assert!(i.tool_call_id().is_some_and(|c| c.starts_with("toolu_")));
+                }
+                if i.event == Event::UserPromptSubmit {
+                    assert!(!i.str_field("prompt").unwrap().is_empty(), "{file}");
+                }
+            }
+            Err(DecodeError::Skipped { .. }) => {
+                assert_eq!(payload["prompt"], "", "{file}");
+                skipped += 1;
+            }
+            Err(e) => panic!("qwen-code/{file}: {e}"),
+        }
+    }
+    assert!(skipped >= 2, "{skipped}");
+    let i = decode(
+        "qwen-code",
+        "PreToolUse",
+        &fixture("qwen-code", "PreToolUse-subagent-run_shell_command.json"),
+    );
+    assert_eq!(i.fields["hostToolName"], "run_shell_command");
+    assert_eq!(i.str_field("agentId"), Some("general-purpose-call_0_0"));
+    assert_eq!(host("qwen-code").timeout_unit(), TimeoutUnit::Seconds);
+    let files = host("qwen-code").config_files();
+    assert_eq!(
+        (files.user.as_slice(), files.project.as_slice()),
+        (
+            &["~/.qwen/settings.json".to_owned()][..],
+            &[".qwen/settings.json".to_owned()][..]
+        )
+    );
+    assert_eq!(
+        enc("qwen-code", "PreToolUse", &deny("no")),
+        out(
+            r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}"#
+        )
+    );
+    assert_eq!(
+        enc("qwen-code", "UserPromptSubmit", &deny("no")),
+        out(r#"{"decision":"block","reason":"no"}"#)
+    );
+    assert_eq!(
+        enc("qwen-code", "Stop", &deny("again")),
+        out(r#"{"decision":"block","reason":"again"}"#)
+    );
+}
+
+/// Every host's own fields reach its hooks as it sent them (Claude Code's
+/// `agent_id`, `transcript_path`, …), beside the canonical ones.
+#[test]
+fn host_fields_are_kept_as_sent() {
+    let p = fixture("claude-code", "PreToolUse-subagent-Bash-insubagent.json");
+    let i = decode("claude-code", "PreToolUse", &p);
+    assert_eq!(&Value::Object(i.host_fields.clone()), &p);
+    for name in host_names().iter().filter(|n| **n != "keryx") {
+        assert!(host(name).host_fields, "{name} keeps no host fields");
+    }
+}
+
 #[test]
 fn keryx_native_payload() {
     let p = json!({"event": "PreToolUse", "sessionId": "s1", "runId": "r1", "cwd": "/w",
@@ -702,13 +905,27 @@ fn decode_errors_name_the_field() {
             .to_string(),
         "payload field `conversation_id` or `session_id` is missing (needed for `sessionId`)"
     );
-    // An optional field of an unexpected type is dropped, not fatal.
-    let i = decode(
-        "claude-code",
-        "Stop",
-        &json!({"session_id": "s", "stop_hook_active": "yes"}),
+    // An optional field of an unexpected type is an error naming it too:
+    // dropping it would let a gate run on a guess.
+    assert_eq!(
+        cc.decode(
+            "Stop",
+            &json!({"session_id": "s", "stop_hook_active": "yes"})
+        )
+        .unwrap_err(),
+        DecodeError::WrongType {
+            field: "stop_hook_active".into(),
+            expected: "a boolean",
+            found: "a string"
+        }
     );
-    assert!(i.fields.get("stopHookActive").is_none());
+    assert_eq!(
+        host("kimi")
+            .decode("UserPromptSubmit", &json!({"session_id": "s", "prompt": 7}))
+            .unwrap_err()
+            .to_string(),
+        "payload field `prompt` should be a string or a list of text parts, found a number"
+    );
 }
 
 // ---------------------------------------------------------------- encode
@@ -851,6 +1068,14 @@ fn notices_reach_the_person_never_the_models_context() {
             assert_eq!(found, ["$notices"], "{name} has a notice channel");
         }
     }
+    // Kimi Code shows the model no SessionStart output at all (captured:
+    // `{"message"}`, additionalContext and plain stdout all tried).
+    assert!(
+        !host("kimi")
+            .host_event("SessionStart")
+            .unwrap()
+            .can_add_context()
+    );
 }
 
 #[test]
@@ -990,8 +1215,21 @@ fn copilot_encodings() {
             exit_code: 2
         }
     );
-    // userPromptSubmitted output is dropped by Copilot: nothing to say.
-    assert!(enc("copilot", "userPromptSubmitted", &deny("no")).is_silent());
+    // Captured: a block stops the prompt before any model call, and
+    // additionalContext is appended to it.
+    assert_eq!(
+        enc("copilot", "userPromptSubmitted", &deny("no")),
+        out(r#"{"decision":"block","reason":"no"}"#)
+    );
+    // Captured: a user message after the tool result.
+    assert_eq!(
+        enc("copilot", "preToolUse", &context("c")),
+        out(r#"{"additionalContext":"c"}"#)
+    );
+    assert_eq!(
+        enc("copilot", "userPromptSubmitted", &context("branch main")),
+        out(r#"{"additionalContext":"branch main"}"#)
+    );
     assert!(enc("copilot", "subagentStart", &deny("no")).is_silent());
 }
 

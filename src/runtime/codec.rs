@@ -1,6 +1,8 @@
 //! buildHookStdin: the one payload shape every hook receives, whatever host
 //! fired the event — base fields, the event's camelCase fields from the
-//! spec's table, and their Claude Code snake_case aliases.
+//! spec's table, and their Claude Code snake_case aliases; then the host's
+//! own fields as it sent them, where its adapter keeps them, under every
+//! name the canonical payload does not use.
 
 use serde_json::{Map, Value, json};
 
@@ -63,6 +65,47 @@ fn event_fields(event: Event) -> &'static [(&'static str, Option<&'static str>)]
     }
 }
 
+/// The keys every payload has, whatever the event.
+const BASE_KEYS: [&str; 9] = [
+    "schemaVersion",
+    "timestamp",
+    "hookId",
+    "event",
+    "sessionId",
+    "runId",
+    "hook_event_name",
+    "session_id",
+    "cwd",
+];
+
+/// Fields only keryx itself decides, on any event.
+const KERYX_KEYS: [&str; 13] = [
+    "projectRoot",
+    "policyProfile",
+    "contextHash",
+    "risk",
+    "policyDecision",
+    "decideOutcome",
+    "interactive",
+    "inheritedHookIds",
+    "parentSessionId",
+    "spawnKind",
+    "subagentId",
+    "outcome",
+    "escalationStop",
+];
+
+/// Whether `key` belongs to the canonical payload of `event`: a host field
+/// by that name is never passed through, so a host cannot put words in
+/// keryx's mouth (a `risk` or `inheritedHookIds` of its own).
+fn is_canonical_key(event: Event, key: &str) -> bool {
+    BASE_KEYS.contains(&key)
+        || KERYX_KEYS.contains(&key)
+        || event_fields(event)
+            .iter()
+            .any(|(name, alias)| *name == key || *alias == Some(key))
+}
+
 /// Everything a payload needs beyond the event itself.
 pub struct PayloadContext<'a> {
     pub hook_id: &'a str,
@@ -83,8 +126,20 @@ pub fn build_hook_stdin(input: &EventInput, ctx: &PayloadContext) -> Value {
     p.insert("runId".into(), json!(ctx.run_id));
     p.insert("hook_event_name".into(), json!(input.event.as_str()));
     p.insert("session_id".into(), json!(input.session_id));
+    // The session's cwd as the host reported it; the project root is
+    // `projectRoot` (and `CLAUDE_PROJECT_DIR`).
+    match input.cwd.as_deref().filter(|c| c.is_absolute()) {
+        Some(cwd) => {
+            p.insert("cwd".into(), json!(cwd));
+        }
+        None => {
+            if let Some(root) = ctx.project_root {
+                p.insert("cwd".into(), json!(root));
+            }
+        }
+    }
     if let Some(root) = ctx.project_root {
-        p.insert("cwd".into(), json!(root));
+        p.insert("projectRoot".into(), json!(root));
     }
     for &(name, alias) in event_fields(input.event) {
         let value = match name {
@@ -102,6 +157,11 @@ pub fn build_hook_stdin(input: &EventInput, ctx: &PayloadContext) -> Value {
                 p.insert(a.into(), v.clone());
             }
             p.insert(name.into(), v);
+        }
+    }
+    for (k, v) in &input.host_fields {
+        if !p.contains_key(k) && !is_canonical_key(input.event, k) {
+            p.insert(k.clone(), v.clone());
         }
     }
     Value::Object(p)
@@ -183,6 +243,46 @@ mod tests {
             p.get("somethingElse").is_none(),
             "only the event's own fields pass"
         );
+    }
+
+    /// A hook written for the host gets the host's own fields as it sent
+    /// them (Claude Code's `agent_id`, `transcript_path`, …), `cwd` is the
+    /// session's cwd and the project root is `projectRoot`; a host field
+    /// by a canonical name never overrides or adds to keryx's own.
+    #[test]
+    fn host_fields_ride_along_but_never_speak_for_keryx() {
+        let mut input = EventInput::new(Event::SubagentStart, "s1");
+        input.cwd = Some("/p/sub/dir".into());
+        input.fields.insert("inheritedHookIds".into(), json!(["a"]));
+        for (k, v) in [
+            ("session_id", json!("s1")),
+            ("cwd", json!("/p/sub/dir")),
+            ("agent_id", json!("a1")),
+            ("agent_type", json!("general-purpose")),
+            ("transcript_path", json!("/t.jsonl")),
+            ("permission_mode", json!("default")),
+            ("prompt_id", json!("p1")),
+            ("inheritedHookIds", json!(["forged"])),
+            ("risk", json!("low")),
+            ("hookId", json!("forged")),
+        ] {
+            input.host_fields.insert(k.into(), v);
+        }
+        let p = build_hook_stdin(&input, &ctx());
+        for (k, v) in [
+            ("agent_id", json!("a1")),
+            ("agent_type", json!("general-purpose")),
+            ("transcript_path", json!("/t.jsonl")),
+            ("permission_mode", json!("default")),
+            ("prompt_id", json!("p1")),
+            ("cwd", json!("/p/sub/dir")),
+            ("projectRoot", json!("/p")),
+            ("inheritedHookIds", json!(["a"])),
+            ("hookId", json!("h")),
+        ] {
+            assert_eq!(p[k], v, "{k}");
+        }
+        assert!(p.get("risk").is_none(), "{p:#}");
     }
 
     #[test]

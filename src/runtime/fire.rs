@@ -169,6 +169,11 @@ pub fn invoke(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Invo
         .as_deref()
         .map_or_else(|| base.to_path_buf(), |d| base.join(d));
     let root = base.to_string_lossy().into_owned();
+    // What the host itself set wins (Claude Code sets it to the main
+    // checkout in a linked worktree); otherwise the project root.
+    let claude_project_dir = (ctx.ambient)("CLAUDE_PROJECT_DIR")
+        .filter(|d| Path::new(d).is_absolute())
+        .unwrap_or_else(|| root.clone());
     let fixed = [
         ("KERYX_HOOK_EVENT", input.event.as_str().to_owned()),
         ("KERYX_HOOK_ID", reg.id.clone()),
@@ -176,7 +181,7 @@ pub fn invoke(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Invo
         ("KERYX_RUN_ID", ctx.run_id.to_owned()),
         ("KERYX_PROJECT_ROOT", root.clone()),
         ("KERYX_POLICY_PROFILE", ctx.profile.as_str().to_owned()),
-        ("CLAUDE_PROJECT_DIR", root),
+        ("CLAUDE_PROJECT_DIR", claude_project_dir),
     ];
     let mut env = runner::hook_env(ctx.ambient, &fixed, &command.env);
     let sandbox = match runs_in {

@@ -60,6 +60,10 @@ pub struct EventInput {
     /// `spawnKind`, `outcome`, `endReason`, `projectRoot`, …), plus
     /// `stopHookActive` where the host reports it.
     pub fields: Map<String, Value>,
+    /// The payload as the host sent it, for hosts whose adapter keeps it
+    /// (`hostFields`): hooks written for that host get its own fields next
+    /// to the canonical ones. Empty otherwise.
+    pub host_fields: Map<String, Value>,
 }
 
 impl EventInput {
@@ -74,6 +78,7 @@ impl EventInput {
             decide_outcome: Outcome::Allow,
             parent_session_id: None,
             fields: Map::new(),
+            host_fields: Map::new(),
         }
     }
 

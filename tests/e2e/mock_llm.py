@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Loopback mock of the three model APIs the e2e tests point real agent hosts at.
+"""Loopback mock of the model APIs the e2e tests point real agent hosts at.
 
-    python3 mock_llm.py {anthropic|openai|gemini} PORT SCENARIO_JSON LOG_JSONL
+    python3 mock_llm.py {anthropic|openai|gemini|chat} PORT SCENARIO_JSON LOG_JSONL
+
+anthropic = Messages, openai = Responses, gemini = generateContent, chat = OpenAI
+Chat Completions (OpenCode, Copilot CLI, Qwen Code, Kimi Code).
 
 Listens on 127.0.0.1:PORT (0 = a free port) and prints the port as the first
 stdout line. When stdin is a pipe it exits as soon as that pipe closes, so it never
@@ -41,7 +44,14 @@ SHELL_TOOL = {
     "anthropic": lambda cmd: ("Bash", {"command": cmd, "description": "run a command"}),
     "openai": lambda cmd: ("exec_command", {"cmd": cmd}),
     "gemini": lambda cmd: ("run_shell_command", {"command": cmd, "description": "run a command"}),
+    # Chat Completions hosts name their shell tool differently: the first
+    # offered tool of these names is used (see chat_shell_call).
+    "chat": lambda cmd: ("$shell", {"command": cmd}),
 }
+
+# The shell tool of each Chat Completions host: OpenCode and Copilot `bash`,
+# Qwen Code `run_shell_command`, Kimi Code `Bash`.
+CHAT_SHELL_NAMES = ["bash", "run_shell_command", "Bash"]
 
 
 class Mock:
@@ -253,6 +263,104 @@ def openai_reply(mock, seq, path, body):
     return "main", step, 200, "text/event-stream", sse(events), output
 
 
+# --------------------------------------------------------------------------- Chat Completions
+
+
+def chat_tools(body):
+    """Offered tool name -> its JSON-schema parameters."""
+    out = {}
+    for t in body.get("tools") or []:
+        f = t.get("function", t)
+        if isinstance(f, dict) and f.get("name"):
+            out[f["name"]] = f.get("parameters") or {}
+    return out
+
+
+def chat_shell_call(tools, args):
+    """The `$shell` placeholder as a call of the offered shell tool, its other
+    required parameters filled with neutral values."""
+    name = next((n for n in CHAT_SHELL_NAMES if n in tools), None)
+    if name is None:
+        return None
+    schema = tools[name] or {}
+    props = schema.get("properties") or {}
+    filled = dict(args)
+    for key in schema.get("required") or []:
+        if key in filled:
+            continue
+        typ = (props.get(key) or {}).get("type")
+        if key == "description":
+            filled[key] = "run a command"
+        elif typ == "boolean":
+            filled[key] = False
+        elif typ in ("integer", "number"):
+            filled[key] = 60
+        else:
+            filled[key] = ""
+    return name, filled
+
+
+def chat_reply(mock, seq, path, body):
+    if not path.endswith("/chat/completions"):
+        if path.rstrip("/").endswith("/models"):
+            models = [{"id": m, "object": "model", "created": 0, "owned_by": "mock"}
+                      for m in ("mock-model", "gpt-4.1", "qwen3-coder-plus")]
+            return "side", None, 200, "application/json", json.dumps({"object": "list", "data": models}).encode()
+        return "unknown", None, 404, "application/json", json.dumps({"error": {"message": "not mocked"}}).encode()
+    messages = body.get("messages") or []
+    tools = chat_tools(body)
+    if not tools:
+        # Titles, summaries and other side calls offer no tools.
+        kind, step, items = "side", None, [("text", "mock side answer")]
+    else:
+        kind = "main"
+        step = sum(1 for m in messages if m.get("role") == "assistant")
+        first_user = next((text_of(m.get("content")) for m in messages if m.get("role") == "user"), "")
+        script = mock.subagent if (mock.subagent and "SUBAGENT_TASK" in first_user) else mock.steps
+        items = mock.script_step(script, step)
+    text, calls = "", []
+    for it in items:
+        if it[0] == "text":
+            text += it[1]
+        elif it[1] == "$shell":
+            call = chat_shell_call(tools, it[2])
+            if call is None:
+                text += "(mock: no shell tool offered)"
+            else:
+                calls.append(call)
+        else:
+            calls.append((it[1], it[2]))
+    tcs = [{"index": k, "id": f"call_{seq}_{k}", "type": "function",
+            "function": {"name": n, "arguments": json.dumps(a)}} for k, (n, a) in enumerate(calls)]
+    reply = {"text": text, "tool_calls": [[n, a] for n, a in calls]}
+    finish = "tool_calls" if tcs else "stop"
+    model = body.get("model", "mock-model")
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    cid = f"chatcmpl-mock-{seq:04d}"
+    if not body.get("stream"):
+        msg = {"role": "assistant", "content": text or None}
+        if tcs:
+            msg["tool_calls"] = [{k: v for k, v in t.items() if k != "index"} for t in tcs]
+        done = {"id": cid, "object": "chat.completion", "created": 0, "model": model,
+                "choices": [{"index": 0, "message": msg, "finish_reason": finish}], "usage": usage}
+        return kind, step, 200, "application/json", json.dumps(done).encode(), reply
+
+    def chunk(delta, fin=None):
+        return (None, {"id": cid, "object": "chat.completion.chunk", "created": 0, "model": model,
+                       "choices": [{"index": 0, "delta": delta, "finish_reason": fin}]})
+    events = [chunk({"role": "assistant", "content": ""})]
+    if text:
+        events.append(chunk({"content": text}))
+    for t in tcs:
+        events.append(chunk({"tool_calls": [t]}))
+    events.append(chunk({}, finish))
+    if (body.get("stream_options") or {}).get("include_usage"):
+        events.append((None, {"id": cid, "object": "chat.completion.chunk", "created": 0, "model": model,
+                              "choices": [], "usage": usage}))
+    payload = sse(events) + b"data: [DONE]\n\n"
+    return kind, step, 200, "text/event-stream", payload, reply
+
+
 # --------------------------------------------------------------------------- Gemini
 
 
@@ -340,6 +448,8 @@ class Handler(BaseHTTPRequestHandler):
                 res = anthropic_reply(mock, seq, url.path, body or {})
             elif mock.api == "openai":
                 res = openai_reply(mock, seq, url.path, body or {})
+            elif mock.api == "chat":
+                res = chat_reply(mock, seq, url.path, body or {})
             else:
                 res = gemini_reply(mock, seq, url.path, query, body or {})
         except Exception as e:  # a mock bug must show up in the log, not as a hang

@@ -757,10 +757,11 @@ mod tests {
             install_targets(kimi, Scope::User, &loc),
             vec![loc.home.join(".kimi-code/config.toml")]
         );
+        // Kimi Code reads only ~/.kimi-code; ~/.kimi is the legacy CLI's.
         std::fs::create_dir_all(loc.home.join(".kimi")).unwrap();
         assert_eq!(
             install_targets(kimi, Scope::User, &loc),
-            vec![loc.home.join(".kimi/config.toml")]
+            vec![loc.home.join(".kimi-code/config.toml")]
         );
         assert!(
             config_files(crate::hosts::adapter("keryx").unwrap(), Scope::User, &loc).is_empty()
