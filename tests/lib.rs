@@ -12,6 +12,7 @@ mod install;
 mod notices;
 mod readme;
 mod runtime;
+mod secrets_corpus;
 mod settings;
 mod shim;
 mod snapshot;
