@@ -235,7 +235,18 @@ fn the_scanners_catch_98_percent_of_secrets_and_deny_nothing_ordinary() {
         match is_deny(&verdict) {
             Some(reason) => {
                 entry.0 += 1;
-                if reason.contains(&item.secret) || !reason.contains("line ") {
+                // Kind, place and the way on; never the secret.
+                let gate = match item.target.as_str() {
+                    "input" => "keryx.security-check-input",
+                    _ => "keryx.security-check-output",
+                };
+                let helps = reason.contains("(rule `")
+                    && reason.contains(", column ")
+                    && reason.contains("environment variable")
+                    && reason.contains(&format!(
+                        "`keryx-hooks disable {gate} --user --acknowledge-gate-risk`"
+                    ));
+                if reason.contains(&item.secret) || !helps {
                     leaky.push(format!("{}: {reason}", item.provider));
                 }
             }
@@ -302,7 +313,7 @@ fn the_scanners_catch_98_percent_of_secrets_and_deny_nothing_ordinary() {
 
     assert!(
         leaky.is_empty(),
-        "reasons must not show the secret: {leaky:#?}"
+        "reasons must name kind, place and the way on, never the secret: {leaky:#?}"
     );
     assert!(false_denies.is_empty(), "false denies: {false_denies:#?}");
     assert!(rate >= 98.0, "caught {rate:.1} %; missed: {missed:#?}");

@@ -57,6 +57,20 @@ impl Finding {
             self.column
         )
     }
+
+    /// The way on after `gate` (a built-in's id) denied for this finding,
+    /// when the person judges the finding wrong: this rule off for them
+    /// alone, or the gate off for their user scope (an acknowledged risk).
+    pub fn how_to_proceed(&self, gate: &str) -> String {
+        format!(
+            "if this is not a secret, switch the rule off for yourself with \
+             `[security] disable = [\"{}\"]` in $KERYX_HOME/runtime.toml, or turn the \
+             gate off for your user scope with `keryx-hooks disable {} --user \
+             --acknowledge-gate-risk`",
+            crate::escape::escape(&self.rule_id),
+            crate::escape::escape(gate)
+        )
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -1557,6 +1571,14 @@ mod tests {
             "AWS access key id (rule `aws-access-key-id`) at line 2, column 5"
         );
         assert!(!d.contains(&secret));
+        let h = f.how_to_proceed("keryx.security-check-input");
+        assert!(
+            h.contains("`[security] disable = [\"aws-access-key-id\"]`")
+                && h.contains(
+                    "`keryx-hooks disable keryx.security-check-input --user --acknowledge-gate-risk`"
+                ),
+            "{h}"
+        );
     }
 
     #[test]
