@@ -646,9 +646,10 @@ pub fn entropy(s: &[u8]) -> f64 {
 
 /// Whether `s` looks machine-generated rather than written: it has a digit
 /// and a letter, and some segment of [`RANDOM_SEGMENT_MIN`] bytes or more
-/// (split at `-_./:@,` and spaces) mixes letters with digits or symbols
-/// (`prod-db-credentials-2024` and `user-settings-v2` are words, `a8Kd93jQ…`
-/// is not). A hex string must also not count up or down
+/// (split at `-_./:@,` and spaces) changes between letters and digits or
+/// symbols [`RANDOM_SEGMENT_CHANGES`] times or more
+/// (`prod-db-credentials-2024`, `user-settings-v2` and `pkcs15token` are
+/// words, `a8Kd93jQ…` is not). A hex string must also not count up or down
 /// (`0123456789abcdef` is a fixture, not a key).
 pub fn random_shape(s: &[u8]) -> bool {
     if !(s.iter().any(u8::is_ascii_digit) && s.iter().any(u8::is_ascii_alphabetic)) {
@@ -660,14 +661,21 @@ pub fn random_shape(s: &[u8]) -> bool {
     s.split(|b| matches!(b, b'-' | b'_' | b'.' | b'/' | b':' | b'@' | b',' | b' '))
         .any(|seg| {
             seg.len() >= RANDOM_SEGMENT_MIN
-                && seg.iter().any(u8::is_ascii_alphabetic)
-                && seg.iter().any(|b| !b.is_ascii_alphabetic())
+                && seg
+                    .windows(2)
+                    .filter(|w| w[0].is_ascii_alphabetic() != w[1].is_ascii_alphabetic())
+                    .count()
+                    >= RANDOM_SEGMENT_CHANGES
         })
 }
 
 /// The shortest stretch between separators that [`random_shape`] takes
 /// for machine-made: shorter ones are words, versions and years.
 const RANDOM_SEGMENT_MIN: usize = 8;
+
+/// How often such a segment must change between letters and the rest:
+/// `pkcs15token` and `utf8string` are words around a number.
+const RANDOM_SEGMENT_CHANGES: usize = 3;
 
 /// Whether most neighbouring bytes differ by exactly one (`abcdef`, `987`).
 fn counts_in_steps(s: &[u8]) -> bool {
@@ -1473,6 +1481,7 @@ mod tests {
             j(&["    - \"DB_PASS", "WORD=", &v(), "\""]),
             j(&["spring.datasource.pass", "word=", &v()]),
             j(&["private static final String API_KEY = \"", &v(), "\";"]),
+            j(&["props.put(\"pass", "word\", \"", &v(), "\");"]),
         ] {
             let found = ids(&text, Target::Output);
             assert!(
@@ -1482,6 +1491,7 @@ mod tests {
         }
         for text in [
             "api_key = \"user-settings-v2-cache\"",
+            "(&rfc2985::PKCS_9_AT_PKCS_15_TOKEN, \"pkcs-9-at-pkcs15Token\"),",
             "SECRET_KEY = os.environ['SECRET_KEY']",
             "key = \"0123456789abcdef0123\"",
             "\"integrity\": \"sha512-Yp8Ql2Uq0Nb6yZ3B1KxqXc4vYpE0mS8wA2tR1oHn3LfQe==\"",
@@ -1524,6 +1534,7 @@ mod tests {
         assert!(!random_shape(b"user-settings-v2"));
         assert!(!random_shape(b"0123456789abcdef"));
         assert!(!random_shape(b"/usr/lib/x86/64"));
+        assert!(!random_shape(b"pkcs-9-at-pkcs15Token"));
         assert!(random_shape(b"8f3a9c1e7b2d4f6a"));
         assert_eq!(line_of(b"ab\ncd\nef", 4), b"cd");
         assert_eq!(line_of(b"ab", 0), b"ab");
