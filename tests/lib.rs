@@ -15,6 +15,7 @@ mod readme;
 mod runtime;
 mod sandbox;
 mod self_protection;
+mod secrets_corpus;
 mod settings;
 mod shim;
 mod snapshot;

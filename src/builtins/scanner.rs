@@ -57,6 +57,20 @@ impl Finding {
             self.column
         )
     }
+
+    /// The way on after `gate` (a built-in's id) denied for this finding,
+    /// when the person judges the finding wrong: this rule off for them
+    /// alone, or the gate off for their user scope (an acknowledged risk).
+    pub fn how_to_proceed(&self, gate: &str) -> String {
+        format!(
+            "if this is not a secret, switch the rule off for yourself with \
+             `[security] disable = [\"{}\"]` in $KERYX_HOME/runtime.toml, or turn the \
+             gate off for your user scope with `keryx-hooks disable {} --user \
+             --acknowledge-gate-risk`",
+            crate::escape::escape(&self.rule_id),
+            crate::escape::escape(gate)
+        )
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -74,6 +88,8 @@ struct Rule {
     min_entropy: Option<f64>,
     random_shape: bool,
     allow: Option<Regex>,
+    /// A match on a line this finds is dropped (case-insensitive).
+    skip_lines: Option<Regex>,
     input: bool,
     output: bool,
 }
@@ -278,6 +294,11 @@ impl Rules {
                 if rule.allow.as_ref().is_some_and(|a| a.is_match(secret)) {
                     continue;
                 }
+                if let Some(skip) = &rule.skip_lines
+                    && skip.is_match(line_of(bytes, m.start()))
+                {
+                    continue;
+                }
                 if let Some(u) = rule.user_group
                     && caps.get(u).is_some_and(|u| &bytes[u.range()] == secret)
                 {
@@ -409,7 +430,7 @@ pub fn builtin_rules() -> &'static Rules {
 
 /// The fields a rule may have, in `secret-rules.toml` and in a user's
 /// `[[security.rules]]`.
-pub const RULE_FIELDS: [&str; 10] = [
+pub const RULE_FIELDS: [&str; 11] = [
     "id",
     "kind",
     "regex",
@@ -419,6 +440,7 @@ pub const RULE_FIELDS: [&str; 10] = [
     "min_entropy",
     "random_shape",
     "allow",
+    "skip_lines",
     "applies",
 ];
 
@@ -483,22 +505,8 @@ fn compile_rule(t: &dyn TableLike) -> Result<Rule, String> {
             .ok_or_else(|| format!("rule `{id}`: `random_shape` must be true or false"))?,
         None => false,
     };
-    let allow = match t.get("allow") {
-        Some(a) => {
-            let list = string_list(a)
-                .ok_or_else(|| format!("rule `{id}`: `allow` must be a list of regexes"))?;
-            let joined = list
-                .iter()
-                .map(|p| format!("(?:{p})"))
-                .collect::<Vec<_>>()
-                .join("|");
-            Some(
-                build_regex(&format!("^(?:{joined})$"))
-                    .map_err(|e| format!("rule `{id}`: invalid `allow`: {}", regex_error(&e)))?,
-            )
-        }
-        None => None,
-    };
+    let allow = regex_list(t, &id, "allow", |joined| format!("^(?:{joined})$"))?;
+    let skip_lines = regex_list(t, &id, "skip_lines", |joined| format!("(?i:{joined})"))?;
     let (input, output) = match t.get("applies") {
         Some(a) => {
             let list =
@@ -531,9 +539,46 @@ fn compile_rule(t: &dyn TableLike) -> Result<Rule, String> {
         min_entropy,
         random_shape,
         allow,
+        skip_lines,
         input,
         output,
     })
+}
+
+/// A rule's list of regexes (`allow`, `skip_lines`) joined into one, each
+/// alternative in its own group, wrapped by `whole`.
+fn regex_list(
+    t: &dyn TableLike,
+    id: &str,
+    field: &str,
+    whole: impl Fn(&str) -> String,
+) -> Result<Option<Regex>, String> {
+    let Some(a) = t.get(field) else {
+        return Ok(None);
+    };
+    let list = string_list(a)
+        .ok_or_else(|| format!("rule `{id}`: `{field}` must be a list of regexes"))?;
+    let joined = list
+        .iter()
+        .map(|p| format!("(?:{p})"))
+        .collect::<Vec<_>>()
+        .join("|");
+    build_regex(&whole(&joined))
+        .map(Some)
+        .map_err(|e| format!("rule `{id}`: invalid `{field}`: {}", regex_error(&e)))
+}
+
+/// The line of `bytes` that holds offset `at`, without its newline.
+fn line_of(bytes: &[u8], at: usize) -> &[u8] {
+    let start = bytes[..at]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let end = bytes[at..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(bytes.len(), |i| at + i);
+    &bytes[start..end]
 }
 
 /// Byte regexes with ASCII semantics: Unicode-aware `\b` would push the
@@ -600,14 +645,42 @@ pub fn entropy(s: &[u8]) -> f64 {
 }
 
 /// Whether `s` looks machine-generated rather than written: it has a digit
-/// and a letter, and some `-`/`_`/`.`-separated segment mixes the two
-/// (`prod-db-credentials-2024` is words and a year; `a8Kd93jQ…` is not).
+/// and a letter, and some segment of [`RANDOM_SEGMENT_MIN`] bytes or more
+/// (split at `-_./:@,` and spaces) changes between letters and digits or
+/// symbols [`RANDOM_SEGMENT_CHANGES`] times or more
+/// (`prod-db-credentials-2024`, `user-settings-v2` and `pkcs15token` are
+/// words, `a8Kd93jQ…` is not). A hex string must also not count up or down
+/// (`0123456789abcdef` is a fixture, not a key).
 pub fn random_shape(s: &[u8]) -> bool {
-    s.iter().any(u8::is_ascii_digit)
-        && s.iter().any(u8::is_ascii_alphabetic)
-        && s.split(|b| matches!(b, b'-' | b'_' | b'.')).any(|seg| {
-            seg.iter().any(u8::is_ascii_digit) && seg.iter().any(u8::is_ascii_alphabetic)
+    if !(s.iter().any(u8::is_ascii_digit) && s.iter().any(u8::is_ascii_alphabetic)) {
+        return false;
+    }
+    if s.iter().all(u8::is_ascii_hexdigit) && counts_in_steps(s) {
+        return false;
+    }
+    s.split(|b| matches!(b, b'-' | b'_' | b'.' | b'/' | b':' | b'@' | b',' | b' '))
+        .any(|seg| {
+            seg.len() >= RANDOM_SEGMENT_MIN
+                && seg
+                    .windows(2)
+                    .filter(|w| w[0].is_ascii_alphabetic() != w[1].is_ascii_alphabetic())
+                    .count()
+                    >= RANDOM_SEGMENT_CHANGES
         })
+}
+
+/// The shortest stretch between separators that [`random_shape`] takes
+/// for machine-made: shorter ones are words, versions and years.
+const RANDOM_SEGMENT_MIN: usize = 8;
+
+/// How often such a segment must change between letters and the rest:
+/// `pkcs15token` and `utf8string` are words around a number.
+const RANDOM_SEGMENT_CHANGES: usize = 3;
+
+/// Whether most neighbouring bytes differ by exactly one (`abcdef`, `987`).
+fn counts_in_steps(s: &[u8]) -> bool {
+    let steps = s.windows(2).filter(|w| w[0].abs_diff(w[1]) == 1).count();
+    steps * 2 > s.len()
 }
 
 fn is_tag(c: char) -> bool {
@@ -757,6 +830,47 @@ mod tests {
             .collect()
     }
 
+    /// [`noise`] over another alphabet.
+    fn noise_of(alphabet: &[u8], n: usize, seed: u64) -> String {
+        noise(n, seed)
+            .bytes()
+            .map(|b| alphabet[b as usize % alphabet.len()] as char)
+            .collect()
+    }
+
+    fn hex(n: usize, seed: u64) -> String {
+        noise_of(b"0123456789abcdef", n, seed)
+    }
+
+    fn letters(n: usize, seed: u64) -> String {
+        noise_of(
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+            n,
+            seed,
+        )
+    }
+
+    fn base64(n: usize, seed: u64) -> String {
+        noise_of(
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+            n,
+            seed,
+        )
+    }
+
+    /// The rule that reports first in `text`, on both sides.
+    #[track_caller]
+    fn first(rule: &str, text: &str) {
+        for target in [Target::Input, Target::Output] {
+            let found = ids(text, target);
+            assert_eq!(
+                found.first().map(String::as_str),
+                Some(rule),
+                "{text:?} ({target:?}): {found:?}"
+            );
+        }
+    }
+
     #[test]
     fn builtin_rules_compile_and_every_one_is_tested_below() {
         let ids = Rules::builtin()
@@ -767,19 +881,51 @@ mod tests {
         let tested = [
             "aws-access-key-id",
             "aws-secret-access-key",
+            "gcp-api-key",
+            "gcp-oauth-client-secret",
+            "gcp-oauth-access-token",
+            "azure-storage-key",
+            "azure-sas-token",
+            "azure-ad-client-secret",
             "github-token",
             "gitlab-token",
+            "bitbucket-token",
+            "npm-token",
+            "npmrc-auth-token",
+            "pypi-token",
+            "rubygems-token",
+            "crates-io-token",
+            "nuget-api-key",
+            "docker-hub-token",
             "slack-token",
             "slack-webhook",
             "stripe-secret-key",
+            "twilio-api-key",
+            "twilio-auth-token",
+            "sendgrid-api-key",
+            "mailgun-api-key",
+            "shopify-token",
+            "atlassian-api-token",
+            "datadog-api-key",
+            "heroku-api-key",
+            "heroku-platform-token",
+            "digitalocean-token",
+            "linear-api-key",
+            "notion-token",
+            "huggingface-token",
             "openai-api-key",
             "anthropic-api-key",
             "private-key-block",
+            "putty-private-key",
+            "age-secret-key",
             "jwt",
             "url-password",
+            "dsn-password",
+            "connection-string-password",
             "bearer-token",
             "secret-assignment",
             "secret-assignment-env",
+            "secret-assignment-inline",
             TAG_CHARACTERS,
             BIDI_OVERRIDE,
             ZERO_WIDTH_RUN,
@@ -1026,6 +1172,379 @@ mod tests {
     }
 
     #[test]
+    fn gcp_keys() {
+        first(
+            "gcp-api-key",
+            &j(&["const k = \"AI", "za", &noise(35, 30), "\";"]),
+        );
+        miss(&j(&["AI", "za", &"x".repeat(35)]));
+        miss("AIzaShort");
+        first(
+            "gcp-oauth-client-secret",
+            &j(&["GOCS", "PX-", &noise(28, 31)]),
+        );
+        miss("GOCSPX-xxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+        first(
+            "gcp-oauth-access-token",
+            &j(&["Authorization: ya", "29.", &noise(60, 32)]),
+        );
+        miss("ya29.short");
+    }
+
+    #[test]
+    fn azure_storage_key_and_sas() {
+        let conn = j(&[
+            "DefaultEndpointsProtocol=https;AccountName=acme;Account",
+            "Key=",
+            &base64(86, 33),
+            "==;EndpointSuffix=core.windows.net",
+        ]);
+        first("azure-storage-key", &conn);
+        first(
+            "azure-storage-key",
+            &j(&[
+                "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=root;Shared",
+                "AccessKey=",
+                &base64(43, 34),
+                "=",
+            ]),
+        );
+        // Azurite's published development key.
+        miss(&j(&[
+            "Account",
+            "Key=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
+        ]));
+        miss("AccountKey=<your-account-key>");
+        let sas = j(&[
+            "https://acme.blob.core.windows.net/c?sv=2022-11-02&ss=b&srt=co&sp=rl&se=2030-01-01T00:00:00Z&spr=https&s",
+            "ig=",
+            &noise(43, 35),
+            "%3D",
+        ]);
+        first("azure-sas-token", &sas);
+        miss("https://x.blob.core.windows.net/c?sv=2022-11-02&sig=REDACTED");
+    }
+
+    #[test]
+    fn azure_ad_client_secret() {
+        first(
+            "azure-ad-client-secret",
+            &j(&["client_secret: ", &noise(3, 36), "8Q", "~", &noise(34, 37)]),
+        );
+        miss("the path ~/x and abc8Q~short");
+    }
+
+    #[test]
+    fn bitbucket_and_atlassian_tokens() {
+        first("bitbucket-token", &j(&["AT", "BB", &noise(32, 38)]));
+        first(
+            "bitbucket-token",
+            &j(&["ATCT", "T3xFfGN0", &noise(120, 39)]),
+        );
+        miss("ATBBxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+        first(
+            "atlassian-api-token",
+            &j(&["ATAT", "T3xFfGF0", &noise(180, 40), "=", &hex(8, 41)]),
+        );
+        miss("ATATT3 is a prefix");
+    }
+
+    #[test]
+    fn package_registry_tokens() {
+        first(
+            "npm-token",
+            &j(&["ENV NPM_TOKEN=", "np", "m_", &noise(36, 42)]),
+        );
+        miss(&j(&["np", "m_", &"x".repeat(36)]));
+        miss("npm_config_registry and npm_lifecycle_event");
+        first(
+            "npmrc-auth-token",
+            &j(&[
+                "//registry.npmjs.org/:_auth",
+                "Token=",
+                &noise(8, 43),
+                "-",
+                &hex(4, 44),
+                "-4",
+                &hex(3, 45),
+                "-a",
+                &hex(3, 46),
+                "-",
+                &hex(12, 47),
+            ]),
+        );
+        miss("//registry.npmjs.org/:_authToken=${NPM_TOKEN}");
+        first(
+            "pypi-token",
+            &j(&["pypi", "-AgEIcHlwaS5vcmc", &noise(70, 48)]),
+        );
+        miss("pypi-AgEIcHlwaS5vcmc");
+        first("rubygems-token", &j(&["ruby", "gems_", &hex(48, 49)]));
+        miss("rubygems_is_a_word");
+        first("crates-io-token", &j(&["token = c", "io", &noise(32, 50)]));
+        miss("ciocolatamolefinabrunamoltobuonaesquisitax");
+        first(
+            "nuget-api-key",
+            &j(&[
+                "o",
+                "y2",
+                &noise_of(b"abcdefghijklmnopqrstuvwxyz0123456789", 43, 51),
+            ]),
+        );
+        miss("oy2short");
+        first("docker-hub-token", &j(&["dckr", "_pat_", &noise(27, 52)]));
+        miss("dckr_pat_short");
+    }
+
+    #[test]
+    fn saas_tokens() {
+        first(
+            "slack-token",
+            &j(&[
+                "xa",
+                "pp-1-A0",
+                &noise(9, 53).to_uppercase(),
+                "-1234567890123-",
+                &hex(64, 54),
+            ]),
+        );
+        first("stripe-secret-key", &j(&["wh", "sec_", &noise(32, 55)]));
+        first("twilio-api-key", &j(&["S", "K", &hex(32, 56)]));
+        miss(&j(&["S", "K", &"0".repeat(32)]));
+        first(
+            "twilio-auth-token",
+            &j(&["TWILIO_AUTH", "_TOKEN=", &hex(32, 57)]),
+        );
+        hit(
+            "twilio-auth-token",
+            &j(&[
+                "Client(\"A",
+                "C",
+                &hex(32, 58),
+                "\", \"",
+                &hex(32, 59),
+                "\")",
+            ]),
+        );
+        miss("twilio_auth_token = os.environ['TWILIO_AUTH_TOKEN']");
+        first(
+            "sendgrid-api-key",
+            &j(&["S", "G.", &noise(22, 60), ".", &noise(43, 61)]),
+        );
+        miss("SG.short.also");
+        first("mailgun-api-key", &j(&["ke", "y-", &hex(32, 62)]));
+        hit(
+            "mailgun-api-key",
+            &j(&["mailgun ", &hex(32, 63), "-", &hex(8, 64), "-", &hex(8, 65)]),
+        );
+        miss("key-value store");
+        first("shopify-token", &j(&["sh", "pat_", &hex(32, 66)]));
+        first("shopify-token", &j(&["sh", "pss_", &hex(32, 67)]));
+        miss("shpat_short");
+        first("datadog-api-key", &j(&["DD_API", "_KEY=", &hex(32, 68)]));
+        first(
+            "datadog-api-key",
+            &j(&["datadog_app", "_key: ", &hex(40, 69)]),
+        );
+        miss("DD_API_KEY=${DD_API_KEY}");
+        first(
+            "heroku-api-key",
+            &j(&[
+                "HEROKU_API",
+                "_KEY=",
+                &hex(8, 70),
+                "-",
+                &hex(4, 71),
+                "-",
+                &hex(4, 72),
+                "-",
+                &hex(4, 73),
+                "-",
+                &hex(12, 74),
+            ]),
+        );
+        miss("heroku_app_name = my-app-1234");
+        first(
+            "heroku-platform-token",
+            &j(&["HR", "KU-AA", &noise(58, 75)]),
+        );
+        first("digitalocean-token", &j(&["do", "p_v1_", &hex(64, 76)]));
+        first("digitalocean-token", &j(&["do", "o_v1_", &hex(64, 77)]));
+        miss("dop_v1_short");
+        first("linear-api-key", &j(&["li", "n_api_", &noise(40, 78)]));
+        miss("lin_api_short");
+        first("notion-token", &j(&["secr", "et_", &noise(43, 79)]));
+        first("notion-token", &j(&["nt", "n_", &noise(46, 80)]));
+        miss("secret_key_base_for_the_application_server_side");
+        first("huggingface-token", &j(&["h", "f_", &letters(34, 81)]));
+        miss("hf_hub_download and hf_transfer");
+    }
+
+    #[test]
+    fn putty_and_age_keys() {
+        let ppk = j(&[
+            "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: k\nPublic-Lines: 2\n",
+            &base64(64, 82),
+            "\n",
+            &base64(4, 83),
+            "\nPrivate",
+            "-Lines: 1\n",
+            &base64(44, 84),
+            "\nPrivate-MAC: ",
+            &hex(64, 85),
+            "\n",
+        ]);
+        first("putty-private-key", &ppk);
+        miss("Private-Lines: 1\nsee the docs\n");
+        first(
+            "age-secret-key",
+            &j(&[
+                "AGE-SECRET",
+                "-KEY-1",
+                &noise_of(b"QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58, 86),
+            ]),
+        );
+        miss("AGE-SECRET-KEY-1 is the prefix");
+    }
+
+    #[test]
+    fn database_dsn_and_connection_string() {
+        first(
+            "url-password",
+            &j(&[
+                "mongodb+srv://app:",
+                &noise(16, 87),
+                "@cluster0.abcde.mongodb.net/db",
+            ]),
+        );
+        first(
+            "url-password",
+            &j(&["redis://:", &noise(20, 88), "@cache:6379/0"]),
+        );
+        first(
+            "url-password",
+            &j(&["mysql://root:", "Xk9mP2vL", "@db:3306/app"]),
+        );
+        first(
+            "dsn-password",
+            &j(&[
+                "dsn := \"app:",
+                &noise(16, 89),
+                "@tcp(db:3306)/app?parseTime=true\"",
+            ]),
+        );
+        miss("root:password@tcp(localhost:3306)/test and u:${DB_PASS}@tcp(db)/x");
+        first(
+            "connection-string-password",
+            &j(&[
+                "Server=db;Database=app;User Id=sa;Pass",
+                "word=",
+                &noise(18, 90),
+                ";",
+            ]),
+        );
+        first(
+            "connection-string-password",
+            &j(&[
+                "jdbc:postgresql://db:5432/app?user=app&pass",
+                "word=",
+                &noise(18, 91),
+            ]),
+        );
+        miss("Server=db;User Id=sa;Password=<your-password>;");
+        miss("Server=db;User Id=sa;Password=${DB_PASSWORD};");
+        miss("https://x.test/?password=reset-requested");
+    }
+
+    #[test]
+    fn generic_secrets_in_many_languages() {
+        let v = || noise(40, 92);
+        for text in [
+            j(&[
+                "SECRET",
+                "_KEY = 'django-insecure-",
+                &noise(12, 93),
+                "#(",
+                &noise(20, 94),
+                "'",
+            ]),
+            j(&[
+                "export const STRIPE_WEBHOOK_SIGNING = { api",
+                "Key: \"",
+                &v(),
+                "\" };",
+            ]),
+            j(&["const HMAC", "_KEY: &[u8] = b\"", &hex(64, 95), "\";"]),
+            j(&["  \"Client", "Secret\": \"", &v(), "\","]),
+            j(&["ENV API_TO", "KEN ", &v()]),
+            j(&["ARG SERVICE_PASS", "WORD=", &v()]),
+            j(&["    - \"DB_PASS", "WORD=", &v(), "\""]),
+            j(&["spring.datasource.pass", "word=", &v()]),
+            j(&["private static final String API_KEY = \"", &v(), "\";"]),
+            j(&["props.put(\"pass", "word\", \"", &v(), "\");"]),
+        ] {
+            let found = ids(&text, Target::Output);
+            assert!(
+                found.iter().any(|f| f.starts_with("secret-assignment")),
+                "{text:?}: {found:?}"
+            );
+        }
+        for text in [
+            "api_key = \"user-settings-v2-cache\"",
+            "(&rfc2985::PKCS_9_AT_PKCS_15_TOKEN, \"pkcs-9-at-pkcs15Token\"),",
+            "SECRET_KEY = os.environ['SECRET_KEY']",
+            "key = \"0123456789abcdef0123\"",
+            "\"integrity\": \"sha512-Yp8Ql2Uq0Nb6yZ3B1KxqXc4vYpE0mS8wA2tR1oHn3LfQe==\"",
+            "checksum = \"4e3c1f2a9b8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f\"",
+            "public_key = \"MCowBQYDK2VwAyEA9k3jH2sLx0QmZp8vRt6yWn4cBf1aUe7o\"",
+            "password: ENC[AES256_GCM,data:Zm9vYmFy1234,iv:abcd,type:str]",
+            "token = \"{{ vault_token }}\"",
+            "SECRET_KEY=changeme",
+            "api_key: <your-api-key-here>",
+            "test_secret = \"k3Jd9sLq2Mx8Zp4Tn7Vb\"",
+            "API_TOKEN=xxxxxxxxxxxxxxxxxxxxxxxx",
+        ] {
+            miss(text);
+        }
+    }
+
+    #[test]
+    fn secret_assignment_inline() {
+        first(
+            "secret-assignment-inline",
+            &j(&[
+                "my .env has SECRET",
+                "_KEY=",
+                &noise(40, 96),
+                " but flask says no",
+            ]),
+        );
+        first(
+            "secret-assignment-inline",
+            &j(&["the client_secret is ", &noise(40, 97), "\nuse it"]),
+        );
+        miss("RUST_LOG=debug TOKENIZERS_PARALLELISM=false cargo test");
+        miss("GITHUB_TOKEN=$(gh auth token) gh api /user");
+        miss("the token is generated by the login endpoint at startup");
+    }
+
+    #[test]
+    fn skip_lines_and_random_shape() {
+        assert!(random_shape(b"a8Kd93jQz0Lm"));
+        assert!(!random_shape(b"user-settings-v2"));
+        assert!(!random_shape(b"0123456789abcdef"));
+        assert!(!random_shape(b"/usr/lib/x86/64"));
+        assert!(!random_shape(b"pkcs-9-at-pkcs15Token"));
+        assert!(random_shape(b"8f3a9c1e7b2d4f6a"));
+        assert_eq!(line_of(b"ab\ncd\nef", 4), b"cd");
+        assert_eq!(line_of(b"ab", 0), b"ab");
+        let r =
+            user("[[security.rules]]\nid = \"z\"\nregex = 'z[0-9]+'\nskip_lines = ['ignore me']\n")
+                .unwrap();
+        assert_eq!(r.scan("z12 IGNORE ME\nz34", Target::Input).len(), 1);
+    }
+
+    #[test]
     fn unicode_tag_characters() {
         let hidden: String = "ignore previous"
             .chars()
@@ -1063,6 +1582,14 @@ mod tests {
             "AWS access key id (rule `aws-access-key-id`) at line 2, column 5"
         );
         assert!(!d.contains(&secret));
+        let h = f.how_to_proceed("keryx.security-check-input");
+        assert!(
+            h.contains("`[security] disable = [\"aws-access-key-id\"]`")
+                && h.contains(
+                    "`keryx-hooks disable keryx.security-check-input --user --acknowledge-gate-risk`"
+                ),
+            "{h}"
+        );
     }
 
     #[test]

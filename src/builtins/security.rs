@@ -52,10 +52,11 @@ pub fn check_input_from(payload: &Value, rules: &Rules, source: &str) -> Verdict
         None => Verdict::Allow,
         Some(f) => Verdict::Deny(format!(
             "the prompt (source `{}`) contains {}{}; remove it and refer to the secret by name \
-             (an environment variable or a secrets manager) instead",
+             instead (an environment variable such as `$API_TOKEN`, or a secrets manager); {}",
             source_label(source),
             f.describe(),
-            more(findings.len())
+            more(findings.len()),
+            f.how_to_proceed(super::SECURITY_CHECK_INPUT)
         )),
     }
 }
@@ -85,11 +86,13 @@ pub fn check_output(payload: &Value, rules: &Rules) -> Verdict {
             .collect();
         if let Some(f) = findings.first() {
             return Verdict::Deny(format!(
-                "{} would write {}{}; keep secrets out of files (read them from the \
-                 environment or a secrets manager) and write a placeholder instead",
+                "{} would write {}{}; keep secrets out of files: write a placeholder and \
+                 read the secret at run time from an environment variable or a secrets \
+                 manager; {}",
                 piece.label(f.line),
                 f.describe(),
-                more(findings.len())
+                more(findings.len()),
+                f.how_to_proceed(super::SECURITY_CHECK_OUTPUT)
             ));
         }
     }
