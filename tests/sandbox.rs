@@ -20,7 +20,13 @@ fn env() -> Env {
         Path::new("/usr/bin/bwrap").exists(),
         "bubblewrap is required for these tests: `apt-get install -y bubblewrap`"
     );
-    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // Outside /tmp (private inside the sandbox) and outside any git
+    // checkout, the build's own included: a home inside a repository is
+    // refused as planted.
+    let tmp = tempfile::Builder::new()
+        .prefix("keryx-sandbox-test-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
     let root = std::fs::canonicalize(tmp.path()).unwrap();
     assert!(!root.starts_with("/tmp"), "{}", root.display());
     let home = root.join("home");
@@ -244,30 +250,6 @@ fn credential_stores_and_keryx_data_and_state_are_unreadable() {
         out.contains("plain"),
         "the rest of the home stays readable: {out}"
     );
-}
-
-#[test]
-fn credential_stores_stay_hidden_when_the_project_holds_the_home() {
-    let env = env();
-    // A `.metaproject` in the home makes the home the project.
-    std::fs::create_dir_all(env.home.join(".metaproject")).unwrap();
-    env.write(env.home.join(".ssh/id_ed25519"), "TOPSECRET\n");
-    env.write(
-        env.home.join(".local/share/keryx/hook-trust.json"),
-        "TOPSECRET\n",
-    );
-    let script = "cat .ssh/id_ed25519 .local/share/keryx/hook-trust.json 2>/dev/null; \
-                  echo x > .metaproject/hooks.json 2>/dev/null && echo WROTE; \
-                  echo x > notes.txt && echo project-writable";
-    hook(&env, "home-reader", script, json!({}));
-    let run = Run::from(
-        env.cmd(&["test", "home-reader", "--json"])
-            .current_dir(&env.home)
-            .output()
-            .unwrap(),
-    );
-    let v: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
-    assert_eq!(stdout_of(&v), "project-writable\n", "{run:?}");
 }
 
 /// A listener outside the sandbox, at a path the hook can see.

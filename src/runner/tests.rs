@@ -593,6 +593,42 @@ fn sandbox_confines_writes_and_sees_its_cwd() {
     assert_eq!(out.exit, Exit::Code(128 + libc::SIGSEGV));
 }
 
+/// The home is the project (a `.metaproject` in `~`, the session started
+/// there): the project's writable bind must not uncover the home's
+/// credential stores or keryx's own data, and `.metaproject` stays
+/// read-only. Run at this level because the shim accepts a home that is
+/// the project only for the password database's home.
+#[test]
+fn credential_stores_stay_hidden_when_the_project_holds_the_home() {
+    bwrap();
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let home = std::fs::canonicalize(tmp.path()).unwrap();
+    std::fs::create_dir_all(home.join(".metaproject")).unwrap();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "TOPSECRET\n").unwrap();
+    let data = home.join(".local/share/keryx");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("hook-trust.json"), "TOPSECRET\n").unwrap();
+    let script = "cat .ssh/id_ed25519 .local/share/keryx/hook-trust.json 2>/dev/null; \
+                  echo x > .metaproject/hooks.json 2>/dev/null && echo WROTE; \
+                  echo x > notes.txt && echo project-writable";
+    let mut req = request(&["/bin/sh", "-c", script], &home);
+    req.sandbox = SandboxSpec::Required(Sandbox {
+        project: Some(home.clone()),
+        home: Some(home.clone()),
+        hidden: vec![data.clone()],
+        ..Sandbox::default()
+    });
+    let out = spawn(&req);
+    assert_eq!(
+        text(&out.stdout),
+        "project-writable\n",
+        "stderr: {}",
+        text(&out.stderr)
+    );
+    assert!(!home.join(".metaproject/hooks.json").exists());
+}
+
 #[test]
 fn sandbox_has_no_network_unless_asked() {
     bwrap();
