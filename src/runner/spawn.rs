@@ -694,7 +694,13 @@ pub(super) fn confine(
     let is_writable = |p: &Path| project.iter().chain(&writable).any(|w| p.starts_with(w));
     if launcher.kind == LauncherKind::Bubblewrap {
         let hidden = |p: &Path| p.starts_with("/tmp") && !is_writable(p);
-        if hidden(&cwd) {
+        if hidden(&cwd) && project.is_none() {
+            // A session started under /tmp, outside any project: its
+            // directory is seen read-only (/tmp itself stays the private one).
+            if cwd != Path::new("/tmp") {
+                mounts.push(Mount::ReadOnly(cwd.clone()));
+            }
+        } else if hidden(&cwd) {
             return Err(format!(
                 "the hook's working directory `{}` is under /tmp, which is private inside the \
                  sandbox; run it from the project",

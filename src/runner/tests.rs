@@ -890,3 +890,28 @@ fn protected_paths_are_created_for_bubblewrap_only_and_named_for_sandbox_exec() 
         "{args:?}"
     );
 }
+
+#[test]
+fn without_a_project_a_cwd_under_tmp_is_seen_read_only() {
+    bwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(cwd.path().join("in-cwd"), "here\n").unwrap();
+    let mut req = request(
+        &[
+            "/bin/sh",
+            "-c",
+            "cat in-cwd; echo x > new 2>/dev/null && echo WROTE; pwd",
+        ],
+        cwd.path(),
+    );
+    req.sandbox = SandboxSpec::Required(Sandbox::default());
+    let out = spawn(&req);
+    let real = std::fs::canonicalize(cwd.path()).unwrap();
+    assert_eq!(
+        text(&out.stdout),
+        format!("here\n{}\n", real.display()),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!cwd.path().join("new").exists());
+}
