@@ -206,6 +206,37 @@ try 'echo ok > nested/other' nested-other
 }
 
 #[test]
+fn a_writable_path_does_not_reopen_the_main_repository_of_a_worktree() {
+    let env = env();
+    // The main repository elsewhere, the project a linked worktree of it,
+    // and a registration that may write the main checkout.
+    let main = env.tmp.path().join("main");
+    std::fs::create_dir_all(main.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(main.join(".git/worktrees/proj")).unwrap();
+    std::fs::write(main.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(main.join(".git/worktrees/proj/commondir"), "../..\n").unwrap();
+    let p = &env.project;
+    std::fs::remove_dir_all(p.join(".git")).unwrap();
+    let gitdir = main.join(".git/worktrees/proj");
+    std::fs::write(p.join(".git"), format!("gitdir: {}\n", gitdir.display())).unwrap();
+    let script = format!(
+        "cd {main}; echo evil > .git/hooks/pre-commit 2>/dev/null && echo WROTE-HOOKS; \
+         echo x >> .git/config 2>/dev/null && echo WROTE-CONFIG; echo ok > notes && echo main-writable",
+        main = main.display()
+    );
+    let main_s = main.to_string_lossy().into_owned();
+    hook(
+        &env,
+        "wide",
+        &script,
+        json!({"sandbox": {"writable": [main_s]}}),
+    );
+    let (v, run) = run_hook(&env, "wide");
+    assert_eq!(stdout_of(&v), "main-writable\n", "{run:?}");
+    assert!(!main.join(".git/hooks/pre-commit").exists());
+}
+
+#[test]
 fn credential_stores_and_keryx_data_and_state_are_unreadable() {
     let env = env();
     let h = &env.home;
