@@ -1,6 +1,8 @@
 //! OS sandbox launchers: bubblewrap on Linux, sandbox-exec on macOS. Owns
-//! finding one, proving it actually works here (a cached probe, because it
-//! runs on hook invocations) and the wrapper argv for a confined hook.
+//! finding one (never where the project or another user could plant it),
+//! proving it actually works here (a cached probe, because it runs on hook
+//! invocations), the wrapper argv for a confined hook, and the seccomp
+//! filter that keeps every Unix socket out of its reach.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
