@@ -915,3 +915,37 @@ fn without_a_project_a_cwd_under_tmp_is_seen_read_only() {
     );
     assert!(!cwd.path().join("new").exists());
 }
+
+#[test]
+fn a_path_entry_inside_the_project_or_cwd_is_passed_over() {
+    let launcher = bwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let project = root.join("proj");
+    let cwd = root.join("cwd");
+    let good = root.join("good");
+    for dir in [project.join("bin"), cwd.join("bin"), good.clone()] {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(&launcher.program, dir.join("bwrap")).unwrap();
+    }
+    let search = LauncherSearch {
+        pin: Ok(None),
+        project: Some(&project),
+        cwd: Some(&cwd),
+    };
+    let path = format!(
+        "bin:{}:{}:{}",
+        project.join("bin").display(),
+        cwd.join("bin").display(),
+        good.display()
+    );
+    let found = sandbox::find_bwrap_in(&[], &path, &search);
+    assert_eq!(found, Ok((good.join("bwrap"), "PATH entry")));
+    // A system directory comes first.
+    let found = sandbox::find_bwrap_in(&[good.to_str().unwrap()], &path, &search);
+    assert_eq!(found, Ok((good.join("bwrap"), "system directory")));
+    // With only planted ones, none, and the reason says why.
+    let only_planted = format!("{}", project.join("bin").display());
+    let why = sandbox::find_bwrap_in(&[], &only_planted, &search).unwrap_err();
+    assert!(why.contains("inside the project"), "{why}");
+}
