@@ -382,10 +382,14 @@ fn without_a_project_only_the_private_scratch_and_the_cache_are_writable() {
     let script = "echo x > here.txt 2>/dev/null && echo WROTE-CWD; \
                   echo x > \"$HOME/home.txt\" 2>/dev/null && echo WROTE-HOME; \
                   echo x > /tmp/scratch.txt && echo scratch-ok; \
+                  echo x > \"$TMPDIR/t\" && echo tmpdir-ok; \
                   echo x > \"$XDG_CACHE_HOME/c\" && echo cache-ok";
     hook(&env, "noproj", script, json!({}));
+    let elsewhere = env.home.join("tmpdir");
+    std::fs::create_dir_all(&elsewhere).unwrap();
     let run = Run::from(
         env.cmd(&["test", "noproj", "--json"])
+            .env("TMPDIR", &elsewhere)
             .current_dir(&plain)
             .output()
             .unwrap(),
@@ -394,7 +398,7 @@ fn without_a_project_only_the_private_scratch_and_the_cache_are_writable() {
     let out = stdout_of(&v);
     assert!(!out.contains("WROTE"), "{out}");
     assert!(
-        out.contains("scratch-ok") && out.contains("cache-ok"),
+        out.contains("scratch-ok") && out.contains("cache-ok") && out.contains("tmpdir-ok"),
         "{out}\n{run:?}"
     );
     assert!(!plain.join("here.txt").exists() && !env.home.join("home.txt").exists());
