@@ -212,6 +212,37 @@ try 'echo ok > nested/other' nested-other
 }
 
 #[test]
+fn a_writable_path_does_not_reopen_the_main_repository_of_a_worktree() {
+    let env = env();
+    // The main repository elsewhere, the project a linked worktree of it,
+    // and a registration that may write the main checkout.
+    let main = env.tmp.path().join("main");
+    std::fs::create_dir_all(main.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(main.join(".git/worktrees/proj")).unwrap();
+    std::fs::write(main.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(main.join(".git/worktrees/proj/commondir"), "../..\n").unwrap();
+    let p = &env.project;
+    std::fs::remove_dir_all(p.join(".git")).unwrap();
+    let gitdir = main.join(".git/worktrees/proj");
+    std::fs::write(p.join(".git"), format!("gitdir: {}\n", gitdir.display())).unwrap();
+    let script = format!(
+        "cd {main}; echo evil > .git/hooks/pre-commit 2>/dev/null && echo WROTE-HOOKS; \
+         echo x >> .git/config 2>/dev/null && echo WROTE-CONFIG; echo ok > notes && echo main-writable",
+        main = main.display()
+    );
+    let main_s = main.to_string_lossy().into_owned();
+    hook(
+        &env,
+        "wide",
+        &script,
+        json!({"sandbox": {"writable": [main_s]}}),
+    );
+    let (v, run) = run_hook(&env, "wide");
+    assert_eq!(stdout_of(&v), "main-writable\n", "{run:?}");
+    assert!(!main.join(".git/hooks/pre-commit").exists());
+}
+
+#[test]
 fn credential_stores_and_keryx_data_and_state_are_unreadable() {
     let env = env();
     let h = &env.home;
@@ -333,10 +364,14 @@ fn without_a_project_only_the_private_scratch_and_the_cache_are_writable() {
     let script = "echo x > here.txt 2>/dev/null && echo WROTE-CWD; \
                   echo x > \"$HOME/home.txt\" 2>/dev/null && echo WROTE-HOME; \
                   echo x > /tmp/scratch.txt && echo scratch-ok; \
+                  echo x > \"$TMPDIR/t\" && echo tmpdir-ok; \
                   echo x > \"$XDG_CACHE_HOME/c\" && echo cache-ok";
     hook(&env, "noproj", script, json!({}));
+    let elsewhere = env.home.join("tmpdir");
+    std::fs::create_dir_all(&elsewhere).unwrap();
     let run = Run::from(
         env.cmd(&["test", "noproj", "--json"])
+            .env("TMPDIR", &elsewhere)
             .current_dir(&plain)
             .output()
             .unwrap(),
@@ -345,7 +380,7 @@ fn without_a_project_only_the_private_scratch_and_the_cache_are_writable() {
     let out = stdout_of(&v);
     assert!(!out.contains("WROTE"), "{out}");
     assert!(
-        out.contains("scratch-ok") && out.contains("cache-ok"),
+        out.contains("scratch-ok") && out.contains("cache-ok") && out.contains("tmpdir-ok"),
         "{out}\n{run:?}"
     );
     assert!(!plain.join("here.txt").exists() && !env.home.join("home.txt").exists());

@@ -1,6 +1,8 @@
 //! OS sandbox launchers: bubblewrap on Linux, sandbox-exec on macOS. Owns
-//! finding one, proving it actually works here (a cached probe, because it
-//! runs on hook invocations) and the wrapper argv for a confined hook.
+//! finding one (never where the project or another user could plant it),
+//! proving it actually works here (a cached probe, because it runs on hook
+//! invocations), the wrapper argv for a confined hook, and the seccomp
+//! filter that keeps every Unix socket out of its reach.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -140,11 +142,6 @@ const ON_PATH: &str = "PATH entry";
 /// cwd, nor one (or in a directory) someone else could replace.
 #[cfg(target_os = "linux")]
 fn find_bwrap(search: &LauncherSearch) -> Result<(PathBuf, &'static str), String> {
-    let not_installed = || {
-        "bubblewrap (`bwrap`) is not installed; install it (e.g. `apt-get install bubblewrap`) \
-         or mark the hook `runsIn: \"unsandboxed\"` where the profile allows it"
-            .to_owned()
-    };
     match search.pin {
         Err(why) => return Err(format!("the pinned launcher cannot be used: {why}")),
         Ok(Some(pin)) => {
@@ -153,9 +150,24 @@ fn find_bwrap(search: &LauncherSearch) -> Result<(PathBuf, &'static str), String
         }
         Ok(None) => {}
     }
-    let system = ["/usr/bin", "/usr/local/bin", "/bin"].map(|d| (PathBuf::from(d), SYSTEM));
     let path = crate::env_vars::get(crate::env_vars::PATH).unwrap_or_default();
-    let on_path = std::env::split_paths(&path)
+    find_bwrap_in(&["/usr/bin", "/usr/local/bin", "/bin"], &path, search)
+}
+
+/// The first usable `bwrap` in `system`, then in the absolute entries of
+/// the `PATH` value `path`.
+pub(super) fn find_bwrap_in(
+    system: &[&str],
+    path: &str,
+    search: &LauncherSearch,
+) -> Result<(PathBuf, &'static str), String> {
+    let not_installed = || {
+        "bubblewrap (`bwrap`) is not installed; install it (e.g. `apt-get install bubblewrap`) \
+         or mark the hook `runsIn: \"unsandboxed\"` where the profile allows it"
+            .to_owned()
+    };
+    let system = system.iter().map(|d| (PathBuf::from(d), SYSTEM));
+    let on_path = std::env::split_paths(path)
         .filter(|d| d.is_absolute())
         .map(|d| (d, ON_PATH));
     let mut refused = None;

@@ -694,7 +694,13 @@ pub(super) fn confine(
     let is_writable = |p: &Path| project.iter().chain(&writable).any(|w| p.starts_with(w));
     if launcher.kind == LauncherKind::Bubblewrap {
         let hidden = |p: &Path| p.starts_with("/tmp") && !is_writable(p);
-        if hidden(&cwd) {
+        if hidden(&cwd) && project.is_none() {
+            // A session started under /tmp, outside any project: its
+            // directory is seen read-only (/tmp itself stays the private one).
+            if cwd != Path::new("/tmp") {
+                mounts.push(Mount::ReadOnly(cwd.clone()));
+            }
+        } else if hidden(&cwd) {
             return Err(format!(
                 "the hook's working directory `{}` is under /tmp, which is private inside the \
                  sandbox; run it from the project",
@@ -711,19 +717,35 @@ pub(super) fn confine(
             }));
         }
     }
+    // A later mount over an earlier one wins, so: the writable paths, then
+    // what is protected in them; then what is hidden (a bind of a project
+    // that holds the home, a `.metaproject` there or above it, would show
+    // it again); last the writable paths inside a hidden one (the hook's
+    // cache under the state directory).
+    let hides = hidden_mounts(sandbox);
+    let in_hidden = |p: &Path| {
+        hides
+            .iter()
+            .any(|m| matches!(m, Mount::HideDir(h) | Mount::HideFile(h) if p.starts_with(h)))
+    };
+    let (late, early): (Vec<PathBuf>, Vec<PathBuf>) =
+        writable.iter().cloned().partition(|w| in_hidden(w));
     if let Some(root) = &project {
         mounts.push(Mount::Bind(root.clone()));
+    }
+    mounts.extend(early.into_iter().map(Mount::Bind));
+    if let Some(root) = &project {
         // sandbox-exec denies a path whether it exists or not; bubblewrap
         // needs something there to mount over.
         let create = launcher.kind == LauncherKind::Bubblewrap;
         protect_project(root, create, &mut mounts);
     }
-    // After the project, which may hold the home (a `.metaproject` there or
-    // above it): a bind of the project would show them again. Before the
-    // writable paths, so the hook cache under the hidden state directory
-    // is still there.
-    hide_secrets(sandbox, &mut mounts);
-    mounts.extend(writable.iter().cloned().map(Mount::Bind));
+    for m in hides {
+        if !mounts.contains(&m) {
+            mounts.push(m);
+        }
+    }
+    mounts.extend(late.into_iter().map(Mount::Bind));
     let c = Confinement {
         cwd: &cwd,
         mounts: &mounts,
@@ -739,7 +761,8 @@ fn is_real_dir(p: &Path) -> bool {
 
 /// The credential stores under the home and the extra hidden paths, each
 /// by its real path, those that exist.
-fn hide_secrets(sandbox: &Sandbox, mounts: &mut Vec<Mount>) {
+fn hidden_mounts(sandbox: &Sandbox) -> Vec<Mount> {
+    let mut mounts = Vec::new();
     let mut paths: Vec<PathBuf> = sandbox.hidden.clone();
     if let Some(home) = &sandbox.home {
         paths.extend(super::HOME_SECRETS.iter().map(|rel| home.join(rel)));
@@ -768,6 +791,7 @@ fn hide_secrets(sandbox: &Sandbox, mounts: &mut Vec<Mount>) {
             mounts.push(mount);
         }
     }
+    mounts
 }
 
 /// Makes read-only, under the writable project `root`, what runs later

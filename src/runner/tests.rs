@@ -926,3 +926,62 @@ fn protected_paths_are_created_for_bubblewrap_only_and_named_for_sandbox_exec() 
         "{args:?}"
     );
 }
+
+#[test]
+fn without_a_project_a_cwd_under_tmp_is_seen_read_only() {
+    bwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(cwd.path().join("in-cwd"), "here\n").unwrap();
+    let mut req = request(
+        &[
+            "/bin/sh",
+            "-c",
+            "cat in-cwd; echo x > new 2>/dev/null && echo WROTE; pwd",
+        ],
+        cwd.path(),
+    );
+    req.sandbox = SandboxSpec::Required(Sandbox::default());
+    let out = spawn(&req);
+    let real = std::fs::canonicalize(cwd.path()).unwrap();
+    assert_eq!(
+        text(&out.stdout),
+        format!("here\n{}\n", real.display()),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!cwd.path().join("new").exists());
+}
+
+#[test]
+fn a_path_entry_inside_the_project_or_cwd_is_passed_over() {
+    let launcher = bwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let project = root.join("proj");
+    let cwd = root.join("cwd");
+    let good = root.join("good");
+    for dir in [project.join("bin"), cwd.join("bin"), good.clone()] {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(&launcher.program, dir.join("bwrap")).unwrap();
+    }
+    let search = LauncherSearch {
+        pin: Ok(None),
+        project: Some(&project),
+        cwd: Some(&cwd),
+    };
+    let path = format!(
+        "bin:{}:{}:{}",
+        project.join("bin").display(),
+        cwd.join("bin").display(),
+        good.display()
+    );
+    let found = sandbox::find_bwrap_in(&[], &path, &search);
+    assert_eq!(found, Ok((good.join("bwrap"), "PATH entry")));
+    // A system directory comes first.
+    let found = sandbox::find_bwrap_in(&[good.to_str().unwrap()], &path, &search);
+    assert_eq!(found, Ok((good.join("bwrap"), "system directory")));
+    // With only planted ones, none, and the reason says why.
+    let only_planted = format!("{}", project.join("bin").display());
+    let why = sandbox::find_bwrap_in(&[], &only_planted, &search).unwrap_err();
+    assert!(why.contains("inside the project"), "{why}");
+}

@@ -300,6 +300,12 @@ fn sandbox_for(
         "XDG_CACHE_HOME".into(),
         cache.to_string_lossy().into_owned(),
     ));
+    if cfg!(target_os = "linux") {
+        // The private /tmp is the scratch space; a TMPDIR elsewhere would be
+        // read-only inside.
+        env.retain(|(k, _)| k != "TMPDIR");
+        env.push(("TMPDIR".into(), "/tmp".into()));
+    }
     let mut writable = vec![cache];
     for entry in &reg.sandbox_writable {
         let Some(path) = resolve_writable(entry, loc, ctx.project_root) else {
