@@ -19,7 +19,7 @@ use super::ctx_guard::{
 use super::ports::Verdict;
 use super::shell::{Command, RedirectOp, Script};
 use crate::escape::escape;
-use crate::hosts::{self, Adapter, ConfigFormat};
+use crate::hosts::{self, ConfigFormat};
 
 /// Why only a person changes these things, appended to every refusal.
 const ONLY_A_PERSON: &str = "only a person at a terminal changes keryx-hooks' trust or enforcement; \
@@ -462,7 +462,7 @@ fn candidates(argv: &[String], defs: &Defs) -> Vec<Candidate> {
             "nsenter" | "unshare" | "runuser" | "systemd-run" => Some(
                 skip_options(
                     &cur[1..],
-                    &["-t", "-u", "-g", "-p", "--unit", "-p", "--property"],
+                    &["-t", "-u", "-g", "-p", "--unit", "--property"],
                     false,
                 )
                 .to_vec(),
@@ -1081,7 +1081,7 @@ fn host_files(cfg: &CtxGuardConfig) -> (Vec<HostFile>, Vec<(Vec<String>, HostFil
         if files.format == ConfigFormat::None {
             continue;
         }
-        let host_name = display_name(adapter);
+        let host_name = adapter.display_name();
         for p in &files.user {
             if let Some(path) = user_path(p, files.home_env.as_ref()) {
                 user.push(HostFile {
@@ -1129,10 +1129,6 @@ fn host_files(cfg: &CtxGuardConfig) -> (Vec<HostFile>, Vec<(Vec<String>, HostFil
         ));
     }
     (user, project)
-}
-
-fn display_name(a: &'static Adapter) -> &'static str {
-    a.display_name()
 }
 
 fn host_display(host: &str) -> &'static str {
