@@ -200,8 +200,16 @@ fn read_tool(tool: &str, input: &Value, cfg: &CtxGuardConfig) -> Option<String> 
         .iter()
         .filter_map(|k| input.get(*k).and_then(Value::as_str))
         .collect();
-    if let Some(Value::Array(many)) = input.get("paths") {
-        paths.extend(many.iter().filter_map(Value::as_str));
+    // A search's file filter names what it reads too (`glob: ".env*"`).
+    for key in ["glob", "include"] {
+        if let Some(g) = input.get(key).and_then(Value::as_str) {
+            paths.push(g);
+        }
+    }
+    for key in ["paths", "include"] {
+        if let Some(Value::Array(many)) = input.get(key) {
+            paths.extend(many.iter().filter_map(Value::as_str));
+        }
     }
     let (file, kind) = paths
         .into_iter()
@@ -2034,6 +2042,15 @@ mod tests {
         ));
         assert!(deny(
             json!({"tool_name": "read_file", "tool_input": {"absolute_path": "/home/dev/.ssh/id_ed25519"}})
+        ));
+        assert!(deny(
+            json!({"toolName": "Grep", "toolInput": {"pattern": "KEY", "glob": "**/.env*", "output_mode": "content"}})
+        ));
+        assert!(deny(
+            json!({"tool_name": "read_many_files", "tool_input": {"include": ["src/**", "*.pem"]}})
+        ));
+        assert!(!deny(
+            json!({"toolName": "Grep", "toolInput": {"pattern": "fn main", "glob": "*.rs"}})
         ));
         assert!(!deny(
             json!({"toolName": "Read", "toolInput": {"file_path": "/home/dev/proj/src/main.rs"}})
