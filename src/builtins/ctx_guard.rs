@@ -1666,6 +1666,19 @@ mod tests {
             json!({"toolName": "Bash", "toolInput": {"command": "cargo test"}})
         ));
         assert!(!deny(json!({"toolName": "Bash"})));
+        // Self-protection reads every shape too.
+        assert!(deny(
+            json!({"tool_name": "shell", "tool_input": {"command": ["bash", "-lc", "keryx-hooks untrust"]}})
+        ));
+        assert!(deny(
+            json!({"tool_name": "shell", "tool_input": {"command": ["keryx-hooks", "disable", "keryx.ctx-guard", "--user"]}})
+        ));
+        assert!(deny(
+            json!({"hook_event_name": "beforeShellExecution", "command": "KERYX_HOOKS=off claude", "cwd": "/p"})
+        ));
+        assert!(!deny(
+            json!({"tool_name": "shell", "tool_input": {"command": ["keryx-hooks", "list"]}})
+        ));
     }
 
     #[test]
