@@ -1791,6 +1791,7 @@ mod tests {
             "K=/usr/local/bin/keryx-hooks; $K untrust",
             "\"$(command -v keryx-hooks)\" untrust",
             "$(which keryx-hooks) trust --yes",
+            "$KERYX_BIN untrust",
             "kh() { keryx-hooks \"$@\"; }; kh untrust",
             "keryx-hooks $SUB",
             "echo 'keryx-hooks untrust' | sh",
@@ -1906,6 +1907,8 @@ mod tests {
             "bash scripts/check.sh",
             "sh ./configure",
             "python3 -c 'print(1)'",
+            "$PKG install ripgrep && keryx-hooks list",
+            "\"$PYTHON\" -m pip install keryx-hooks",
         ] {
             allowed(cmd);
         }

@@ -509,10 +509,13 @@ fn dynamic(w: &str) -> bool {
 /// A run of keryx-hooks that changes trust or enforcement.
 fn keryx_invocation(g: &Guard, script: &Script, cand: &Candidate) -> Option<String> {
     let first = cand.argv.first()?;
+    // `$(which keryx-hooks) trust`: a program chosen at run time by a
+    // substitution on a line that names keryx-hooks; `$KERYX_BIN trust`.
+    let substituted = first.contains("$(…)") || first.contains("`…`");
+    let named_var = first.starts_with('$') && first.to_ascii_uppercase().contains("KERYX");
     let ours = basename(first) == "keryx-hooks"
-        // `$(which keryx-hooks) trust`, `"$K" trust`: a program chosen at run
-        // time on a line that names keryx-hooks.
-        || (dynamic(first) && names_keryx(script, g.src));
+        || (substituted && names_keryx(script, g.src))
+        || named_var;
     if !ours {
         return None;
     }
