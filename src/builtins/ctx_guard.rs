@@ -1704,7 +1704,9 @@ mod tests {
     fn random_command_soup_never_panics() {
         let mut tokens: Vec<&str> = "cat grep rg -r -e -f -q find / ~ .env id_rsa | && ; $( ) ( ` ' \" > < 2>&1 \
              head bash -c sudo -u timeout env x=1 -- security find-generic-password -w cd .. { } << EOF ls \
-             -R tree du -a -maxdepth eval xargs wc jq --arg sed -i awk"
+             -R tree du -a -maxdepth eval xargs wc jq --arg sed -i awk keryx-hooks untrust doctor --fix \
+             KERYX_HOOKS=off alias kh=keryx-hooks ln -s cp mv rm tee ~/.keryx/hooks.json .claude/settings.json \
+             python3 find -exec {} \\; $(which $K"
             .split_whitespace()
             .collect();
         tokens.push("\n");
