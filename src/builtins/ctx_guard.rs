@@ -40,6 +40,9 @@ pub struct CtxGuardConfig {
     pub data_dir: Option<PathBuf>,
     pub state_dir: Option<PathBuf>,
     pub snapshot_root: Option<PathBuf>,
+    /// The keryx-hooks binary the hosts run (this one): replacing or
+    /// removing it leaves every host hook failing, which hosts let pass.
+    pub binary: Option<PathBuf>,
 }
 
 impl Default for CtxGuardConfig {
@@ -54,6 +57,7 @@ impl Default for CtxGuardConfig {
                 data_dir: None,
                 state_dir: None,
                 snapshot_root: None,
+                binary: None,
             },
         }
     }
@@ -80,6 +84,7 @@ impl CtxGuardConfig {
             data_dir: Some(loc.data_dir.clone()),
             state_dir: Some(loc.state_dir.clone()),
             snapshot_root: Some(loc.snapshot_root.clone()),
+            binary: Some(crate::paths::self_exe().to_path_buf()),
         }
     }
 
@@ -93,6 +98,7 @@ impl CtxGuardConfig {
             data_dir: Some(home.join(".local/share/keryx")),
             state_dir: Some(home.join(".local/state/keryx")),
             snapshot_root: Some(home.join(".agentic/hooks-snapshot")),
+            binary: None,
         }
     }
 }
@@ -2006,6 +2012,36 @@ mod tests {
             ),
         ] {
             denied(cmd, what);
+        }
+    }
+
+    #[test]
+    fn the_binary_hosts_run_is_not_replaced_or_removed() {
+        let cfg = CtxGuardConfig {
+            binary: Some(PathBuf::from("/home/dev/.cargo/bin/keryx-hooks")),
+            ..cfg()
+        };
+        let run = |c: &str| check_command(c, Some(Path::new("/home/dev/proj")), &cfg);
+        for cmd in [
+            "rm ~/.cargo/bin/keryx-hooks",
+            "cp /tmp/fake ~/.cargo/bin/keryx-hooks",
+            "echo '#!/bin/sh' > ~/.cargo/bin/keryx-hooks",
+            "chmod -x /home/dev/.cargo/bin/keryx-hooks",
+            "mv ~/.cargo/bin/keryx-hooks /tmp/",
+        ] {
+            assert!(
+                matches!(run(cmd), Verdict::Deny(ref r) if r.contains("binary")),
+                "{cmd}: {:?}",
+                run(cmd)
+            );
+        }
+        // An upgrade puts a keryx-hooks in its place.
+        for cmd in [
+            "cp target/release/keryx-hooks ~/.cargo/bin/keryx-hooks",
+            "install -m 755 ./keryx-hooks /home/dev/.cargo/bin/keryx-hooks",
+            "rm -rf target",
+        ] {
+            assert_eq!(run(cmd), Verdict::Allow, "{cmd}");
         }
     }
 

@@ -172,8 +172,20 @@ pub(super) fn command(
                 "ctx-guard: a shell reading its script from its input {r}; {ONLY_A_PERSON}"
             ));
         }
+        // `cp target/release/keryx-hooks ~/.cargo/bin/`: an upgrade.
+        let upgrade = matches!(name, "cp" | "install" | "mv" | "ln" | "rsync") && {
+            let ops: Vec<&String> = cand.argv[1..]
+                .iter()
+                .filter(|a| !a.starts_with('-'))
+                .collect();
+            ops.split_last()
+                .is_some_and(|(_, sources)| sources.iter().any(|a| basename(a) == "keryx-hooks"))
+        };
         for (word, access) in write_targets(cmd, name, &cand.argv) {
             if let Some(r) = target_refusal(g, &word, access, cwd, &show(&cand.argv)) {
+                return Some(r);
+            }
+            if let Some(r) = binary_refusal(g, &word, access, cwd, upgrade, &cand.argv) {
                 return Some(r);
             }
         }
@@ -935,6 +947,36 @@ fn target_refusal(
     ))
 }
 
+/// A write or removal of the keryx-hooks binary the hosts run, other than
+/// putting another keryx-hooks in its place. With the binary gone or
+/// broken every host hook fails, and hosts let the tool run.
+fn binary_refusal(
+    g: &Guard,
+    word: &str,
+    access: Access,
+    cwd: Option<&Path>,
+    upgrade: bool,
+    argv: &[String],
+) -> Option<String> {
+    let binary = g.cfg.binary.as_deref()?;
+    if upgrade && access == Access::Write {
+        return None;
+    }
+    let path = expand(g, word, cwd)?;
+    let hit = crate::paths::real_path(&path) == crate::paths::real_path(binary);
+    hit.then(|| {
+        format!(
+            "ctx-guard: `{}` would {} the keryx-hooks binary the agent hosts run (`{}`); {ONLY_A_PERSON}",
+            show(argv),
+            match access {
+                Access::Write => "change",
+                Access::Remove => "remove",
+            },
+            escape(&binary.display().to_string())
+        )
+    })
+}
+
 /// `word` as an absolute path: `~`, the variables that name keryx's own
 /// places, and the cwd resolved.
 fn expand(g: &Guard, word: &str, cwd: Option<&Path>) -> Option<PathBuf> {
@@ -1347,6 +1389,15 @@ fn write_refusal(payload: &Value, cfg: &CtxGuardConfig) -> Option<String> {
     let path = resolve(file)?;
     if let Some(r) = startup_file_refusal(tool, &path, input) {
         return Some(r);
+    }
+    if let Some(binary) = &cfg.binary
+        && crate::paths::real_path(&path) == crate::paths::real_path(binary)
+    {
+        return Some(format!(
+            "keryx-hooks: `{}` would change the keryx-hooks binary the agent hosts run (`{}`); {ONLY_A_PERSON}",
+            escape(tool),
+            escape(&binary.display().to_string())
+        ));
     }
     let p = protected(cfg, &path)?;
     let host = match &p {
