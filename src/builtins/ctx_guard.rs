@@ -40,6 +40,9 @@ pub struct CtxGuardConfig {
     pub data_dir: Option<PathBuf>,
     pub state_dir: Option<PathBuf>,
     pub snapshot_root: Option<PathBuf>,
+    /// The keryx-hooks binary the hosts run (this one): replacing or
+    /// removing it leaves every host hook failing, which hosts let pass.
+    pub binary: Option<PathBuf>,
 }
 
 impl Default for CtxGuardConfig {
@@ -54,6 +57,7 @@ impl Default for CtxGuardConfig {
                 data_dir: None,
                 state_dir: None,
                 snapshot_root: None,
+                binary: None,
             },
         }
     }
@@ -80,6 +84,7 @@ impl CtxGuardConfig {
             data_dir: Some(loc.data_dir.clone()),
             state_dir: Some(loc.state_dir.clone()),
             snapshot_root: Some(loc.snapshot_root.clone()),
+            binary: Some(crate::paths::self_exe().to_path_buf()),
         }
     }
 
@@ -93,6 +98,7 @@ impl CtxGuardConfig {
             data_dir: Some(home.join(".local/share/keryx")),
             state_dir: Some(home.join(".local/state/keryx")),
             snapshot_root: Some(home.join(".agentic/hooks-snapshot")),
+            binary: None,
         }
     }
 }
@@ -200,8 +206,16 @@ fn read_tool(tool: &str, input: &Value, cfg: &CtxGuardConfig) -> Option<String> 
         .iter()
         .filter_map(|k| input.get(*k).and_then(Value::as_str))
         .collect();
-    if let Some(Value::Array(many)) = input.get("paths") {
-        paths.extend(many.iter().filter_map(Value::as_str));
+    // A search's file filter names what it reads too (`glob: ".env*"`).
+    for key in ["glob", "include"] {
+        if let Some(g) = input.get(key).and_then(Value::as_str) {
+            paths.push(g);
+        }
+    }
+    for key in ["paths", "include"] {
+        if let Some(Value::Array(many)) = input.get(key) {
+            paths.extend(many.iter().filter_map(Value::as_str));
+        }
     }
     let (file, kind) = paths
         .into_iter()
@@ -1658,6 +1672,19 @@ mod tests {
             json!({"toolName": "Bash", "toolInput": {"command": "cargo test"}})
         ));
         assert!(!deny(json!({"toolName": "Bash"})));
+        // Self-protection reads every shape too.
+        assert!(deny(
+            json!({"tool_name": "shell", "tool_input": {"command": ["bash", "-lc", "keryx-hooks untrust"]}})
+        ));
+        assert!(deny(
+            json!({"tool_name": "shell", "tool_input": {"command": ["keryx-hooks", "disable", "keryx.ctx-guard", "--user"]}})
+        ));
+        assert!(deny(
+            json!({"hook_event_name": "beforeShellExecution", "command": "KERYX_HOOKS=off claude", "cwd": "/p"})
+        ));
+        assert!(!deny(
+            json!({"tool_name": "shell", "tool_input": {"command": ["keryx-hooks", "list"]}})
+        ));
     }
 
     #[test]
@@ -1683,7 +1710,9 @@ mod tests {
     fn random_command_soup_never_panics() {
         let mut tokens: Vec<&str> = "cat grep rg -r -e -f -q find / ~ .env id_rsa | && ; $( ) ( ` ' \" > < 2>&1 \
              head bash -c sudo -u timeout env x=1 -- security find-generic-password -w cd .. { } << EOF ls \
-             -R tree du -a -maxdepth eval xargs wc jq --arg sed -i awk"
+             -R tree du -a -maxdepth eval xargs wc jq --arg sed -i awk keryx-hooks untrust doctor --fix \
+             KERYX_HOOKS=off alias kh=keryx-hooks ln -s cp mv rm tee ~/.keryx/hooks.json .claude/settings.json \
+             python3 find -exec {} \\; $(which $K"
             .split_whitespace()
             .collect();
         tokens.push("\n");
@@ -1770,6 +1799,7 @@ mod tests {
             "K=/usr/local/bin/keryx-hooks; $K untrust",
             "\"$(command -v keryx-hooks)\" untrust",
             "$(which keryx-hooks) trust --yes",
+            "$KERYX_BIN untrust",
             "kh() { keryx-hooks \"$@\"; }; kh untrust",
             "keryx-hooks $SUB",
             "echo 'keryx-hooks untrust' | sh",
@@ -1885,6 +1915,8 @@ mod tests {
             "bash scripts/check.sh",
             "sh ./configure",
             "python3 -c 'print(1)'",
+            "$PKG install ripgrep && keryx-hooks list",
+            "\"$PYTHON\" -m pip install keryx-hooks",
         ] {
             allowed(cmd);
         }
@@ -1984,6 +2016,36 @@ mod tests {
     }
 
     #[test]
+    fn the_binary_hosts_run_is_not_replaced_or_removed() {
+        let cfg = CtxGuardConfig {
+            binary: Some(PathBuf::from("/home/dev/.cargo/bin/keryx-hooks")),
+            ..cfg()
+        };
+        let run = |c: &str| check_command(c, Some(Path::new("/home/dev/proj")), &cfg);
+        for cmd in [
+            "rm ~/.cargo/bin/keryx-hooks",
+            "cp /tmp/fake ~/.cargo/bin/keryx-hooks",
+            "echo '#!/bin/sh' > ~/.cargo/bin/keryx-hooks",
+            "chmod -x /home/dev/.cargo/bin/keryx-hooks",
+            "mv ~/.cargo/bin/keryx-hooks /tmp/",
+        ] {
+            assert!(
+                matches!(run(cmd), Verdict::Deny(ref r) if r.contains("binary")),
+                "{cmd}: {:?}",
+                run(cmd)
+            );
+        }
+        // An upgrade puts a keryx-hooks in its place.
+        for cmd in [
+            "cp target/release/keryx-hooks ~/.cargo/bin/keryx-hooks",
+            "install -m 755 ./keryx-hooks /home/dev/.cargo/bin/keryx-hooks",
+            "rm -rf target",
+        ] {
+            assert_eq!(run(cmd), Verdict::Allow, "{cmd}");
+        }
+    }
+
+    #[test]
     fn a_relative_write_is_judged_without_a_cwd_in_the_payload() {
         // Without a project the canonical payload has no cwd; the tool runs
         // where the shim does.
@@ -2034,6 +2096,15 @@ mod tests {
         ));
         assert!(deny(
             json!({"tool_name": "read_file", "tool_input": {"absolute_path": "/home/dev/.ssh/id_ed25519"}})
+        ));
+        assert!(deny(
+            json!({"toolName": "Grep", "toolInput": {"pattern": "KEY", "glob": "**/.env*", "output_mode": "content"}})
+        ));
+        assert!(deny(
+            json!({"tool_name": "read_many_files", "tool_input": {"include": ["src/**", "*.pem"]}})
+        ));
+        assert!(!deny(
+            json!({"toolName": "Grep", "toolInput": {"pattern": "fn main", "glob": "*.rs"}})
         ));
         assert!(!deny(
             json!({"toolName": "Read", "toolInput": {"file_path": "/home/dev/proj/src/main.rs"}})

@@ -19,7 +19,7 @@ use super::ctx_guard::{
 use super::ports::Verdict;
 use super::shell::{Command, RedirectOp, Script};
 use crate::escape::escape;
-use crate::hosts::{self, Adapter, ConfigFormat};
+use crate::hosts::{self, ConfigFormat};
 
 /// Why only a person changes these things, appended to every refusal.
 const ONLY_A_PERSON: &str = "only a person at a terminal changes keryx-hooks' trust or enforcement; \
@@ -172,8 +172,20 @@ pub(super) fn command(
                 "ctx-guard: a shell reading its script from its input {r}; {ONLY_A_PERSON}"
             ));
         }
+        // `cp target/release/keryx-hooks ~/.cargo/bin/`: an upgrade.
+        let upgrade = matches!(name, "cp" | "install" | "mv" | "ln" | "rsync") && {
+            let ops: Vec<&String> = cand.argv[1..]
+                .iter()
+                .filter(|a| !a.starts_with('-'))
+                .collect();
+            ops.split_last()
+                .is_some_and(|(_, sources)| sources.iter().any(|a| basename(a) == "keryx-hooks"))
+        };
         for (word, access) in write_targets(cmd, name, &cand.argv) {
             if let Some(r) = target_refusal(g, &word, access, cwd, &show(&cand.argv)) {
+                return Some(r);
+            }
+            if let Some(r) = binary_refusal(g, &word, access, cwd, upgrade, &cand.argv) {
                 return Some(r);
             }
         }
@@ -462,7 +474,7 @@ fn candidates(argv: &[String], defs: &Defs) -> Vec<Candidate> {
             "nsenter" | "unshare" | "runuser" | "systemd-run" => Some(
                 skip_options(
                     &cur[1..],
-                    &["-t", "-u", "-g", "-p", "--unit", "-p", "--property"],
+                    &["-t", "-u", "-g", "-p", "--unit", "--property"],
                     false,
                 )
                 .to_vec(),
@@ -509,10 +521,13 @@ fn dynamic(w: &str) -> bool {
 /// A run of keryx-hooks that changes trust or enforcement.
 fn keryx_invocation(g: &Guard, script: &Script, cand: &Candidate) -> Option<String> {
     let first = cand.argv.first()?;
+    // `$(which keryx-hooks) trust`: a program chosen at run time by a
+    // substitution on a line that names keryx-hooks; `$KERYX_BIN trust`.
+    let substituted = first.contains("$(…)") || first.contains("`…`");
+    let named_var = first.starts_with('$') && first.to_ascii_uppercase().contains("KERYX");
     let ours = basename(first) == "keryx-hooks"
-        // `$(which keryx-hooks) trust`, `"$K" trust`: a program chosen at run
-        // time on a line that names keryx-hooks.
-        || (dynamic(first) && names_keryx(script, g.src));
+        || (substituted && names_keryx(script, g.src))
+        || named_var;
     if !ours {
         return None;
     }
@@ -932,6 +947,36 @@ fn target_refusal(
     ))
 }
 
+/// A write or removal of the keryx-hooks binary the hosts run, other than
+/// putting another keryx-hooks in its place. With the binary gone or
+/// broken every host hook fails, and hosts let the tool run.
+fn binary_refusal(
+    g: &Guard,
+    word: &str,
+    access: Access,
+    cwd: Option<&Path>,
+    upgrade: bool,
+    argv: &[String],
+) -> Option<String> {
+    let binary = g.cfg.binary.as_deref()?;
+    if upgrade && access == Access::Write {
+        return None;
+    }
+    let path = expand(g, word, cwd)?;
+    let hit = crate::paths::real_path(&path) == crate::paths::real_path(binary);
+    hit.then(|| {
+        format!(
+            "ctx-guard: `{}` would {} the keryx-hooks binary the agent hosts run (`{}`); {ONLY_A_PERSON}",
+            show(argv),
+            match access {
+                Access::Write => "change",
+                Access::Remove => "remove",
+            },
+            escape(&binary.display().to_string())
+        )
+    })
+}
+
 /// `word` as an absolute path: `~`, the variables that name keryx's own
 /// places, and the cwd resolved.
 fn expand(g: &Guard, word: &str, cwd: Option<&Path>) -> Option<PathBuf> {
@@ -1081,7 +1126,7 @@ fn host_files(cfg: &CtxGuardConfig) -> (Vec<HostFile>, Vec<(Vec<String>, HostFil
         if files.format == ConfigFormat::None {
             continue;
         }
-        let host_name = display_name(adapter);
+        let host_name = adapter.display_name();
         for p in &files.user {
             if let Some(path) = user_path(p, files.home_env.as_ref()) {
                 user.push(HostFile {
@@ -1129,10 +1174,6 @@ fn host_files(cfg: &CtxGuardConfig) -> (Vec<HostFile>, Vec<(Vec<String>, HostFil
         ));
     }
     (user, project)
-}
-
-fn display_name(a: &'static Adapter) -> &'static str {
-    a.display_name()
 }
 
 fn host_display(host: &str) -> &'static str {
@@ -1348,6 +1389,15 @@ fn write_refusal(payload: &Value, cfg: &CtxGuardConfig) -> Option<String> {
     let path = resolve(file)?;
     if let Some(r) = startup_file_refusal(tool, &path, input) {
         return Some(r);
+    }
+    if let Some(binary) = &cfg.binary
+        && crate::paths::real_path(&path) == crate::paths::real_path(binary)
+    {
+        return Some(format!(
+            "keryx-hooks: `{}` would change the keryx-hooks binary the agent hosts run (`{}`); {ONLY_A_PERSON}",
+            escape(tool),
+            escape(&binary.display().to_string())
+        ));
     }
     let p = protected(cfg, &path)?;
     let host = match &p {

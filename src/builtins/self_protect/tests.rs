@@ -357,3 +357,15 @@ fn a_host_config_that_cannot_be_read_is_not_taken_for_an_empty_one() {
     std::fs::create_dir_all(&dir).unwrap();
     h.denied(write(&dir.display().to_string(), "{}"), "cannot be read");
 }
+
+#[test]
+fn the_binary_hosts_run_is_not_written_by_a_file_tool() {
+    let mut h = Home::new();
+    let bin = h.write(".cargo/bin/keryx-hooks", "#!/bin/sh\n");
+    h.cfg.binary = Some(bin.clone());
+    h.denied(
+        write(&bin.display().to_string(), "#!/bin/sh\nexit 0\n"),
+        "binary",
+    );
+    h.allowed(write(&h.path(".cargo/bin/other"), "x"));
+}

@@ -16,7 +16,7 @@
 //!     builtins ctx-guard CORPUS [RUNS]
 //!     builtins impact REPO CACHE_DIR FILE... [RUNS]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -135,10 +135,7 @@ fn ctx(corpus: &Path, n: usize) -> Result<(), String> {
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .collect();
-    let cfg = CtxGuardConfig {
-        max_cat_bytes: ctx_guard::DEFAULT_MAX_CAT_BYTES,
-        home: Some(PathBuf::from("/home/dev")),
-    };
+    let cfg = CtxGuardConfig::for_home(Path::new("/home/dev"));
     let cwd = Path::new("/home/dev/proj");
     let mut denied = 0;
     for c in &commands {
