@@ -257,10 +257,11 @@ pub fn sanitize_component(s: &str) -> String {
 /// password database only when some location falls inside the outermost
 /// candidate.
 struct Containment {
-    /// Real paths, outermost first: every git toplevel around the cwd, then
-    /// the nearest `.metaproject` directory, then the cwd.
+    /// Real paths: every git toplevel around the cwd, outermost first.
     tops: Vec<PathBuf>,
-    meta: Option<PathBuf>,
+    /// The nearest directory holding `.metaproject`, looked for only when
+    /// no toplevel will do.
+    meta: std::cell::OnceCell<Option<PathBuf>>,
     cwd: PathBuf,
     root: std::cell::OnceCell<Option<PathBuf>>,
 }
@@ -274,16 +275,23 @@ impl Containment {
             .map(Path::to_path_buf)
             .collect();
         tops.reverse();
-        let meta = cwd
-            .ancestors()
-            .find(|dir| dir.join(".metaproject").symlink_metadata().is_ok())
-            .map(Path::to_path_buf);
         Containment {
             tops,
-            meta,
+            meta: std::cell::OnceCell::new(),
             cwd,
             root: std::cell::OnceCell::new(),
         }
+    }
+
+    fn meta(&self) -> Option<&PathBuf> {
+        self.meta
+            .get_or_init(|| {
+                self.cwd
+                    .ancestors()
+                    .find(|dir| dir.join(".metaproject").symlink_metadata().is_ok())
+                    .map(Path::to_path_buf)
+            })
+            .as_ref()
     }
 
     /// The outermost candidate, before the home is asked about: whatever
@@ -291,7 +299,7 @@ impl Containment {
     fn widest(&self) -> &Path {
         self.tops
             .first()
-            .or(self.meta.as_ref())
+            .or_else(|| self.meta())
             .unwrap_or(&self.cwd)
     }
 
@@ -309,14 +317,14 @@ impl Containment {
         self.tops
             .iter()
             .find(allowed)
-            .or_else(|| self.meta.as_ref().filter(allowed))
+            .or_else(|| self.meta().filter(allowed))
             .or_else(|| Some(&self.cwd).filter(allowed))
             .cloned()
     }
 
     /// The project `real` (a real path) lies in, if it lies in one.
     fn root_around(&self, real: &Path) -> Option<&Path> {
-        if !under(real, &real_path(self.widest()), true) {
+        if !under(real, self.widest(), true) {
             return None;
         }
         self.root().filter(|root| under(real, root, true))

@@ -566,3 +566,68 @@ fn a_state_dir_inside_the_project_is_refused() {
         "warning: XDG_STATE_HOME `{inside_s}` resolves inside the project"
     ));
 }
+
+#[test]
+fn a_held_trust_store_lock_does_not_stall_a_gated_call() {
+    let env = Env::new();
+    let _ = counting_gate(&env);
+    // Project hooks: `run` opens the trust store to judge them.
+    crate::adversarial::project_hooks(
+        &env,
+        json!({"PreToolUse": [sh_hook("project-gate", "gate", "exit 0")]}),
+    );
+    let data = env.home.join(".local/share/keryx");
+    // A temp file a killed `trust` left behind makes `run` clean up under
+    // the store's lock.
+    env.write(data.join(".keryx-hooks-left.tmp"), "{}");
+    let _held = Holder::take(&data.join("hook-trust.json.lock"));
+    let (run, took) = gated_pre_tool_use_under(&env, &claude_bash(&env, "toolu_store", "echo hi"));
+    run.code(0);
+    assert!(!run.stdout.contains("deny"), "{}", run.stdout);
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+}
+
+#[test]
+fn a_trust_store_in_the_superproject_is_refused_from_a_submodule() {
+    let env = Env::new();
+    let sub = env.project.join("vendor/lib");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(sub.join(".git"), "gitdir: ../../.git/modules/lib\n").unwrap();
+    env.write(
+        sub.join(".metaproject/hooks.json"),
+        json!({"schemaVersion": "1.0.0", "hooks": {
+            "PreToolUse": [sh_hook("sub-gate", "gate", "exit 0")]}})
+        .to_string(),
+    );
+    let data = env.project.join("share").display().to_string();
+    let list = run_with(
+        &env,
+        &sub,
+        &[("XDG_DATA_HOME", &data)],
+        &["list", "--json"],
+        "",
+    );
+    list.code(0);
+    let v = list.json();
+    assert_eq!(v["projectTrust"]["state"], "store-refused", "{v}");
+    assert!(
+        v["projectTrust"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains(&format!(
+                "resolves inside the project `{}`",
+                env.project.display()
+            )),
+        "{v}"
+    );
+    run_with(
+        &env,
+        &sub,
+        &[("XDG_DATA_HOME", &data)],
+        &["trust", "--yes"],
+        "",
+    )
+    .code(1)
+    .stderr_has("refusing to use the trust store");
+    assert!(!env.project.join("share").exists(), "the store was written");
+}

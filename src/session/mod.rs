@@ -190,7 +190,7 @@ pub fn lock_timed_out(e: &std::io::Error) -> bool {
 /// `wait` has passed; then fails with [`ErrorKind::TimedOut`]. A blocking
 /// `flock` would wait as long as any other holder likes, a shared lock
 /// taken on a read-only descriptor included.
-pub(crate) fn lock_within(file: &File, wait: Duration) -> std::io::Result<()> {
+pub fn lock_within(file: &File, wait: Duration) -> std::io::Result<()> {
     let deadline = Instant::now() + wait;
     let mut pause = Duration::from_millis(1);
     loop {
@@ -392,6 +392,46 @@ mod tests {
             .unwrap()
             .len();
         assert_eq!(len, serde_json::to_vec(&read_back()).unwrap().len() as u64);
+    }
+
+    #[test]
+    fn a_lock_held_elsewhere_times_out_and_a_free_one_is_taken() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("lock");
+        let holder = File::create(&path).unwrap();
+        // A shared lock on a read-only descriptor is enough to block.
+        let reader = File::open(&path).unwrap();
+        reader.lock_shared().unwrap();
+        let started = Instant::now();
+        let e = lock_within(&holder, Duration::from_millis(150)).unwrap_err();
+        assert!(lock_timed_out(&e), "{e}");
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_millis(150) && took < Duration::from_secs(2),
+            "{took:?}"
+        );
+        drop(reader);
+        lock_within(&holder, Duration::from_millis(150)).unwrap();
+    }
+
+    #[test]
+    fn new_session_files_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("state/sessions/s");
+        let session = Session::at(dir.clone());
+        session.lock().unwrap().save().unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        for d in [
+            tmp.path().join("state"),
+            tmp.path().join("state/sessions"),
+            dir.clone(),
+        ] {
+            assert_eq!(mode(&d), DIR_MODE, "{}", d.display());
+        }
+        for f in ["lock", "state.json"] {
+            assert_eq!(mode(&dir.join(f)), FILE_MODE, "{f}");
+        }
     }
 
     #[test]

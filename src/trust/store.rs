@@ -79,22 +79,34 @@ impl Store {
         }
         let store = Store { path, dir };
         if !stale_temps(&store.dir).is_empty() {
-            // Rare (a write was killed), so the lock is only taken then.
-            let _ = store.lock().map(|_lock| remove_stale_temps(&store.dir));
+            // Rare (a write was killed), so the lock is only taken then, and
+            // never waited for: `run` opens the store on every event, and
+            // whoever holds the lock (a write in progress, or a process
+            // holding it on purpose) must not stall a gate.
+            if let Ok(lock) = store.lock_file()
+                && lock.try_lock().is_ok()
+            {
+                remove_stale_temps(&store.dir);
+            }
         }
         Ok(store)
     }
 
     /// Takes the store's advisory lock; every write holds it throughout.
     fn lock(&self) -> std::io::Result<std::fs::File> {
-        let lock = std::fs::OpenOptions::new()
+        let lock = self.lock_file()?;
+        lock.lock()?;
+        Ok(lock)
+    }
+
+    /// The lock file, opened (and made, 0600, when missing), not locked.
+    fn lock_file(&self) -> std::io::Result<std::fs::File> {
+        std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .mode(0o600)
-            .open(self.dir.join("hook-trust.json.lock"))?;
-        lock.lock()?;
-        Ok(lock)
+            .open(self.dir.join("hook-trust.json.lock"))
     }
 
     /// The record for `project_root`, if there is one.
