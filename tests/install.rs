@@ -524,13 +524,26 @@ fn project_scope_never_writes_through_a_symlink_out_of_the_project() {
             .with_file_name("settings.json.keryx-hooks.bak")
             .exists()
     );
+    // Nor does uninstalling at project scope take the user's own wiring out.
+    env.run(&["install", "claude-code"]).code(0);
+    let wired = std::fs::read_to_string(&users).unwrap();
+    assert_ours_once("claude-code", &wired);
+    env.run(&["uninstall", "claude-code", "--scope", "project"])
+        .code(1)
+        .stderr_has("outside the project");
+    assert_eq!(std::fs::read_to_string(&users).unwrap(), wired);
+    env.run(&["uninstall", "claude-code"]).code(0);
+    assert_eq!(
+        std::fs::read_to_string(&users).unwrap(),
+        "{\"model\": \"opus\"}\n"
+    );
 
     // To a system file: refused the same way (and never even read for a write).
     std::fs::remove_file(&link).unwrap();
-    std::os::unix::fs::symlink("/etc/hostname", &link).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", &link).unwrap();
     env.run(&["install", "claude-code", "--scope", "project"])
         .code(1)
-        .stderr_has("resolves to `/etc/hostname`, outside the project");
+        .stderr_has("resolves to `/etc/passwd`, outside the project");
 
     // The whole `.claude` directory linked to the user's.
     std::fs::remove_file(&link).unwrap();

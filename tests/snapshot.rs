@@ -1152,3 +1152,28 @@ fn a_declined_resync_still_rewires_timeouts_for_what_the_snapshot_runs() {
     assert_eq!(claude_timeout(&env, "PreToolUse"), wired);
     assert_eq!(state(&env), "stale_but_stable");
 }
+
+/// On a terminal `install` asks before it replaces a snapshot with new
+/// commands; a no writes nothing.
+#[test]
+fn install_asks_on_a_terminal_before_replacing_a_snapshot_with_new_commands() {
+    let env = with_source();
+    env.run(&["install", "claude-code"]).code(0);
+    let settings = std::fs::read(claude_settings(&env)).unwrap();
+    env.write(env.user_hooks(), SLOW_GATE);
+    let snap = root(&env).join(key(&env)).join("hooks.json");
+    let no = crate::trust::on_a_terminal(&env, "install claude-code", || {}, "n\n");
+    assert_eq!(no.code, 1, "{}", no.stdout);
+    assert!(
+        no.stdout
+            .contains("Replace the snapshot with these commands? [y/N]"),
+        "{}",
+        no.stdout
+    );
+    assert!(no.stdout.contains("Not installed; nothing was written."));
+    assert_eq!(std::fs::read_to_string(&snap).unwrap(), HOOKS);
+    assert_eq!(std::fs::read(claude_settings(&env)).unwrap(), settings);
+    let yes = crate::trust::on_a_terminal(&env, "install claude-code", || {}, "y\n");
+    assert_eq!(yes.code, 0, "{}", yes.stdout);
+    assert_eq!(std::fs::read_to_string(&snap).unwrap(), SLOW_GATE);
+}

@@ -53,6 +53,19 @@ pub fn run(args: &UninstallArgs) -> CmdResult {
             ));
         }
         for path in files {
+            // A committed link to the user's own settings must not take the
+            // user-scope wiring out.
+            let outside = match scope {
+                Scope::Project => {
+                    hostfile::file::refuse_outside(&path, loc.project_root_or_cwd()).err()
+                }
+                Scope::User => None,
+            };
+            if let Some(e) = outside {
+                failed = true;
+                output::err_line(&format!("error: {name}: {}", escape(&e)));
+                continue;
+            }
             match hostfile::uninstall(host, &path, dry_run) {
                 Ok(report) => {
                     release(host, &report);

@@ -121,16 +121,11 @@ pub fn command_blocks(hooks: &[&Registration], root: &Path) -> (String, bool) {
     (out, esc.flagged)
 }
 
-/// Whether anything in the review of `hooks` had to be escaped (control,
+/// The distinct characters the review of `hooks` had to escape (control,
 /// escape, bidi-override, zero-width or other invisible characters): text
 /// that reads one way and runs another, which `trust` only records with
-/// `--force`. A script's line breaks and tabs do not count.
-pub fn has_hidden_text(hooks: &[&Registration], root: &Path) -> bool {
-    !hidden_characters(hooks, root).is_empty()
-}
-
-/// The distinct characters the review of `hooks` had to escape, in the
-/// order they first appear, each written as its escape (`\u00AD`).
+/// `--force`; in the order they first appear, each written as its escape
+/// (`\xAD`). A script's line breaks and tabs do not count.
 pub fn hidden_characters(hooks: &[&Registration], root: &Path) -> Vec<String> {
     let mut esc = Esc::default();
     for r in hooks {
