@@ -1666,6 +1666,12 @@ impl ChatHost {
                         }}
                     }),
                 );
+                // OpenCode installs its plugin package into every config
+                // folder that has a plugin before loading it; the pinned
+                // copy install-hosts.sh put beside the CLI keeps the run
+                // offline (and ~30 s shorter).
+                let config_dir = home.join(".config/opencode");
+                copy_tree(&hosts_dir().join("opencode/config-deps"), &config_dir);
                 cmd.env("XDG_CONFIG_HOME", home.join(".config"))
                     .env("XDG_DATA_HOME", home.join(".local/share"))
                     .env("XDG_CACHE_HOME", home.join(".cache"))
@@ -1774,6 +1780,23 @@ max_context_size = 128000
         }
         run
     }
+}
+
+/// Copies the files under `from` into `to` (`cp -a`).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    let ok = Command::new("cp")
+        .arg("-a")
+        .arg(from.join("."))
+        .arg(to)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "cannot copy {} to {}; run `tests/e2e/install-hosts.sh opencode`",
+        from.display(),
+        to.display()
+    );
 }
 
 /// install-hosts.sh for one host by name; a failure names the command that
