@@ -1150,6 +1150,54 @@ fn codex_builtins_guard_the_default_config() {
     builtins_guard_the_default_config(Host::Codex);
 }
 
+/// The real Claude Code hands a keryx hook Claude's own fields as Claude
+/// sent them, next to the canonical ones, with the session's cwd.
+#[test]
+fn claude_code_hooks_get_claudes_own_fields() {
+    let env = E2eEnv::new();
+    let log = env.path("payloads.log");
+    let script = env.script(
+        "record.sh",
+        &format!(
+            "tr -d '\\n' >> {log}\necho >> {log}\n",
+            log = sh_quote(log.to_str().unwrap())
+        ),
+    );
+    let hooks = wire(
+        &env,
+        Host::ClaudeCode,
+        Via::Keryx,
+        Moment::PreTool,
+        "observe",
+        &script,
+    );
+    let scenario = Scenario::new().shell("echo fields").text("final text.");
+    let run = env.run(Host::ClaudeCode, &hooks, &scenario);
+    let why = || explain(&env, Via::Keryx, Moment::PreTool, &run);
+    assert_eq!(run.code, 0, "Claude Code failed\n{}", why());
+    let lines = env.lines("payloads.log");
+    let payload: Value = lines
+        .first()
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("the hook never ran: {lines:?}\n{}", why()));
+    for key in [
+        "transcript_path",
+        "permission_mode",
+        "prompt_id",
+        "tool_use_id",
+    ] {
+        assert!(
+            payload[key].is_string(),
+            "`{key}` missing: {payload:#}\n{}",
+            why()
+        );
+    }
+    assert_eq!(payload["cwd"], json!(env.project), "{payload:#}");
+    assert_eq!(payload["projectRoot"], json!(env.project), "{payload:#}");
+    assert_eq!(payload["tool_name"], "Bash", "{payload:#}");
+    assert_eq!(payload["hookId"], "e2e-pretooluse", "{payload:#}");
+}
+
 // ------------------------------------------------------------------ packaging and trust
 
 /// `keryx-hooks <args>` in `env`'s home and project (hermetic), asserting success.
