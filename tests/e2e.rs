@@ -287,6 +287,9 @@ fn install_host(host: Host) {
 #[derive(Debug, Clone, Default)]
 pub struct Scenario {
     steps: Vec<Value>,
+    /// The steps that answer a subagent (a request whose first user text
+    /// holds `SUBAGENT_TASK`).
+    subagent: Vec<Value>,
 }
 
 impl Scenario {
@@ -311,8 +314,14 @@ impl Scenario {
         self
     }
 
+    /// A raw turn of the subagent's script.
+    pub fn subagent_step(mut self, items: Value) -> Scenario {
+        self.subagent.push(items);
+        self
+    }
+
     pub fn to_json(&self) -> Value {
-        json!({ "steps": self.steps })
+        json!({ "steps": self.steps, "subagent": self.subagent })
     }
 }
 
@@ -2248,3 +2257,64 @@ chat_host_tests!(
         chat_stop_block_once
     ]
 );
+
+/// A Copilot subagent (the general-purpose agent through `task`) sends its
+/// events with its own id as `sessionId`: keryx files them under the parent
+/// session (the subagent's tool call carries `agentId`), runs the
+/// SubagentStart hook once, and the subagent's own agentStop is not the
+/// session's Stop.
+#[test]
+fn copilot_subagent_events_belong_to_the_parent_session() {
+    let env = E2eEnv::new();
+    let record = |name: &str| {
+        let log = env.path(&format!("{name}.log"));
+        let script = env.script(
+            &format!("{name}.sh"),
+            &format!(
+                "tr -d '\\n' >> {log}\necho >> {log}\n",
+                log = sh_quote(log.to_str().unwrap())
+            ),
+        );
+        json!({ "id": format!("e2e-{}", name.to_lowercase()), "class": "observe", "matcher": "*",
+                "runsIn": "unsandboxed", "timeoutMs": 20000, "command": { "argv": ["/bin/sh", script] } })
+    };
+    let mut hooks = serde_json::Map::new();
+    for event in ["SessionStart", "PreToolUse", "SubagentStart", "Stop"] {
+        hooks.insert(event.into(), json!([record(event)]));
+    }
+    keryx_install(&env, ChatHost::Copilot, hooks);
+    let scenario = Scenario::new()
+        .step(
+            json!([{ "tool": "task", "input": { "agent_type": "general-purpose",
+            "description": "sub job", "prompt": "SUBAGENT_TASK: run echo", "name": "sub" } }]),
+        )
+        .text("all done.")
+        .subagent_step(json!([{ "shell": "echo hi-from-subagent" }]))
+        .subagent_step(json!([{ "text": "sub done." }]));
+    let run = ChatHost::Copilot.run(&env, &scenario, "run the scenario");
+    let why = || run.describe();
+    assert_eq!(run.code, 0, "Copilot failed\n{}", why());
+    let payloads = |name: &str| -> Vec<Value> {
+        env.lines(&format!("{name}.log"))
+            .iter()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    let start = payloads("SessionStart");
+    assert_eq!(start.len(), 1, "{start:#?}\n{}", why());
+    let session = start[0]["sessionId"].clone();
+    let pre = payloads("PreToolUse");
+    let inside: Vec<&Value> = pre
+        .iter()
+        .filter(|p| p["tool_input"]["command"] == "echo hi-from-subagent")
+        .collect();
+    assert_eq!(inside.len(), 1, "{pre:#?}\n{}", why());
+    assert_eq!(inside[0]["sessionId"], session, "{pre:#?}");
+    assert!(inside[0]["agentId"].is_string(), "{pre:#?}");
+    assert_ne!(inside[0]["agentId"], session, "{pre:#?}");
+    let spawned = payloads("SubagentStart");
+    assert_eq!(spawned.len(), 1, "{spawned:#?}\n{}", why());
+    let stops = payloads("Stop");
+    assert_eq!(stops.len(), 1, "{stops:#?}\n{}", why());
+    assert_eq!(stops[0]["sessionId"], session, "{stops:#?}");
+}
