@@ -2318,3 +2318,73 @@ fn copilot_subagent_events_belong_to_the_parent_session() {
     assert_eq!(stops.len(), 1, "{stops:#?}\n{}", why());
     assert_eq!(stops[0]["sessionId"], session, "{stops:#?}");
 }
+
+/// One subagent spawn in the real Claude Code reaches keryx twice (the
+/// PreToolUse of Agent, then Claude's own SubagentStart): a SubagentStart
+/// gate and a SubagentStart observer each run once, and the observer sees
+/// keryx's own `inheritedHookIds`.
+#[test]
+fn claude_code_runs_each_subagent_start_hook_once_per_spawn() {
+    let env = E2eEnv::new();
+    let record = |name: &str, class: &str| {
+        let log = env.path(&format!("{name}.log"));
+        let script = env.script(
+            &format!("{name}.sh"),
+            &format!(
+                "tr -d '\\n' >> {log}\necho >> {log}\n",
+                log = sh_quote(log.to_str().unwrap())
+            ),
+        );
+        json!({ "id": name, "class": class, "runsIn": "unsandboxed", "timeoutMs": 20000,
+                "command": { "argv": ["/bin/sh", script] } })
+    };
+    env.keryx_user_hooks(&json!({ "schemaVersion": "1.0.0", "hooks": {
+        "PreToolUse": [{ "id": "keryx.ctx-guard", "enabled": false, "acknowledge": "disable-builtin-gate" }],
+        "SubagentStart": [record("spawn-gate", "gate"), record("spawn-log", "observe")]
+    }}));
+    let hooks = hooks_config(&[
+        (
+            "PreToolUse",
+            "*",
+            keryx_command(Host::ClaudeCode, "PreToolUse"),
+        ),
+        (
+            "SubagentStart",
+            "",
+            keryx_command(Host::ClaudeCode, "SubagentStart"),
+        ),
+    ]);
+    let scenario = Scenario::new()
+        .step(
+            json!([{ "tool": "Agent", "input": { "description": "echo in subagent",
+            "prompt": "SUBAGENT_TASK: say hi", "subagent_type": "general-purpose" } }]),
+        )
+        .text("all done.")
+        .subagent_step(json!([{ "text": "sub done." }]));
+    let run = env.run(Host::ClaudeCode, &hooks, &scenario);
+    let why = || run.describe();
+    assert_eq!(run.code, 0, "Claude Code failed\n{}", why());
+    let gate = env.lines("spawn-gate.log");
+    let log = env.lines("spawn-log.log");
+    assert_eq!(
+        gate.len(),
+        1,
+        "the gate ran {} times\n{}",
+        gate.len(),
+        why()
+    );
+    assert_eq!(
+        log.len(),
+        1,
+        "the observer ran {} times\n{}",
+        log.len(),
+        why()
+    );
+    let seen: Value = serde_json::from_str(&log[0]).unwrap();
+    assert!(
+        seen["inheritedHookIds"]
+            .as_array()
+            .is_some_and(|ids| ids.contains(&json!("spawn-gate"))),
+        "{seen:#}"
+    );
+}
