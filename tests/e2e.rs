@@ -1,11 +1,14 @@
-//! End-to-end: the real host CLIs (Claude Code, Codex, Gemini CLI), installed
-//! from npm by `tests/e2e/install-hosts.sh`, run headless and offline against
-//! a loopback mock of their model API (`tests/e2e/mock_llm.py`), with hooks in
-//! their own config. Asserts go on what the model received (the mock's log).
+//! End-to-end: the real host CLIs (Claude Code, Codex, Gemini CLI, OpenCode,
+//! Copilot CLI, Qwen Code, Kimi Code), installed from npm by
+//! `tests/e2e/install-hosts.sh`, run headless and offline against a loopback
+//! mock of their model API (`tests/e2e/mock_llm.py`), with hooks in their own
+//! config. Asserts go on what the model received (the mock's log).
 //!
 //! Each host runs twice per behaviour: once with a plain shell hook (proves the
 //! harness and the host contract) and once through `keryx-hooks run <host>
 //! <event>` with a user `~/.keryx/hooks.json` (proves keryx works in the host).
+//! The Chat Completions hosts (`ChatHost`) run only through keryx, wired by
+//! the real `keryx-hooks install <host>`.
 //! See tests/e2e/README.md for how to write more.
 
 use std::fs::File;
