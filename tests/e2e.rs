@@ -1,11 +1,14 @@
-//! End-to-end: the real host CLIs (Claude Code, Codex, Gemini CLI), installed
-//! from npm by `tests/e2e/install-hosts.sh`, run headless and offline against
-//! a loopback mock of their model API (`tests/e2e/mock_llm.py`), with hooks in
-//! their own config. Asserts go on what the model received (the mock's log).
+//! End-to-end: the real host CLIs (Claude Code, Codex, Gemini CLI, OpenCode,
+//! Copilot CLI, Qwen Code, Kimi Code), installed from npm by
+//! `tests/e2e/install-hosts.sh`, run headless and offline against a loopback
+//! mock of their model API (`tests/e2e/mock_llm.py`), with hooks in their own
+//! config. Asserts go on what the model received (the mock's log).
 //!
 //! Each host runs twice per behaviour: once with a plain shell hook (proves the
 //! harness and the host contract) and once through `keryx-hooks run <host>
 //! <event>` with a user `~/.keryx/hooks.json` (proves keryx works in the host).
+//! The Chat Completions hosts (`ChatHost`) run only through keryx, wired by
+//! the real `keryx-hooks install <host>`.
 //! See tests/e2e/README.md for how to write more.
 
 use std::fs::File;
@@ -287,6 +290,9 @@ fn install_host(host: Host) {
 #[derive(Debug, Clone, Default)]
 pub struct Scenario {
     steps: Vec<Value>,
+    /// The steps that answer a subagent (a request whose first user text
+    /// holds `SUBAGENT_TASK`).
+    subagent: Vec<Value>,
 }
 
 impl Scenario {
@@ -311,8 +317,14 @@ impl Scenario {
         self
     }
 
+    /// A raw turn of the subagent's script.
+    pub fn subagent_step(mut self, items: Value) -> Scenario {
+        self.subagent.push(items);
+        self
+    }
+
     pub fn to_json(&self) -> Value {
-        json!({ "steps": self.steps })
+        json!({ "steps": self.steps, "subagent": self.subagent })
     }
 }
 
@@ -1150,6 +1162,54 @@ fn codex_builtins_guard_the_default_config() {
     builtins_guard_the_default_config(Host::Codex);
 }
 
+/// The real Claude Code hands a keryx hook Claude's own fields as Claude
+/// sent them, next to the canonical ones, with the session's cwd.
+#[test]
+fn claude_code_hooks_get_claudes_own_fields() {
+    let env = E2eEnv::new();
+    let log = env.path("payloads.log");
+    let script = env.script(
+        "record.sh",
+        &format!(
+            "tr -d '\\n' >> {log}\necho >> {log}\n",
+            log = sh_quote(log.to_str().unwrap())
+        ),
+    );
+    let hooks = wire(
+        &env,
+        Host::ClaudeCode,
+        Via::Keryx,
+        Moment::PreTool,
+        "observe",
+        &script,
+    );
+    let scenario = Scenario::new().shell("echo fields").text("final text.");
+    let run = env.run(Host::ClaudeCode, &hooks, &scenario);
+    let why = || explain(&env, Via::Keryx, Moment::PreTool, &run);
+    assert_eq!(run.code, 0, "Claude Code failed\n{}", why());
+    let lines = env.lines("payloads.log");
+    let payload: Value = lines
+        .first()
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("the hook never ran: {lines:?}\n{}", why()));
+    for key in [
+        "transcript_path",
+        "permission_mode",
+        "prompt_id",
+        "tool_use_id",
+    ] {
+        assert!(
+            payload[key].is_string(),
+            "`{key}` missing: {payload:#}\n{}",
+            why()
+        );
+    }
+    assert_eq!(payload["cwd"], json!(env.project), "{payload:#}");
+    assert_eq!(payload["projectRoot"], json!(env.project), "{payload:#}");
+    assert_eq!(payload["tool_name"], "Bash", "{payload:#}");
+    assert_eq!(payload["hookId"], "e2e-pretooluse", "{payload:#}");
+}
+
 // ------------------------------------------------------------------ packaging and trust
 
 /// `keryx-hooks <args>` in `env`'s home and project (hermetic), asserting success.
@@ -1666,6 +1726,12 @@ impl ChatHost {
                         }}
                     }),
                 );
+                // OpenCode installs its plugin package into every config
+                // folder that has a plugin before loading it; the pinned
+                // copy install-hosts.sh put beside the CLI keeps the run
+                // offline (and ~30 s shorter).
+                let config_dir = home.join(".config/opencode");
+                copy_tree(&hosts_dir().join("opencode/config-deps"), &config_dir);
                 cmd.env("XDG_CONFIG_HOME", home.join(".config"))
                     .env("XDG_DATA_HOME", home.join(".local/share"))
                     .env("XDG_CACHE_HOME", home.join(".cache"))
@@ -1774,6 +1840,23 @@ max_context_size = 128000
         }
         run
     }
+}
+
+/// Copies the files under `from` into `to` (`cp -a`).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    let ok = Command::new("cp")
+        .arg("-a")
+        .arg(from.join("."))
+        .arg(to)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "cannot copy {} to {}; run `tests/e2e/install-hosts.sh opencode`",
+        from.display(),
+        to.display()
+    );
 }
 
 /// install-hosts.sh for one host by name; a failure names the command that
@@ -2177,3 +2260,134 @@ chat_host_tests!(
         chat_stop_block_once
     ]
 );
+
+/// A Copilot subagent (the general-purpose agent through `task`) sends its
+/// events with its own id as `sessionId`: keryx files them under the parent
+/// session (the subagent's tool call carries `agentId`), runs the
+/// SubagentStart hook once, and the subagent's own agentStop is not the
+/// session's Stop.
+#[test]
+fn copilot_subagent_events_belong_to_the_parent_session() {
+    let env = E2eEnv::new();
+    let record = |name: &str| {
+        let log = env.path(&format!("{name}.log"));
+        let script = env.script(
+            &format!("{name}.sh"),
+            &format!(
+                "tr -d '\\n' >> {log}\necho >> {log}\n",
+                log = sh_quote(log.to_str().unwrap())
+            ),
+        );
+        json!({ "id": format!("e2e-{}", name.to_lowercase()), "class": "observe", "matcher": "*",
+                "runsIn": "unsandboxed", "timeoutMs": 20000, "command": { "argv": ["/bin/sh", script] } })
+    };
+    let mut hooks = serde_json::Map::new();
+    for event in ["SessionStart", "PreToolUse", "SubagentStart", "Stop"] {
+        hooks.insert(event.into(), json!([record(event)]));
+    }
+    keryx_install(&env, ChatHost::Copilot, hooks);
+    let scenario = Scenario::new()
+        .step(
+            json!([{ "tool": "task", "input": { "agent_type": "general-purpose",
+            "description": "sub job", "prompt": "SUBAGENT_TASK: run echo", "name": "sub" } }]),
+        )
+        .text("all done.")
+        .subagent_step(json!([{ "shell": "echo hi-from-subagent" }]))
+        .subagent_step(json!([{ "text": "sub done." }]));
+    let run = ChatHost::Copilot.run(&env, &scenario, "run the scenario");
+    let why = || run.describe();
+    assert_eq!(run.code, 0, "Copilot failed\n{}", why());
+    let payloads = |name: &str| -> Vec<Value> {
+        env.lines(&format!("{name}.log"))
+            .iter()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    let start = payloads("SessionStart");
+    assert_eq!(start.len(), 1, "{start:#?}\n{}", why());
+    let session = start[0]["sessionId"].clone();
+    let pre = payloads("PreToolUse");
+    let inside: Vec<&Value> = pre
+        .iter()
+        .filter(|p| p["tool_input"]["command"] == "echo hi-from-subagent")
+        .collect();
+    assert_eq!(inside.len(), 1, "{pre:#?}\n{}", why());
+    assert_eq!(inside[0]["sessionId"], session, "{pre:#?}");
+    assert!(inside[0]["agentId"].is_string(), "{pre:#?}");
+    assert_ne!(inside[0]["agentId"], session, "{pre:#?}");
+    let spawned = payloads("SubagentStart");
+    assert_eq!(spawned.len(), 1, "{spawned:#?}\n{}", why());
+    let stops = payloads("Stop");
+    assert_eq!(stops.len(), 1, "{stops:#?}\n{}", why());
+    assert_eq!(stops[0]["sessionId"], session, "{stops:#?}");
+}
+
+/// One subagent spawn in the real Claude Code reaches keryx twice (the
+/// PreToolUse of Agent, then Claude's own SubagentStart): a SubagentStart
+/// gate and a SubagentStart observer each run once, and the observer sees
+/// keryx's own `inheritedHookIds`.
+#[test]
+fn claude_code_runs_each_subagent_start_hook_once_per_spawn() {
+    let env = E2eEnv::new();
+    let record = |name: &str, class: &str| {
+        let log = env.path(&format!("{name}.log"));
+        let script = env.script(
+            &format!("{name}.sh"),
+            &format!(
+                "tr -d '\\n' >> {log}\necho >> {log}\n",
+                log = sh_quote(log.to_str().unwrap())
+            ),
+        );
+        json!({ "id": name, "class": class, "runsIn": "unsandboxed", "timeoutMs": 20000,
+                "command": { "argv": ["/bin/sh", script] } })
+    };
+    env.keryx_user_hooks(&json!({ "schemaVersion": "1.0.0", "hooks": {
+        "PreToolUse": [{ "id": "keryx.ctx-guard", "enabled": false, "acknowledge": "disable-builtin-gate" }],
+        "SubagentStart": [record("spawn-gate", "gate"), record("spawn-log", "observe")]
+    }}));
+    let hooks = hooks_config(&[
+        (
+            "PreToolUse",
+            "*",
+            keryx_command(Host::ClaudeCode, "PreToolUse"),
+        ),
+        (
+            "SubagentStart",
+            "",
+            keryx_command(Host::ClaudeCode, "SubagentStart"),
+        ),
+    ]);
+    let scenario = Scenario::new()
+        .step(
+            json!([{ "tool": "Agent", "input": { "description": "echo in subagent",
+            "prompt": "SUBAGENT_TASK: say hi", "subagent_type": "general-purpose" } }]),
+        )
+        .text("all done.")
+        .subagent_step(json!([{ "text": "sub done." }]));
+    let run = env.run(Host::ClaudeCode, &hooks, &scenario);
+    let why = || run.describe();
+    assert_eq!(run.code, 0, "Claude Code failed\n{}", why());
+    let gate = env.lines("spawn-gate.log");
+    let log = env.lines("spawn-log.log");
+    assert_eq!(
+        gate.len(),
+        1,
+        "the gate ran {} times\n{}",
+        gate.len(),
+        why()
+    );
+    assert_eq!(
+        log.len(),
+        1,
+        "the observer ran {} times\n{}",
+        log.len(),
+        why()
+    );
+    let seen: Value = serde_json::from_str(&log[0]).unwrap();
+    assert!(
+        seen["inheritedHookIds"]
+            .as_array()
+            .is_some_and(|ids| ids.contains(&json!("spawn-gate"))),
+        "{seen:#}"
+    );
+}

@@ -466,6 +466,14 @@ fn a_copilot_project_install_says_the_folder_must_be_trusted() {
     let said = format!("{}{}", run.stdout, run.stderr);
     assert!(said.contains("only in a folder it trusts"), "{said}");
     assert!(env.project.join(".github/hooks/keryx-hooks.json").is_file());
+    let doctor: Value = serde_json::from_str(&env.run(&["doctor", "--json"]).stdout).unwrap();
+    let check = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "copilot-trust")
+        .unwrap_or_else(|| panic!("no copilot-trust check: {doctor:#}"));
+    assert_eq!(check["status"], "warn", "{check:#}");
     let run = env.run(&["install", "copilot"]);
     let said = format!("{}{}", run.stdout, run.stderr);
     assert!(!said.contains("only in a folder it trusts"), "{said}");

@@ -327,6 +327,13 @@ fn host_checks(loc: &Locations, out: &mut Vec<Check>) -> BTreeSet<String> {
             if *name == "codex" {
                 out.push(codex_review_check(loc, &file.path, false));
             }
+            if *name == "copilot" && file.scope == Scope::Project {
+                out.push(Check::new(
+                    "copilot-trust",
+                    Level::Warn,
+                    format!("Copilot CLI runs `{shown}` only in a folder it trusts (`copilot -p` in an untrusted folder runs only ~/.copilot/hooks)"),
+                ).fix("trust this folder in Copilot, or `keryx-hooks install copilot` for the user scope"));
+            }
         }
     }
     wired

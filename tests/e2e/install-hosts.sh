@@ -90,6 +90,31 @@ npm_flags_of() {
     esac
 }
 
+# What the marker file records: the package, and what post_install adds.
+marker_of() {
+    case $1 in
+        opencode) echo "$(package_of "$1")@$(version_of "$1") config-deps @opencode-ai/plugin@$OPENCODE_VERSION" ;;
+        *) echo "$(package_of "$1")@$(version_of "$1")" ;;
+    esac
+}
+
+# OpenCode installs its plugin package (@opencode-ai/plugin, its own version)
+# into every config folder before it loads a plugin from there, from the npm
+# registry, on every run in a fresh HOME. The tests copy `config-deps/` (that
+# install, done once here) into the folder, so a run needs no network.
+post_install() {
+    local host=$1 dir=$2
+    case $host in
+        opencode)
+            mkdir -p "$dir/config-deps"
+            printf '{\n  "dependencies": {\n    "@opencode-ai/plugin": "%s"\n  }\n}\n' "$OPENCODE_VERSION" \
+                >"$dir/config-deps/package.json"
+            (cd "$dir/config-deps" && npm install --no-audit --no-fund --no-update-notifier \
+                --loglevel=error </dev/null >&2)
+            ;;
+    esac
+}
+
 # Prints the host's `--version` line; fails (showing its stderr) when the binary
 # does not run. HOME points into the prefix so a host's first-run files never
 # land in the real home.
@@ -119,7 +144,7 @@ install_host() {
     prefix="$hosts_dir/$host"
     marker="$prefix/.installed"
 
-    if [ -f "$marker" ] && [ "$(cat "$marker")" = "$pkg@$version" ] &&
+    if [ -f "$marker" ] && [ "$(cat "$marker")" = "$(marker_of "$host")" ] &&
         [ -x "$prefix/node_modules/.bin/$(bin_of "$host")" ]; then
         say "$host: $pkg@$version already installed in $prefix"
         return 0
@@ -139,11 +164,15 @@ install_host() {
         rm -rf "$staging"
         die "$host: \`npm install $pkg@$version\` failed (is the npm registry reachable?)"
     fi
+    if ! post_install "$host" "$staging"; then
+        rm -rf "$staging"
+        die "$host: the npm install of what its runs need failed (is the npm registry reachable?)"
+    fi
     if ! line=$(check_runs "$staging" "$host"); then
         rm -rf "$staging"
         die "$host: installed, but \`$(bin_of "$host") --version\` does not run"
     fi
-    printf '%s@%s\n' "$pkg" "$version" >"$staging/.installed"
+    marker_of "$host" >"$staging/.installed"
     rm -rf "$prefix"
     mv "$staging" "$prefix"
     say "$host: ok ($line)"
