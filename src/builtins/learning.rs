@@ -14,7 +14,7 @@ use toml_edit::TableLike;
 
 use super::ports::{LearningObservation, LearningObservationSink, ObservationKind};
 use super::scanner::Rules;
-use crate::paths::sanitize_component;
+use crate::paths::session_component;
 use crate::runtime::events::Event;
 use crate::settings::int_setting;
 
@@ -112,12 +112,14 @@ impl JsonlSink {
             .truncate(false)
             .write(true)
             .open(self.dir.join(LOCK))?;
-        lock.lock()?;
+        // Bounded like every lock on the event path: a lock held elsewhere
+        // costs this observation, never the event.
+        crate::session::lock_within(&lock, crate::session::LOCK_WAIT)?;
 
         let counter_path = self
             .dir
             .join(SESSIONS)
-            .join(format!("{}.bytes", sanitize_component(&obs.session_id)));
+            .join(format!("{}.bytes", session_component(&obs.session_id)));
         let mut counter = Counter::read(&counter_path);
         if counter.capped {
             return Ok(());

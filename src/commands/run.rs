@@ -262,7 +262,7 @@ fn trust_news(
     const TRUSTED: &str = "trusted-hooks";
     let dir = loc.session_dir(adapter.name(), &input.session_id);
     let remember = |name: &str, text: &str| {
-        let written = std::fs::create_dir_all(&dir)
+        let written = crate::session::create_private_dir(&dir)
             .and_then(|()| crate::paths::write_cache_file(&dir.join(name), text.as_bytes()));
         if let Err(e) = written {
             tracing::warn!("could not remember `{name}` for the session: {e}");
