@@ -470,7 +470,20 @@ mod tests {
         let sink = JsonlSink::new(dir.path().join("l"), Rules::builtin(), Limits::default());
         sink.record(&obs("../../escape", json!({}))).unwrap();
         assert!(!dir.path().join("escape.bytes").exists());
+        let counter = format!(
+            "l/sessions/{}.bytes",
+            crate::paths::session_component("../../escape")
+        );
+        assert!(dir.path().join(counter).exists());
+        // Ids that sanitize alike keep counters of their own.
+        sink.record(&obs(".._.._escape", json!({}))).unwrap();
         assert!(dir.path().join("l/sessions/.._.._escape.bytes").exists());
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("l/sessions"))
+                .unwrap()
+                .count(),
+            2
+        );
     }
 
     #[test]
