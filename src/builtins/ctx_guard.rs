@@ -315,7 +315,13 @@ impl<'a> Guard<'a> {
                     }
                 }
             }
-            if self.protect_only || argv.is_empty() {
+            if self.protect_only {
+                continue;
+            }
+            if argv.is_empty() {
+                if let Some(r) = self.redirected_secret(script, i) {
+                    return Some(r);
+                }
                 continue;
             }
             if let Some(r) = self.secret(script, i, name, argv) {
@@ -352,6 +358,12 @@ impl<'a> Guard<'a> {
                 show(argv)
             ));
         }
+        if let Some(r) = self.copied_secret(script, i, name, argv) {
+            return Some(r);
+        }
+        if let Some(r) = self.key_tool(script, i, name, argv) {
+            return Some(r);
+        }
         let reader = Reader::of(name)?;
         if reader.silent(argv) {
             return None;
@@ -375,6 +387,182 @@ impl<'a> Guard<'a> {
             escape(file),
             kind.describe(),
             kind.alternative(&escape(file))
+        ))
+    }
+
+    /// The first file fed to command `i` through `<` that holds a secret.
+    fn stdin_secret<'s>(&self, script: &'s Script, i: usize) -> Option<(&'s str, SecretKind)> {
+        script.commands[i]
+            .redirects
+            .iter()
+            .filter(|r| r.reads_file())
+            .find_map(|r| {
+                secret_path(&r.target, self.cfg.home.as_deref()).map(|k| (r.target.as_str(), k))
+            })
+    }
+
+    /// A secret file read by the shell itself: `$(<.env)`, whose text
+    /// becomes words of its owner, or the input of a compound command
+    /// (`while read -r l; do echo "$l"; done < .env`) whose body prints.
+    fn redirected_secret(&self, script: &Script, i: usize) -> Option<String> {
+        let (file, kind) = self.stdin_secret(script, i)?;
+        let cmd = &script.commands[i];
+        let shown = if cmd.substitution_of.is_some() {
+            if !pipeline_end_reaches(script, i, Concern::Secret) {
+                return None;
+            }
+            format!("$(<{file})")
+        } else {
+            if cmd.redirects.iter().any(|r| r.hides_stdout()) {
+                return None;
+            }
+            // The body: what ran since the previous compound ended.
+            let start = script.commands[..i]
+                .iter()
+                .rposition(|c| c.words.is_empty() && c.substitution_of.is_none())
+                .map_or(0, |k| k + 1);
+            let prints = (start..i).any(|j| {
+                let c = &script.commands[j];
+                let argv = unwrap_wrappers(&c.words);
+                let name = argv.first().map_or("", |w| basename(w));
+                let echoes = matches!(name, "echo" | "printf" | "print")
+                    || Reader::of(name)
+                        .is_some_and(|r| !r.silent(argv) && r.operands(argv).is_empty());
+                echoes && c.substitution_of.is_none() && reaches_context(script, j, Concern::Secret)
+            });
+            if !prints {
+                return None;
+            }
+            format!("… done < {file}")
+        };
+        Some(format!(
+            "ctx-guard: `{}` would put the contents of `{}` ({}) into the model's context; {}",
+            escape(&shown),
+            escape(file),
+            kind.describe(),
+            kind.alternative(&escape(file))
+        ))
+    }
+
+    /// A secret copied to the terminal: `cp .env /dev/stdout`, `dd
+    /// if=.env.production` (dd writes to stdout by default), `tee < .env`,
+    /// `xargs < .env`.
+    fn copied_secret(
+        &self,
+        script: &Script,
+        i: usize,
+        name: &str,
+        argv: &[String],
+    ) -> Option<String> {
+        let home = self.cfg.home.as_deref();
+        let found = match name {
+            "cp" | "mv" | "install" | "rsync" => {
+                let ops = operands_after_options(argv);
+                let (dest, sources) = ops.split_last()?;
+                if !is_terminal_path(dest) {
+                    return None;
+                }
+                sources
+                    .iter()
+                    .find_map(|f| secret_path(f, home).map(|k| (f.to_string(), k, *dest)))
+            }
+            "dd" => {
+                let arg = |key: &str| {
+                    argv.iter()
+                        .skip(1)
+                        .find_map(|a| a.strip_prefix(key).map(str::to_owned))
+                };
+                let dest = arg("of=");
+                if dest.as_deref().is_some_and(|d| !is_terminal_path(d)) {
+                    return None;
+                }
+                let source = arg("if=").map_or_else(
+                    || self.stdin_secret(script, i).map(|(f, k)| (f.to_owned(), k)),
+                    |f| secret_path(&f, home).map(|k| (f, k)),
+                );
+                source.map(|(f, k)| (f, k, if dest.is_some() { "of" } else { "stdout" }))
+            }
+            "tee" | "xargs" => self
+                .stdin_secret(script, i)
+                .map(|(f, k)| (f.to_owned(), k, "stdout")),
+            _ => return None,
+        };
+        let (file, kind, dest) = found?;
+        let to_device =
+            dest != "stdout" && dest != "/dev/stdout" && dest != "/dev/fd/1" && dest != "of";
+        if !to_device && !reaches_context(script, i, Concern::Secret) {
+            return None;
+        }
+        Some(format!(
+            "ctx-guard: `{}` would put the contents of `{}` ({}) into the model's context; {}",
+            show(argv),
+            escape(&file),
+            kind.describe(),
+            kind.alternative(&escape(&file))
+        ))
+    }
+
+    /// `openssl` and `gpg` printing private key material: a key read with
+    /// `-in`/`-inkey`/`-key` and written to stdout as text or PEM, a new
+    /// key generated without `-out`, or `gpg --export-secret-keys` without
+    /// `--output`.
+    fn key_tool(&self, script: &Script, i: usize, name: &str, argv: &[String]) -> Option<String> {
+        let has = |f: &str| argv.iter().any(|a| a == f);
+        let value_of = |flags: &[&str]| {
+            argv.windows(2)
+                .find(|w| flags.contains(&w[0].as_str()))
+                .map(|w| w[1].as_str())
+        };
+        let out_to_stdout = |flags: &[&str]| value_of(flags).is_none_or(is_terminal_path);
+        let (what, file) = match name {
+            "openssl" => {
+                let sub = argv.get(1).map(String::as_str)?;
+                match sub {
+                    "rsa" | "pkey" | "ec" | "dsa" | "pkcs8" | "pkcs12" => {
+                        let file = value_of(&["-in", "-inkey", "-key"])?;
+                        let kind = secret_path(file, self.cfg.home.as_deref())?;
+                        // The public half, a check or `-nokeys` print no secret.
+                        let public =
+                            has("-pubout") || has("-nokeys") || has("-check") && !has("-text");
+                        let silent = has("-noout") && !has("-text");
+                        if public || silent || !out_to_stdout(&["-out"]) {
+                            return None;
+                        }
+                        (kind.describe(), file.to_owned())
+                    }
+                    "genrsa" | "genpkey" | "gendsa" | "ecparam"
+                        if sub != "ecparam" || has("-genkey") =>
+                    {
+                        if !out_to_stdout(&["-out"]) || has("-noout") {
+                            return None;
+                        }
+                        ("a newly generated private key", String::new())
+                    }
+                    _ => return None,
+                }
+            }
+            "gpg" | "gpg2" => {
+                let exports = has("--export-secret-keys") || has("--export-secret-subkeys");
+                if !exports || !out_to_stdout(&["-o", "--output"]) {
+                    return None;
+                }
+                ("your GPG secret keys", String::new())
+            }
+            _ => return None,
+        };
+        if !reaches_context(script, i, Concern::Secret) {
+            return None;
+        }
+        let about = if file.is_empty() {
+            String::new()
+        } else {
+            format!(" of `{}`", escape(&file))
+        };
+        Some(format!(
+            "ctx-guard: `{}` would print {what}{about} into the model's context; write it to a file \
+             with `-out FILE` (openssl) or `--output FILE` (gpg), or print only the public half \
+             (`openssl pkey -in KEY -pubout`)",
+            show(argv)
         ))
     }
 
@@ -1182,7 +1370,7 @@ const TEMPLATE_SUFFIXES: [&str; 9] = [
 
 /// Paths (as trailing component sequences) that hold credentials. A `*`
 /// in the path given to a command may stand for any one component.
-const SECRET_TAILS: [(&[&str], SecretKind); 14] = [
+const SECRET_TAILS: &[(&[&str], SecretKind)] = &[
     (&[".aws", "credentials"], SecretKind::AwsCredentials),
     (&[".aws", "sso", "cache"], SecretKind::AwsCredentials),
     (&[".aws", "cli", "cache"], SecretKind::AwsCredentials),
@@ -1201,6 +1389,66 @@ const SECRET_TAILS: [(&[&str], SecretKind); 14] = [
         &[".config", "gcloud", "credentials.db"],
         SecretKind::CredentialStore,
     ),
+    (&[".cargo", "credentials"], SecretKind::CredentialStore),
+    (&[".cargo", "credentials.toml"], SecretKind::CredentialStore),
+    (
+        &[".terraform.d", "credentials.tfrc.json"],
+        SecretKind::CredentialStore,
+    ),
+    (
+        &[".azure", "accesstokens.json"],
+        SecretKind::CredentialStore,
+    ),
+    (
+        &[".azure", "msal_token_cache.json"],
+        SecretKind::CredentialStore,
+    ),
+    (
+        &[".azure", "msal_token_cache.bin"],
+        SecretKind::CredentialStore,
+    ),
+    (
+        &[".azure", "service_principal_entries.json"],
+        SecretKind::CredentialStore,
+    ),
+    (&[".config", "hub"], SecretKind::CredentialStore),
+    (
+        &[".config", "glab-cli", "config.yml"],
+        SecretKind::CredentialStore,
+    ),
+    (
+        &[".config", "doctl", "config.yaml"],
+        SecretKind::CredentialStore,
+    ),
+    (
+        &[".config", "containers", "auth.json"],
+        SecretKind::DockerConfig,
+    ),
+    (
+        &[".config", "rclone", "rclone.conf"],
+        SecretKind::CredentialStore,
+    ),
+    (
+        &[".config", "hcloud", "cli.toml"],
+        SecretKind::CredentialStore,
+    ),
+    (
+        &[".pulumi", "credentials.json"],
+        SecretKind::CredentialStore,
+    ),
+    (&[".gem", "credentials"], SecretKind::CredentialStore),
+    (
+        &[".m2", "settings-security.xml"],
+        SecretKind::CredentialStore,
+    ),
+    (
+        &[".config", "gcloud", "access_tokens.db"],
+        SecretKind::CredentialStore,
+    ),
+    (
+        &[".config", "gcloud", "legacy_credentials"],
+        SecretKind::CredentialStore,
+    ),
     (&["etc", "shadow"], SecretKind::CredentialStore),
     (&["etc", "gshadow"], SecretKind::CredentialStore),
 ];
@@ -1214,13 +1462,17 @@ const SECRET_DIRS: [(&str, SecretKind); 4] = [
 ];
 
 /// Basenames that are credential stores wherever they are.
-const SECRET_NAMES: [(&str, SecretKind); 6] = [
+const SECRET_NAMES: &[(&str, SecretKind)] = &[
     (".netrc", SecretKind::Netrc),
     ("_netrc", SecretKind::Netrc),
     (".git-credentials", SecretKind::Netrc),
     (".pgpass", SecretKind::Netrc),
     (".pypirc", SecretKind::CredentialStore),
     (".my.cnf", SecretKind::CredentialStore),
+    (".vault-token", SecretKind::CredentialStore),
+    (".s3cfg", SecretKind::CredentialStore),
+    (".boto", SecretKind::CredentialStore),
+    (".databrickscfg", SecretKind::CredentialStore),
 ];
 
 /// Whether `word` (an argument, quotes removed) names a secret.
@@ -1282,7 +1534,7 @@ fn secret_path(word: &str, home: Option<&Path>) -> Option<SecretKind> {
         // The tail itself, or anything under it.
         let matches = |w: &[&str]| w.iter().zip(tail.iter()).all(|(g, lit)| glob_match(g, lit));
         if comps.windows(tail.len()).any(matches) {
-            return Some(kind);
+            return Some(*kind);
         }
     }
     // A bare `*` is not taken to mean `_netrc`: `cat *` is ordinary.
@@ -1342,6 +1594,20 @@ pub(super) fn glob_match(glob: &str, lit: &str) -> bool {
         }
     }
     g[gi..].iter().all(|&c| c == b'*')
+}
+
+/// A destination that is the terminal the model reads: stdout or a tty.
+fn is_terminal_path(p: &str) -> bool {
+    matches!(
+        p,
+        "-" | "/dev/stdout"
+            | "/dev/stderr"
+            | "/dev/tty"
+            | "/dev/fd/1"
+            | "/dev/fd/2"
+            | "/proc/self/fd/1"
+            | "/proc/self/fd/2"
+    ) || p.starts_with("/dev/pts/")
 }
 
 pub(super) fn basename(w: &str) -> &str {
@@ -1545,6 +1811,84 @@ mod tests {
         allowed("ls certs/*.pem");
         allowed("cp server.key /etc/nginx/");
         allowed("cat .npmrc");
+    }
+
+    #[test]
+    fn secrets_read_the_way_the_shell_reads_them() {
+        for (cmd, needle) in [
+            ("cp .env /dev/stdout", "dotenv"),
+            ("cp -v config/.env.production /dev/tty", "dotenv"),
+            ("dd if=.env.production", "dotenv"),
+            ("dd if=.env of=/dev/stdout status=none", "dotenv"),
+            ("dd < .env", "dotenv"),
+            ("tee < .env", "dotenv"),
+            ("tee /dev/null < .env", "dotenv"),
+            ("xargs < .env", "dotenv"),
+            ("echo \"$(<.env)\"", "dotenv"),
+            ("printf '%s\\n' \"$(< .env.local)\"", "dotenv"),
+            ("while read -r l; do echo \"$l\"; done < .env", "dotenv"),
+            (
+                "while IFS= read -r line; do printf '%s\\n' \"$line\"; done < ~/.aws/credentials",
+                "AWS",
+            ),
+            ("openssl rsa -in server.key -text", "key or certificate"),
+            (
+                "openssl rsa -in server.key -noout -text",
+                "key or certificate",
+            ),
+            ("openssl pkey -in ~/.ssh/id_rsa", "SSH private key"),
+            ("openssl pkcs12 -in bundle.p12 -nodes", "key or certificate"),
+            ("openssl genrsa 2048", "newly generated private key"),
+            (
+                "gpg --armor --export-secret-keys me@example.com",
+                "GPG secret keys",
+            ),
+            ("cat ~/.cargo/credentials.toml", "stored credentials"),
+            ("cat ~/.cargo/credentials", "stored credentials"),
+            (
+                "cat ~/.terraform.d/credentials.tfrc.json",
+                "stored credentials",
+            ),
+            ("cat ~/.azure/accessTokens.json", "stored credentials"),
+            ("jq . ~/.azure/msal_token_cache.json", "stored credentials"),
+            ("cat ~/.config/gh/hosts.yml", "stored credentials"),
+            ("cat ~/.docker/config.json", "Docker"),
+            ("cat ~/.kube/config", "stored credentials"),
+            ("cat ~/.git-credentials", "stored login passwords"),
+            ("cat ~/.pgpass", "stored login passwords"),
+            ("cat ~/.vault-token", "stored credentials"),
+            ("cat ~/.config/containers/auth.json", "Docker"),
+            ("cat ~/.pulumi/credentials.json", "stored credentials"),
+        ] {
+            denied(cmd, needle);
+        }
+        for cmd in [
+            "cp .env .env.backup",
+            "cp .env /tmp/keep",
+            "cp .env.example /dev/stdout",
+            "dd if=.env of=/tmp/copy",
+            "dd if=/dev/zero of=disk.img bs=1M count=1",
+            "tee out.log < input.txt",
+            "while read -r k v; do export \"$k=$v\"; done < .env",
+            "while read -r l; do echo \"$l\"; done < .env > /dev/null",
+            "while read -r f; do echo \"$f\"; done < files.txt",
+            "export FOO=\"$(<.env.example)\"",
+            "KEY=$(<.env)",
+            "openssl x509 -in server.pem -noout -subject -dates",
+            "openssl x509 -in cert.crt -text -noout",
+            "openssl pkey -in server.key -pubout",
+            "openssl rsa -in server.key -check -noout",
+            "openssl rsa -in server.key -out server.nopass.key",
+            "openssl genrsa -out server.key 2048",
+            "openssl req -new -key server.key -out server.csr",
+            "gpg --armor --export me@example.com",
+            "gpg --export-secret-keys --output backup.gpg me@example.com",
+            "ls ~/.cargo",
+            "cat ~/.cargo/config.toml",
+            "cat ~/.azure/config",
+        ] {
+            allowed(cmd);
+        }
     }
 
     #[test]
