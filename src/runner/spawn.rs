@@ -764,7 +764,11 @@ fn is_real_dir(p: &Path) -> bool {
 fn hidden_mounts(sandbox: &Sandbox) -> Vec<Mount> {
     let mut mounts = Vec::new();
     let mut paths: Vec<PathBuf> = sandbox.hidden.clone();
-    if let Some(home) = &sandbox.home {
+    let home = sandbox
+        .home
+        .as_deref()
+        .and_then(|h| std::fs::canonicalize(h).ok());
+    if let Some(home) = &home {
         paths.extend(super::HOME_SECRETS.iter().map(|rel| home.join(rel)));
         if let Ok(entries) = std::fs::read_dir(home.join(".cargo")) {
             paths.extend(
@@ -776,7 +780,11 @@ fn hidden_mounts(sandbox: &Sandbox) -> Vec<Mount> {
         }
     }
     for path in paths {
-        let Ok(real) = std::fs::canonicalize(&path) else {
+        let real = match &home {
+            Some(home) if path.starts_with(home) => real_below(home, &path),
+            _ => std::fs::canonicalize(&path).ok(),
+        };
+        let Some(real) = real else {
             continue;
         };
         let Ok(meta) = std::fs::metadata(&real) else {
@@ -869,7 +877,12 @@ fn protect_project(root: &Path, create: bool, mounts: &mut Vec<Mount>) {
         }
         // A symlink is followed to where it leads; one that leads out of the
         // project is read-only there already.
-        let Ok(real) = std::fs::canonicalize(&path) else {
+        let real = if path.starts_with(root) {
+            real_below(root, &path)
+        } else {
+            std::fs::canonicalize(&path).ok()
+        };
+        let Some(real) = real else {
             continue;
         };
         let mut parent = real.parent();
@@ -891,6 +904,26 @@ fn protect_project(root: &Path, create: bool, mounts: &mut Vec<Mount>) {
             mounts.push(ro);
         }
     }
+}
+
+/// The real path of `path`, which lies under the real directory `base`:
+/// `path` itself when no component below `base` is a symlink (one `lstat`
+/// per component, where `canonicalize` reads every component of the whole
+/// path again), else what `canonicalize` says; `None` when it is missing.
+fn real_below(base: &Path, path: &Path) -> Option<PathBuf> {
+    let rel = path.strip_prefix(base).ok()?;
+    let mut at = base.to_path_buf();
+    for part in rel.components() {
+        if !matches!(part, std::path::Component::Normal(_)) {
+            return std::fs::canonicalize(path).ok();
+        }
+        at.push(part);
+        let meta = std::fs::symlink_metadata(&at).ok()?;
+        if meta.file_type().is_symlink() {
+            return std::fs::canonicalize(path).ok();
+        }
+    }
+    Some(at)
 }
 
 /// An empty directory (or file) where a protected path is missing.
