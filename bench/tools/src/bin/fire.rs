@@ -90,6 +90,7 @@ fn fire_once(
         builtin: &builtin,
         in_process: &in_process,
         ambient: &ambient,
+        locations: loc,
     };
     fire::fire(regs, input, &ctx)
 }
