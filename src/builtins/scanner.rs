@@ -696,13 +696,13 @@ pub fn entropy(s: &[u8]) -> f64 {
 /// (split at `-_./:@,` and spaces) changes between letters and digits or
 /// symbols [`RANDOM_SEGMENT_CHANGES`] times or more
 /// (`prod-db-credentials-2024`, `user-settings-v2` and `pkcs15token` are
-/// words, `a8Kd93jQ…` is not). A hex string must also not count up or down
-/// (`0123456789abcdef` is a fixture, not a key).
+/// words, `a8Kd93jQ…` is not). It must also not count up or down
+/// (`0123456789abcdef` and `abcd1234defg5678` are fixtures, not keys).
 pub fn random_shape(s: &[u8]) -> bool {
     if !(s.iter().any(u8::is_ascii_digit) && s.iter().any(u8::is_ascii_alphabetic)) {
         return false;
     }
-    if s.iter().all(u8::is_ascii_hexdigit) && counts_in_steps(s) {
+    if counts_in_steps(s) {
         return false;
     }
     s.split(|b| matches!(b, b'-' | b'_' | b'.' | b'/' | b':' | b'@' | b',' | b' '))
@@ -1528,7 +1528,7 @@ mod tests {
             j(&["    - \"DB_PASS", "WORD=", &v(), "\""]),
             j(&["spring.datasource.pass", "word=", &v()]),
             j(&["private static final String API_KEY = \"", &v(), "\";"]),
-            j(&["props.put(\"pass", "word\", \"", &v(), "\");"]),
+            j(&["  client_secret: ", &v()]),
         ] {
             let found = ids(&text, Target::Output);
             assert!(
@@ -1558,6 +1558,11 @@ mod tests {
             "        key: &Utf8SuffixKey,",
             "\"key\": \"48c67f3c-63bb-4f92-a98a-4ee0fbc2bef6\"",
             "secret_name: prod-db-7f3a9c1e2b4d6f8a",
+            "\"AWS::ApiGateway::ApiKey\": \"48205d4ffd7feba3\",",
+            "\"nextPageToken\": \"AAAAKgAAAAEAAAAAAAAAA1Gp1BelJq+PmHvAnDxJYbup8+0R4LV\"",
+            "\"token\": \"abcd1234defg5678\"",
+            "MLKEM768X25519PrivateKey = rust_openssl.hpke.MLKEM768X25519PrivateKey",
+            "'sodium_crypto_secretstream_xchacha20poly1305_init_pull', 'sodium_crypto_secretstream_xchacha20poly1305_keygen',",
         ] {
             miss(text);
         }
