@@ -177,6 +177,8 @@ fn ordinary_items() -> Vec<(String, Value, bool)> {
     let own_skip = [
         root().join("target"),
         root().join(".git"),
+        // Installed host CLIs and benchmark tools (git-ignored, not ours).
+        root().join(".cache"),
         root().join("tests/fixtures/secrets"),
     ];
     let own_skip: Vec<&Path> = own_skip.iter().map(PathBuf::as_path).collect();

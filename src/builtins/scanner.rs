@@ -93,6 +93,9 @@ struct Rule {
     /// A match whose whole name (group `name`, widened to the identifier
     /// around it, last `.` part) this finds is dropped (case-insensitive).
     skip_names: Option<(Regex, usize)>,
+    /// A match whose name (as for `skip_names`) this does not find is
+    /// dropped (case-insensitive).
+    names: Option<(Regex, usize)>,
     input: bool,
     output: bool,
 }
@@ -302,6 +305,13 @@ impl Rules {
                 {
                     continue;
                 }
+                if let Some((names, group)) = &rule.names
+                    && !caps
+                        .get(*group)
+                        .is_some_and(|n| names.is_match(name_around(bytes, n.start(), n.end())))
+                {
+                    continue;
+                }
                 if let Some((skip, group)) = &rule.skip_names
                     && caps
                         .get(*group)
@@ -440,7 +450,7 @@ pub fn builtin_rules() -> &'static Rules {
 
 /// The fields a rule may have, in `secret-rules.toml` and in a user's
 /// `[[security.rules]]`.
-pub const RULE_FIELDS: [&str; 12] = [
+pub const RULE_FIELDS: [&str; 13] = [
     "id",
     "kind",
     "regex",
@@ -452,6 +462,7 @@ pub const RULE_FIELDS: [&str; 12] = [
     "allow",
     "skip_lines",
     "skip_names",
+    "names",
     "applies",
 ];
 
@@ -518,18 +529,22 @@ fn compile_rule(t: &dyn TableLike) -> Result<Rule, String> {
     };
     let allow = regex_list(t, &id, "allow", |joined| format!("^(?:{joined})$"))?;
     let skip_lines = regex_list(t, &id, "skip_lines", |joined| format!("(?i:{joined})"))?;
-    let skip_names = match regex_list(t, &id, "skip_names", |joined| format!("(?i:{joined})"))? {
-        Some(skip) => {
-            let group = regex
-                .capture_names()
-                .position(|n| n == Some("name"))
-                .ok_or_else(|| {
-                    format!("rule `{id}`: `skip_names` needs a capture group named `name`")
-                })?;
-            Some((skip, group))
+    let name_list = |field: &str| -> Result<Option<(Regex, usize)>, String> {
+        match regex_list(t, &id, field, |joined| format!("(?i:{joined})"))? {
+            Some(list) => {
+                let group = regex
+                    .capture_names()
+                    .position(|n| n == Some("name"))
+                    .ok_or_else(|| {
+                        format!("rule `{id}`: `{field}` needs a capture group named `name`")
+                    })?;
+                Ok(Some((list, group)))
+            }
+            None => Ok(None),
         }
-        None => None,
     };
+    let skip_names = name_list("skip_names")?;
+    let names = name_list("names")?;
     let (input, output) = match t.get("applies") {
         Some(a) => {
             let list =
@@ -564,6 +579,7 @@ fn compile_rule(t: &dyn TableLike) -> Result<Rule, String> {
         allow,
         skip_lines,
         skip_names,
+        names,
         input,
         output,
     })
@@ -951,6 +967,7 @@ mod tests {
             "twilio-auth-token",
             "sendgrid-api-key",
             "mailgun-api-key",
+            "mailgun-private-key",
             "shopify-token",
             "atlassian-api-token",
             "datadog-api-key",
@@ -1380,8 +1397,8 @@ mod tests {
         );
         miss("SG.short.also");
         first("mailgun-api-key", &j(&["ke", "y-", &hex(32, 62)]));
-        hit(
-            "mailgun-api-key",
+        first(
+            "mailgun-private-key",
             &j(&["mailgun ", &hex(32, 63), "-", &hex(8, 64), "-", &hex(8, 65)]),
         );
         miss("key-value store");
