@@ -90,6 +90,12 @@ struct Rule {
     allow: Option<Regex>,
     /// A match on a line this finds is dropped (case-insensitive).
     skip_lines: Option<Regex>,
+    /// A match whose whole name (group `name`, widened to the identifier
+    /// around it, last `.` part) this finds is dropped (case-insensitive).
+    skip_names: Option<(Regex, usize)>,
+    /// A match whose name (as for `skip_names`) this does not find is
+    /// dropped (case-insensitive).
+    names: Option<(Regex, usize)>,
     input: bool,
     output: bool,
 }
@@ -299,6 +305,20 @@ impl Rules {
                 {
                     continue;
                 }
+                if let Some((names, group)) = &rule.names
+                    && !caps
+                        .get(*group)
+                        .is_some_and(|n| names.is_match(name_around(bytes, n.start(), n.end())))
+                {
+                    continue;
+                }
+                if let Some((skip, group)) = &rule.skip_names
+                    && caps
+                        .get(*group)
+                        .is_some_and(|n| skip.is_match(name_around(bytes, n.start(), n.end())))
+                {
+                    continue;
+                }
                 if let Some(u) = rule.user_group
                     && caps.get(u).is_some_and(|u| &bytes[u.range()] == secret)
                 {
@@ -430,7 +450,7 @@ pub fn builtin_rules() -> &'static Rules {
 
 /// The fields a rule may have, in `secret-rules.toml` and in a user's
 /// `[[security.rules]]`.
-pub const RULE_FIELDS: [&str; 11] = [
+pub const RULE_FIELDS: [&str; 13] = [
     "id",
     "kind",
     "regex",
@@ -441,6 +461,8 @@ pub const RULE_FIELDS: [&str; 11] = [
     "random_shape",
     "allow",
     "skip_lines",
+    "skip_names",
+    "names",
     "applies",
 ];
 
@@ -507,6 +529,22 @@ fn compile_rule(t: &dyn TableLike) -> Result<Rule, String> {
     };
     let allow = regex_list(t, &id, "allow", |joined| format!("^(?:{joined})$"))?;
     let skip_lines = regex_list(t, &id, "skip_lines", |joined| format!("(?i:{joined})"))?;
+    let name_list = |field: &str| -> Result<Option<(Regex, usize)>, String> {
+        match regex_list(t, &id, field, |joined| format!("(?i:{joined})"))? {
+            Some(list) => {
+                let group = regex
+                    .capture_names()
+                    .position(|n| n == Some("name"))
+                    .ok_or_else(|| {
+                        format!("rule `{id}`: `{field}` needs a capture group named `name`")
+                    })?;
+                Ok(Some((list, group)))
+            }
+            None => Ok(None),
+        }
+    };
+    let skip_names = name_list("skip_names")?;
+    let names = name_list("names")?;
     let (input, output) = match t.get("applies") {
         Some(a) => {
             let list =
@@ -540,6 +578,8 @@ fn compile_rule(t: &dyn TableLike) -> Result<Rule, String> {
         random_shape,
         allow,
         skip_lines,
+        skip_names,
+        names,
         input,
         output,
     })
@@ -566,6 +606,29 @@ fn regex_list(
     build_regex(&whole(&joined))
         .map(Some)
         .map_err(|e| format!("rule `{id}`: invalid `{field}`: {}", regex_error(&e)))
+}
+
+/// The name a `name` group found, widened to the whole identifier it sits
+/// in (`next` + `Token`, `KmsKey` + `Id`), and of a dotted path only the
+/// last part (`spring.datasource.password` is `password`), without leading
+/// dashes (`--client-token`).
+fn name_around(bytes: &[u8], start: usize, end: usize) -> &[u8] {
+    let ident = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.');
+    let start = bytes[..start]
+        .iter()
+        .rposition(|b| !ident(b))
+        .map_or(0, |i| i + 1);
+    let end = bytes[end..]
+        .iter()
+        .position(|b| !ident(b))
+        .map_or(bytes.len(), |i| end + i);
+    let name = &bytes[start..end];
+    let name = match name.iter().rposition(|&b| b == b'.') {
+        Some(dot) if dot + 1 < name.len() => &name[dot + 1..],
+        _ => name,
+    };
+    let dashes = name.iter().take_while(|&&b| b == b'-').count();
+    &name[dashes..]
 }
 
 /// The line of `bytes` that holds offset `at`, without its newline.
@@ -649,13 +712,13 @@ pub fn entropy(s: &[u8]) -> f64 {
 /// (split at `-_./:@,` and spaces) changes between letters and digits or
 /// symbols [`RANDOM_SEGMENT_CHANGES`] times or more
 /// (`prod-db-credentials-2024`, `user-settings-v2` and `pkcs15token` are
-/// words, `a8Kd93jQ…` is not). A hex string must also not count up or down
-/// (`0123456789abcdef` is a fixture, not a key).
+/// words, `a8Kd93jQ…` is not). It must also not count up or down
+/// (`0123456789abcdef` and `abcd1234defg5678` are fixtures, not keys).
 pub fn random_shape(s: &[u8]) -> bool {
     if !(s.iter().any(u8::is_ascii_digit) && s.iter().any(u8::is_ascii_alphabetic)) {
         return false;
     }
-    if s.iter().all(u8::is_ascii_hexdigit) && counts_in_steps(s) {
+    if counts_in_steps(s) {
         return false;
     }
     s.split(|b| matches!(b, b'-' | b'_' | b'.' | b'/' | b':' | b'@' | b',' | b' '))
@@ -904,6 +967,7 @@ mod tests {
             "twilio-auth-token",
             "sendgrid-api-key",
             "mailgun-api-key",
+            "mailgun-private-key",
             "shopify-token",
             "atlassian-api-token",
             "datadog-api-key",
@@ -1333,8 +1397,8 @@ mod tests {
         );
         miss("SG.short.also");
         first("mailgun-api-key", &j(&["ke", "y-", &hex(32, 62)]));
-        hit(
-            "mailgun-api-key",
+        first(
+            "mailgun-private-key",
             &j(&["mailgun ", &hex(32, 63), "-", &hex(8, 64), "-", &hex(8, 65)]),
         );
         miss("key-value store");
@@ -1481,7 +1545,7 @@ mod tests {
             j(&["    - \"DB_PASS", "WORD=", &v(), "\""]),
             j(&["spring.datasource.pass", "word=", &v()]),
             j(&["private static final String API_KEY = \"", &v(), "\";"]),
-            j(&["props.put(\"pass", "word\", \"", &v(), "\");"]),
+            j(&["  client_secret: ", &v()]),
         ] {
             let found = ids(&text, Target::Output);
             assert!(
@@ -1503,6 +1567,19 @@ mod tests {
             "api_key: <your-api-key-here>",
             "test_secret = \"k3Jd9sLq2Mx8Zp4Tn7Vb\"",
             "API_TOKEN=xxxxxxxxxxxxxxxxxxxxxxxx",
+            // Names of identifiers, references and cursors; code; dictionary keys.
+            "\"KmsKeyId\": \"arn:aws:kms:us-east-1:123456789012:key/f7bc0f8e-1a3a-4ace-9faa\"",
+            "\"NextToken\": \"77X1ebypsI7os+X2lhHsZLGNCDK3nNGpwRdFpicSOHgcX1/QMoniUAKcpR3kj3ts3P\"",
+            "\"ClientToken\": \"5236cffc-ee13-4a32-bb5b-388d9da09d96\"",
+            "    tokens = antlr4.CommonTokenStream(lex)",
+            "        key: &Utf8SuffixKey,",
+            "\"key\": \"48c67f3c-63bb-4f92-a98a-4ee0fbc2bef6\"",
+            "secret_name: prod-db-7f3a9c1e2b4d6f8a",
+            "\"AWS::ApiGateway::ApiKey\": \"48205d4ffd7feba3\",",
+            "\"nextPageToken\": \"AAAAKgAAAAEAAAAAAAAAA1Gp1BelJq+PmHvAnDxJYbup8+0R4LV\"",
+            "\"token\": \"abcd1234defg5678\"",
+            "MLKEM768X25519PrivateKey = rust_openssl.hpke.MLKEM768X25519PrivateKey",
+            "'sodium_crypto_secretstream_xchacha20poly1305_init_pull', 'sodium_crypto_secretstream_xchacha20poly1305_keygen',",
         ] {
             miss(text);
         }
@@ -1538,6 +1615,12 @@ mod tests {
         assert!(random_shape(b"8f3a9c1e7b2d4f6a"));
         assert_eq!(line_of(b"ab\ncd\nef", 4), b"cd");
         assert_eq!(line_of(b"ab", 0), b"ab");
+        assert_eq!(name_around(b"x \"NextToken\": 1", 7, 12), b"NextToken");
+        assert_eq!(
+            name_around(b"spring.datasource.password=", 18, 26),
+            b"password"
+        );
+        assert_eq!(name_around(b"--client-token v", 9, 14), b"client-token");
         let r =
             user("[[security.rules]]\nid = \"z\"\nregex = 'z[0-9]+'\nskip_lines = ['ignore me']\n")
                 .unwrap();
