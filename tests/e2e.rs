@@ -2084,18 +2084,29 @@ exit 0
 
 /// keryx SessionStart context reaches the first model request.
 fn chat_session_start_context(host: ChatHost) {
+    chat_context_reaches_the_model(host, "SessionStart", CONTEXT);
+}
+
+/// keryx UserPromptSubmit context reaches the model with the prompt (the
+/// only channel Kimi Code has).
+fn chat_prompt_context(host: ChatHost) {
+    chat_context_reaches_the_model(host, "UserPromptSubmit", "E2E-PROMPT-CONTEXT-51C9");
+}
+
+/// A context hook on `event` whose text must be in the first model request.
+fn chat_context_reaches_the_model(host: ChatHost, event: &str, text: &str) {
     let env = E2eEnv::new();
     let script = env.script(
         "context.sh",
         &format!(
             "cat >/dev/null\necho call >> {calls}\nprintf '%s\\n' {out}\n",
             calls = sh_quote(env.path("ctx.calls").to_str().unwrap()),
-            out = sh_quote(json!({ "additionalContext": CONTEXT }).to_string()),
+            out = sh_quote(json!({ "additionalContext": text }).to_string()),
         ),
     );
     let mut hooks = serde_json::Map::new();
     hooks.insert(
-        "SessionStart".into(),
+        event.into(),
         json!([{ "id": "e2e-context", "class": "context", "runsIn": "unsandboxed",
                  "timeoutMs": 20000, "command": { "argv": ["/bin/sh", script] } }]),
     );
@@ -2109,51 +2120,12 @@ fn chat_session_start_context(host: ChatHost) {
     assert_eq!(run.code, 0, "the host failed\n{}", why());
     assert!(
         !env.lines("ctx.calls").is_empty(),
-        "the SessionStart hook never ran\n{}",
+        "the {event} hook never ran\n{}",
         why()
     );
     assert!(
-        run.model_view(run.body(0)).contains(CONTEXT),
-        "the SessionStart context did not reach the first model request\n{}",
-        why()
-    );
-}
-
-/// keryx UserPromptSubmit context reaches the model with the prompt (the
-/// only channel Kimi Code has).
-fn chat_prompt_context(host: ChatHost) {
-    const PROMPT_CONTEXT: &str = "E2E-PROMPT-CONTEXT-51C9";
-    let env = E2eEnv::new();
-    let script = env.script(
-        "prompt-context.sh",
-        &format!(
-            "cat >/dev/null\necho call >> {calls}\nprintf '%s\\n' {out}\n",
-            calls = sh_quote(env.path("ctx.calls").to_str().unwrap()),
-            out = sh_quote(json!({ "additionalContext": PROMPT_CONTEXT }).to_string()),
-        ),
-    );
-    let mut hooks = serde_json::Map::new();
-    hooks.insert(
-        "UserPromptSubmit".into(),
-        json!([{ "id": "e2e-prompt-context", "class": "context", "runsIn": "unsandboxed",
-                 "timeoutMs": 20000, "command": { "argv": ["/bin/sh", script] } }]),
-    );
-    keryx_install(&env, host, hooks);
-    let run = host.run(
-        &env,
-        &Scenario::new().text("final text."),
-        "run the scenario",
-    );
-    let why = || run.describe();
-    assert_eq!(run.code, 0, "the host failed\n{}", why());
-    assert!(
-        !env.lines("ctx.calls").is_empty(),
-        "the UserPromptSubmit hook never ran\n{}",
-        why()
-    );
-    assert!(
-        run.model_view(run.body(0)).contains(PROMPT_CONTEXT),
-        "the prompt context did not reach the first model request\n{}",
+        run.model_view(run.body(0)).contains(text),
+        "the {event} context did not reach the first model request\n{}",
         why()
     );
 }
