@@ -322,12 +322,58 @@ pub fn call_summary(input: &crate::runtime::types::EventInput) -> Option<String>
     if text.is_empty() {
         return None;
     }
-    let redacted = crate::builtins::scanner::builtin_rules().redact(text);
+    let redacted = if may_hold_secret(text) {
+        crate::builtins::scanner::builtin_rules().redact(text)
+    } else {
+        text.to_owned()
+    };
     let mut out: String = redacted.chars().take(MAX_SUMMARY_CHARS).collect();
     if more || out.len() < redacted.len() {
         out.push('…');
     }
     Some(out)
+}
+
+/// The built-in secret rules, read here only for their keywords.
+const SECRET_RULES: &str = include_str!("../builtins/secret-rules.toml");
+
+/// Every rule's keywords, lowercased as the scanner matches them.
+fn secret_keywords() -> impl Iterator<Item = String> {
+    SECRET_RULES
+        .lines()
+        .filter_map(|l| l.strip_prefix("keywords = ["))
+        .flat_map(|l| {
+            l.split('"')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_ascii_lowercase)
+                .collect::<Vec<_>>()
+        })
+}
+
+/// Whether a built-in rule could find anything in `text`. The scanner runs
+/// a rule only when one of its keywords is in the text, the one rule
+/// without keywords (`aws-access-key-id`) needs 16 or more letters and
+/// digits in a row, and the hidden-instruction characters are not ASCII:
+/// text this says no to comes out of `redact` unchanged, without
+/// compiling the rules (which costs more than the whole gated call).
+fn may_hold_secret(text: &str) -> bool {
+    if !text.is_ascii() {
+        return true;
+    }
+    let mut run = 0;
+    for b in text.bytes() {
+        run = if b.is_ascii_alphanumeric() {
+            run + 1
+        } else {
+            0
+        };
+        if run >= 16 {
+            return true;
+        }
+    }
+    let lower = text.to_ascii_lowercase();
+    secret_keywords().any(|k| lower.contains(&k))
 }
 
 fn append_records(
@@ -583,6 +629,70 @@ mod tests {
             serde_json::json!({"file_path": "/p/src/main.rs", "content": "x"}),
         );
         assert_eq!(call_summary(&input).unwrap(), "/p/src/main.rs");
+    }
+
+    #[test]
+    fn the_secret_screen_knows_every_rule_and_lets_only_plain_text_skip_the_rules() {
+        /// The rule the screen knows runs without keywords.
+        const KEYWORDLESS_RULE: &str = "aws-access-key-id";
+        // Every rule but one names keywords, each on one `keywords = [` line
+        // the screen reads; a new rule without them must be screened too.
+        let rules = SECRET_RULES.matches("\n[[rule]]").count();
+        let with_keywords = SECRET_RULES
+            .lines()
+            .filter(|l| l.starts_with("keywords = ["))
+            .count();
+        assert_eq!(rules, with_keywords + 1);
+        let keywordless: Vec<&str> = SECRET_RULES
+            .split("\n[[rule]]")
+            .skip(1)
+            .filter(|r| !r.contains("\nkeywords = ["))
+            .collect();
+        assert_eq!(keywordless.len(), 1);
+        assert!(
+            keywordless[0].contains(&format!("id = \"{KEYWORDLESS_RULE}\"")),
+            "{}",
+            keywordless[0]
+        );
+        assert!(secret_keywords().count() >= with_keywords);
+        assert!(secret_keywords().any(|k| k == "bearer"));
+
+        let rules = crate::builtins::scanner::builtin_rules();
+        for plain in ["ls -la", "git status", "cargo test --lib", "rm -rf target"] {
+            assert!(!may_hold_secret(plain), "{plain}");
+            assert_eq!(rules.redact(plain), plain);
+        }
+        for risky in [
+            "curl -H 'Authorization: Bearer abc.def.ghi' x",
+            "aws configure set aws_access_key_id AKIAIOSFODNN7EXAMPL2",
+            "export TOKEN=abcd",
+            "echo \u{202e}x",
+            "psql postgres://u:p@h/db",
+        ] {
+            assert!(may_hold_secret(risky), "{risky}");
+        }
+    }
+
+    #[test]
+    fn the_secret_screen_passes_every_line_the_rules_would_change() {
+        // The secrets corpus is stored reversed, so no scanner flags it.
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/secrets/secrets.jsonl"
+        );
+        let rules = crate::builtins::scanner::builtin_rules();
+        let mut changed = 0;
+        for line in std::fs::read_to_string(path).unwrap().lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            let text: String = v["text"].as_str().unwrap().chars().rev().collect();
+            for l in text.lines() {
+                if rules.redact(l) != l {
+                    changed += 1;
+                    assert!(may_hold_secret(l), "{l}");
+                }
+            }
+        }
+        assert!(changed > 100, "{changed}");
     }
 
     #[test]
