@@ -313,6 +313,9 @@ pub struct LogArgs {
     /// Print the full records as JSON lines.
     #[arg(long)]
     pub json: bool,
+    /// Keep printing records as they are appended (stop with Ctrl-C).
+    #[arg(long)]
+    pub follow: bool,
     /// Show the last N matching records (0 = all).
     #[arg(short = 'n', long = "lines", value_name = "N", default_value_t = 50)]
     pub lines: usize,

@@ -201,3 +201,35 @@ fn a_hidden_character_in_a_call_never_reaches_the_table_raw() {
     run.code(0).stdout_has("\\u{202E}");
     assert!(!run.stdout.contains('\u{202e}'), "{}", run.stdout);
 }
+
+#[test]
+fn log_follow_prints_records_as_they_are_appended() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let env = Env::new();
+    run_pre_tool(&env, &claude_pre_tool(&env, "toolu_before", "ls"));
+    let mut child = env
+        .cmd(&["log", "--follow", "--json", "--deny"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    // Nothing denied yet; then a denial appears while it follows.
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    run_pre_tool(&env, &claude_pre_tool(&env, "toolu_after", "cat .env"));
+    let got = rx.recv_timeout(std::time::Duration::from_secs(10));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let line = got.expect("a followed record");
+    let v: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["correlationId"], "toolu_after", "{v}");
+    assert_eq!(v["record"]["outcome"], "deny");
+}

@@ -95,7 +95,9 @@ pub fn run(args: &LogArgs) -> CmdResult {
         hook: args.hook.clone(),
         deny: args.deny,
     };
-    let (records, bad) = read_all(&loc.sessions_dir());
+    let sessions = loc.sessions_dir();
+    let mut offsets = Offsets::new();
+    let (records, bad) = read_new(&sessions, &mut offsets);
     if bad > 0 {
         output::err_line(&format!(
             "warning: {bad} line(s) of records.jsonl are not JSON records and were skipped"
@@ -111,7 +113,40 @@ pub fn run(args: &LogArgs) -> CmdResult {
     } else {
         output::stdout(&render(&kept));
     }
+    if args.follow {
+        follow(&sessions, &filter, args.json, &mut offsets);
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How far each `records.jsonl` has been read.
+type Offsets = std::collections::HashMap<PathBuf, u64>;
+
+/// `--follow`: every half second, the records appended since, as they
+/// come; until stdout closes or the command is interrupted.
+fn follow(sessions: &Path, filter: &Filter, json: bool, offsets: &mut Offsets) {
+    use std::io::Write;
+    loop {
+        std::thread::sleep(Duration::from_millis(500));
+        let (records, _) = read_new(sessions, offsets);
+        let kept = select(records, filter, 0);
+        if kept.is_empty() {
+            continue;
+        }
+        let text = if json {
+            kept.iter().map(|r| format!("{r}\n")).collect()
+        } else {
+            rows_text(&kept, false)
+        };
+        let mut out = std::io::stdout().lock();
+        if out
+            .write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            return;
+        }
+    }
 }
 
 /// `--since`: `30m`, `1h`, `2d` before `now`, a date (`2026-12-01`, its
@@ -163,15 +198,31 @@ pub fn parse_since(s: &str, now: SystemTime) -> Result<String, String> {
 /// The host and session of a line written before they were recorded come
 /// from its directory's name.
 pub fn read_all(sessions: &Path) -> (Vec<Value>, usize) {
+    read_new(sessions, &mut Offsets::new())
+}
+
+/// Like [`read_all`], only the complete lines past each file's offset,
+/// which then moves past them.
+fn read_new(sessions: &Path, offsets: &mut Offsets) -> (Vec<Value>, usize) {
     let mut out = Vec::new();
     let mut bad = 0;
     let Ok(dirs) = std::fs::read_dir(sessions) else {
         return (out, 0);
     };
     for d in dirs.flatten() {
-        let Ok(text) = std::fs::read_to_string(d.path().join("records.jsonl")) else {
+        let path = d.path().join("records.jsonl");
+        let Ok(bytes) = std::fs::read(&path) else {
             continue;
         };
+        let from = offsets.get(&path).copied().unwrap_or(0) as usize;
+        // A file shorter than its offset was replaced: read it again.
+        let from = if from > bytes.len() { 0 } else { from };
+        let Some(end) = bytes[from..].iter().rposition(|b| *b == b'\n') else {
+            continue;
+        };
+        let end = from + end + 1;
+        offsets.insert(path, end as u64);
+        let text = String::from_utf8_lossy(&bytes[from..end]);
         let name = d.file_name().to_string_lossy().into_owned();
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             match serde_json::from_str::<Value>(line) {
@@ -236,6 +287,10 @@ fn cell(s: &str, width: usize) -> String {
 
 /// The table: one row per record, columns padded to their widest cell.
 pub fn render(records: &[Value]) -> String {
+    rows_text(records, true)
+}
+
+fn rows_text(records: &[Value], header: bool) -> String {
     let dash = |o: Option<&str>| o.unwrap_or("-").to_owned();
     let mut rows: Vec<[String; 8]> = vec![[
         "TIME".into(),
@@ -293,7 +348,7 @@ pub fn render(records: &[Value]) -> String {
         }
     }
     let mut out = String::new();
-    for row in &rows {
+    for row in rows.iter().skip(usize::from(!header)) {
         let mut line = String::new();
         for (i, c) in row.iter().enumerate() {
             if i + 1 == row.len() {
