@@ -46,6 +46,8 @@ pub enum Command {
     Status(StatusArgs),
     /// Check the installation; with --fix, repair what can be repaired.
     Doctor(DoctorArgs),
+    /// Show what the hooks decided and why, across sessions (newest last).
+    Log(LogArgs),
     /// Built-in hook bodies: scan a prompt or a write for secrets (payload on stdin).
     #[command(subcommand)]
     Security(SecurityCommand),
@@ -286,6 +288,37 @@ pub struct UninstallArgs {
     /// Print what would change, as a diff, and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LogArgs {
+    /// Only records this recent: `30m`, `1h`, `2d`, or since a date (`2026-12-01`, UTC).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only this session (the host's session id).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Only this host, e.g. `claude-code`.
+    #[arg(long, value_name = "H")]
+    pub host: Option<String>,
+    /// Only events in this project (or below it).
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<std::path::PathBuf>,
+    /// Only this hook id (`keryx-hooks` for decisions no hook made).
+    #[arg(long, value_name = "ID")]
+    pub hook: Option<String>,
+    /// Only denials.
+    #[arg(long)]
+    pub deny: bool,
+    /// Print the full records as JSON lines.
+    #[arg(long)]
+    pub json: bool,
+    /// Keep printing records as they are appended (stop with Ctrl-C).
+    #[arg(long)]
+    pub follow: bool,
+    /// Show the last N matching records (0 = all).
+    #[arg(short = 'n', long = "lines", value_name = "N", default_value_t = 50)]
+    pub lines: usize,
 }
 
 #[derive(Debug, clap::Args)]

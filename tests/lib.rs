@@ -10,6 +10,7 @@ mod e2e;
 mod fuzz_regressions;
 mod hardening_state;
 mod install;
+mod log;
 mod notices;
 mod readme;
 mod runtime;

@@ -5,6 +5,7 @@ pub mod ctx;
 pub mod doctor;
 pub mod install;
 pub mod list;
+pub mod log;
 pub mod run;
 pub mod security;
 pub mod status;

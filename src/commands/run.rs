@@ -8,6 +8,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::OnceLock;
+use std::time::Instant;
 
 use serde_json::{Value, json};
 
@@ -21,7 +23,9 @@ use crate::paths::Locations;
 use crate::runtime::events::Event;
 use crate::runtime::fire::{self, FireContext};
 use crate::runtime::reply::HookReply;
-use crate::runtime::types::{EventInput, FireResult, Outcome};
+use crate::runtime::types::{
+    EventInput, FireResult, Outcome, RecordContext, RecordEntry, RecordKind,
+};
 use crate::session::calls::{self, Calls, Claim};
 use crate::session::{Delivered, Locked, Session};
 
@@ -90,7 +94,80 @@ fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or(s).trim_start_matches("error: ")
 }
 
+/// When this event started, for the duration of entries no hook made.
+static STARTED: OnceLock<Instant> = OnceLock::new();
+
+fn elapsed_ms() -> u64 {
+    STARTED.get().map_or(0, |t| t.elapsed().as_millis() as u64)
+}
+
+/// Who, where and what call, for the records of `input`.
+fn record_context(adapter: &Adapter, input: &EventInput, loc: &Locations) -> RecordContext {
+    RecordContext {
+        host: adapter.name().to_owned(),
+        session_id: input.session_id.clone(),
+        project_root: loc
+            .project_root
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned()),
+        tool: input
+            .event
+            .is_per_tool()
+            .then(|| input.tool_name().map(str::to_owned))
+            .flatten(),
+        summary: input
+            .event
+            .is_per_tool()
+            .then(|| crate::session::call_summary(input))
+            .flatten(),
+    }
+}
+
+/// Records a decision no hook made (a broken payload, an invalid config,
+/// the shim's own failure, a replayed answer). Best effort: an entry that
+/// cannot be written never changes the answer.
+fn record_shim(
+    adapter: &Adapter,
+    input: Option<&EventInput>,
+    loc: &Locations,
+    kind: RecordKind,
+    event: Event,
+    result: &FireResult,
+) {
+    let ctx = match input {
+        Some(i) => record_context(adapter, i, loc),
+        None => RecordContext {
+            host: adapter.name().to_owned(),
+            session_id: UNKNOWN_SESSION.to_owned(),
+            project_root: loc
+                .project_root
+                .as_ref()
+                .map(|p| p.to_string_lossy().into_owned()),
+            tool: None,
+            summary: None,
+        },
+    };
+    let correlation = input
+        .and_then(EventInput::tool_call_id)
+        .map_or_else(|| format!("{}-0", ctx.session_id), str::to_owned);
+    let run_id = input.and_then(|i| i.run_id.clone()).unwrap_or_default();
+    let entry = RecordEntry::shim(kind, event, result, elapsed_ms());
+    let session = Session::at(loc.session_dir(adapter.name(), &ctx.session_id));
+    if let Err(e) = session.append_records(&ctx, &[entry], &correlation, &run_id) {
+        tracing::warn!("could not append records: {e}");
+    }
+}
+
+/// The session a payload that could not be decoded is recorded under.
+const UNKNOWN_SESSION: &str = "unknown-session";
+
+/// Where an event without a decoded payload is recorded.
+fn cwd_locations() -> Locations {
+    Locations::resolve(&std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")))
+}
+
 pub fn run(args: &RunArgs) -> ExitCode {
+    let _ = STARTED.set(Instant::now());
     let settings = RunSettings::from(args);
     let Some(adapter) = hosts::adapter(&settings.host) else {
         return unspeakable(&format!(
@@ -143,11 +220,14 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
             Ok(v) => v,
             Err(e) => {
                 tracing::warn!(host = adapter.name(), event = %event, "unreadable payload: {e}");
-                return unavailable(
+                let r = unavailable(
                     event,
                     format!("keryx-hooks could not read the {event} payload: {e}"),
                     Vec::new(),
                 );
+                let loc = cwd_locations();
+                record_shim(adapter, None, &loc, RecordKind::PayloadInvalid, event, &r);
+                return r;
             }
         };
     let mut input = match adapter.decode(&s.host_event, &payload) {
@@ -158,11 +238,14 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
         }
         Err(e) => {
             tracing::warn!(host = adapter.name(), event = %event, "undecodable payload: {e}");
-            return unavailable(
+            let r = unavailable(
                 event,
                 format!("keryx-hooks could not decode the {event} payload: {e}"),
                 Vec::new(),
             );
+            let loc = cwd_locations();
+            record_shim(adapter, None, &loc, RecordKind::PayloadInvalid, event, &r);
+            return r;
         }
     };
     if s.headless {
@@ -219,13 +302,28 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
         notices.push(line);
     }
     if !loaded.ok() {
-        return config_invalid(event, &loaded, notices);
+        let r = config_invalid(event, &loaded, notices);
+        record_shim(
+            adapter,
+            Some(&input),
+            &loc,
+            RecordKind::ConfigInvalid,
+            event,
+            &r,
+        );
+        return r;
     }
     let trust =
         crate::trust::apply_for_run(&mut loaded, &loc, &mut notices, event, !input.interactive);
     if let Some(line) = trust_news(adapter, &input, &loc, &trust, &loaded) {
         notices.push(line);
     }
+    // Held-back project hooks that would have fired here: recorded as
+    // skipped, with the trust verdict as the reason.
+    let skipped: Vec<RecordEntry> = fire::select(&trust.held_back, &input, profile)
+        .into_iter()
+        .map(|r| skipped_entry(r, event, trust.state.as_str()))
+        .collect();
 
     // A child agent inherits every hook id, idle ports included: it runs
     // the same config and decides for itself what is idle.
@@ -241,7 +339,39 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
         // Its gates already ran at the bridge, for this very spawn.
         regs.retain(|r| !(r.event == Event::SubagentStart && r.class.has_decision_power()));
     }
-    fire_with_state(adapter, &input, &regs, &inherited, &loc, profile, notices)
+    fire_with_state(
+        adapter,
+        &input,
+        &regs,
+        &inherited,
+        &loc,
+        profile,
+        (notices, skipped),
+    )
+}
+
+/// The entry of a project hook that did not run because its project is
+/// `why` (`untrusted`, `changed`, …).
+fn skipped_entry(reg: &Registration, event: Event, why: &str) -> RecordEntry {
+    RecordEntry {
+        kind: RecordKind::Skipped,
+        record: crate::runtime::types::HookInvocationRecord {
+            hook_id: reg.id.clone(),
+            event: event.as_str(),
+            class: reg.class,
+            scope: reg.scope,
+            outcome: Outcome::None,
+            failure: None,
+            reason: Some(format!(
+                "not run: the project's hooks are {why} (see `keryx-hooks trust`)"
+            )),
+            duration_ms: 0,
+            changed_outcome: false,
+            exit_code: None,
+        },
+        anomalies: Vec::new(),
+        skipped_because: Some(why.to_owned()),
+    }
 }
 
 /// A project's hooks stopped running mid-session: its file was edited
@@ -472,7 +602,8 @@ fn fire_with_state(
     inherited: &[String],
     loc: &Locations,
     profile: Profile,
-    mut notices: Vec<String>,
+    // What to say, and the entries of hooks that were held back.
+    (mut notices, skipped): (Vec<String>, Vec<RecordEntry>),
 ) -> FireResult {
     let event = input.event;
     let sub = bridged_subagent_start(adapter, input, inherited);
@@ -502,10 +633,30 @@ fn fire_with_state(
     let calls = dedup_key.as_ref().map(|_| Calls::at(calls_dir.clone()));
     let claimed = match (&calls, &dedup_key) {
         (Some(calls), Some(key)) => match calls.claim(key, calls::WAIT) {
-            Claim::Answered(d) => return replay(&d),
+            Claim::Answered(d) => {
+                let r = replay(&d);
+                record_shim(
+                    adapter,
+                    Some(input),
+                    loc,
+                    RecordKind::DuplicateDelivery,
+                    event,
+                    &r,
+                );
+                return r;
+            }
             Claim::First(c) => Some(c),
             Claim::Unavailable(why) => {
-                return unavailable(event, format!("keryx-hooks: {why}"), notices);
+                let r = unavailable(event, format!("keryx-hooks: {why}"), notices);
+                record_shim(
+                    adapter,
+                    Some(input),
+                    loc,
+                    RecordKind::Unavailable,
+                    event,
+                    &r,
+                );
+                return r;
             }
         },
         _ => None,
@@ -544,6 +695,14 @@ fn fire_with_state(
                     .display()
             );
             let result = unavailable(event, why, notices);
+            record_shim(
+                adapter,
+                Some(input),
+                loc,
+                RecordKind::Unavailable,
+                event,
+                &result,
+            );
             // Later deliveries of this call repeat the deny, not wait for it.
             if let Some(c) = claimed {
                 c.answer(&delivered(&result));
@@ -647,11 +806,18 @@ fn fire_with_state(
         None => None,
     };
     // One O_APPEND write, whether or not the lock is held.
-    let appended = session
-        .as_ref()
-        .map(|s| s.append_records(&result.records, &correlation, &ids.run_id));
-    if let Some(Err(e)) = appended {
-        tracing::warn!("could not append records: {e}");
+    let mut entries = skipped;
+    entries.extend(RecordEntry::hooks(&result));
+    if !entries.is_empty() {
+        let ctx = record_context(adapter, input, loc);
+        let dir = loc.session_dir(adapter.name(), &input.session_id);
+        let appended = match &session {
+            Some(s) => s.append_records(&ctx, &entries, &correlation, &ids.run_id),
+            None => Session::at(dir).append_records(&ctx, &entries, &correlation, &ids.run_id),
+        };
+        if let Err(e) = appended {
+            tracing::warn!("could not append records: {e}");
+        }
     }
     if let Some(mut l) = locked {
         l.state.stop_blocks = new_stop_blocks;

@@ -140,6 +140,94 @@ pub struct HookInvocationRecord {
     pub exit_code: Option<i32>,
 }
 
+/// What one line of `records.jsonl` stands for (its `kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecordKind {
+    /// A hook was invoked.
+    Hook,
+    /// A hook that would have applied did not run (an untrusted or changed
+    /// project hook held back).
+    Skipped,
+    /// No hook ran: the hook config is invalid (`hook-config-invalid`).
+    ConfigInvalid,
+    /// No hook ran: the payload could not be read or decoded.
+    PayloadInvalid,
+    /// No hook ran: the shim itself could not work (`keryx-hooks-unavailable`).
+    Unavailable,
+    /// A repeated delivery of a tool call, answered from the first one.
+    DuplicateDelivery,
+}
+
+/// One entry to append: the spec's record plus what only the line carries.
+#[derive(Debug, Clone)]
+pub struct RecordEntry {
+    pub kind: RecordKind,
+    pub record: HookInvocationRecord,
+    /// The anomalies this hook caused.
+    pub anomalies: Vec<Anomaly>,
+    /// Why a skipped hook did not run (`untrusted`, `changed`, …).
+    pub skipped_because: Option<String>,
+}
+
+impl RecordEntry {
+    /// One entry per invocation in `result`, each with its own anomalies.
+    pub fn hooks(result: &FireResult) -> Vec<RecordEntry> {
+        result
+            .records
+            .iter()
+            .map(|r| RecordEntry {
+                kind: RecordKind::Hook,
+                record: r.clone(),
+                anomalies: result
+                    .anomalies
+                    .iter()
+                    .filter(|a| a.hook_id == r.hook_id)
+                    .cloned()
+                    .collect(),
+                skipped_because: None,
+            })
+            .collect()
+    }
+
+    /// An entry for a decision no hook made (`hook_id` names the shim).
+    pub fn shim(kind: RecordKind, event: Event, result: &FireResult, duration_ms: u64) -> Self {
+        RecordEntry {
+            kind,
+            record: HookInvocationRecord {
+                hook_id: SHIM_HOOK_ID.to_owned(),
+                event: event.as_str(),
+                class: HookClass::Gate,
+                scope: Scope::Builtin,
+                outcome: result.outcome,
+                failure: None,
+                reason: result.reason.clone(),
+                duration_ms,
+                changed_outcome: result.outcome == Outcome::Deny,
+                exit_code: None,
+            },
+            anomalies: result.anomalies.clone(),
+            skipped_because: None,
+        }
+    }
+}
+
+/// The `hookId` of entries no hook produced.
+pub const SHIM_HOOK_ID: &str = "keryx-hooks";
+
+/// The event around a batch of entries: when, which host and session,
+/// where, and what call.
+#[derive(Debug, Clone, Default)]
+pub struct RecordContext {
+    pub host: String,
+    pub session_id: String,
+    pub project_root: Option<String>,
+    /// The canonical tool name, on per-tool events.
+    pub tool: Option<String>,
+    /// A short, redacted summary of the call.
+    pub summary: Option<String>,
+}
+
 impl Serialize for HookClass {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.as_str())

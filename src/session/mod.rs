@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::types::HookInvocationRecord;
+use crate::runtime::types::{HookInvocationRecord, RecordContext, RecordEntry, RecordKind};
 
 /// Sessions untouched for this long are pruned.
 pub const MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -127,11 +127,12 @@ impl Session {
     /// overwrite each other's lines, so this needs no lock.
     pub fn append_records(
         &self,
-        records: &[HookInvocationRecord],
+        ctx: &RecordContext,
+        entries: &[RecordEntry],
         correlation: &str,
         run_id: &str,
     ) -> std::io::Result<()> {
-        append_records(&self.dir, records, correlation, run_id)
+        append_records(&self.dir, ctx, entries, correlation, run_id)
     }
 }
 
@@ -257,13 +258,132 @@ fn age(t: SystemTime) -> Duration {
     SystemTime::now().duration_since(t).unwrap_or_default()
 }
 
+/// Version of the `records.jsonl` line shape
+/// (`schema/hook-record.schema.json`): fields are only ever added.
+pub const RECORD_SCHEMA_VERSION: u32 = 1;
+/// A record's `reason` is kept to this many bytes.
+pub const MAX_RECORD_REASON_BYTES: usize = 500;
+/// A call's summary is kept to this many characters.
+pub const MAX_SUMMARY_CHARS: usize = 120;
+
+/// `t` in RFC 3339, UTC, to the millisecond: `2026-12-01T20:41:07.123Z`.
+pub fn rfc3339(t: SystemTime) -> String {
+    let d = t.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Days since 1970-01-01 to a civil date (proleptic Gregorian).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
+
+/// A short summary of a tool call for its records: the command's first
+/// line or the path it touches, with every secret the built-in rules know
+/// redacted, then cut to [`MAX_SUMMARY_CHARS`]. Redacted before it is cut,
+/// so a cut never leaves part of a secret behind.
+pub fn call_summary(input: &crate::runtime::types::EventInput) -> Option<String> {
+    use serde_json::Value;
+    let ti = input.tool_input()?;
+    let (text, more) = match ti.get("command").and_then(Value::as_str) {
+        Some(c) => {
+            let mut lines = c.trim().lines();
+            let first = lines.next().unwrap_or("").trim();
+            (first, lines.next().is_some())
+        }
+        None => {
+            let keys = [
+                "file_path",
+                "filePath",
+                "path",
+                "notebook_path",
+                "url",
+                "pattern",
+                "query",
+            ];
+            let found = keys
+                .iter()
+                .find_map(|k| ti.get(*k).and_then(Value::as_str))?;
+            (found, false)
+        }
+    };
+    if text.is_empty() {
+        return None;
+    }
+    let redacted = if may_hold_secret(text) {
+        crate::builtins::scanner::builtin_rules().redact(text)
+    } else {
+        text.to_owned()
+    };
+    let mut out: String = redacted.chars().take(MAX_SUMMARY_CHARS).collect();
+    if more || out.len() < redacted.len() {
+        out.push('…');
+    }
+    Some(out)
+}
+
+/// The built-in secret rules, read here only for their keywords.
+const SECRET_RULES: &str = include_str!("../builtins/secret-rules.toml");
+
+/// Every rule's keywords, lowercased as the scanner matches them.
+fn secret_keywords() -> impl Iterator<Item = String> {
+    SECRET_RULES
+        .lines()
+        .filter_map(|l| l.strip_prefix("keywords = ["))
+        .flat_map(|l| {
+            l.split('"')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_ascii_lowercase)
+                .collect::<Vec<_>>()
+        })
+}
+
+/// Whether a built-in rule could find anything in `text`. The scanner runs
+/// a rule only when one of its keywords is in the text, the one rule
+/// without keywords (`aws-access-key-id`) needs 16 or more letters and
+/// digits in a row, and the hidden-instruction characters are not ASCII:
+/// text this says no to comes out of `redact` unchanged, without
+/// compiling the rules (which costs more than the whole gated call).
+fn may_hold_secret(text: &str) -> bool {
+    if !text.is_ascii() {
+        return true;
+    }
+    let mut run = 0;
+    for b in text.bytes() {
+        run = if b.is_ascii_alphanumeric() {
+            run + 1
+        } else {
+            0
+        };
+        if run >= 16 {
+            return true;
+        }
+    }
+    let lower = text.to_ascii_lowercase();
+    secret_keywords().any(|k| lower.contains(&k))
+}
+
 fn append_records(
     dir: &Path,
-    records: &[HookInvocationRecord],
+    ctx: &RecordContext,
+    entries: &[RecordEntry],
     correlation: &str,
     run_id: &str,
 ) -> std::io::Result<()> {
-    if records.is_empty() {
+    if entries.is_empty() {
         return Ok(());
     }
     /// One line of `records.jsonl`, written straight from its parts.
@@ -271,20 +391,50 @@ fn append_records(
     #[serde(rename_all = "camelCase")]
     struct Line<'a> {
         #[serde(rename = "type")]
-        kind: &'static str,
+        line_type: &'static str,
+        schema_version: u32,
+        kind: RecordKind,
+        time: &'a str,
+        host: &'a str,
+        session_id: &'a str,
         correlation_id: &'a str,
         run_id: &'a str,
         artifact_ref: Option<()>,
+        project_root: Option<&'a str>,
+        tool: Option<&'a str>,
+        summary: Option<&'a str>,
         record: &'a HookInvocationRecord,
+        #[serde(skip_serializing_if = "<[_]>::is_empty")]
+        anomalies: &'a [crate::runtime::types::Anomaly],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        skipped_because: Option<&'a str>,
     }
+    let time = rfc3339(SystemTime::now());
     let mut buf = Vec::new();
-    for record in records {
+    for entry in entries {
+        let mut record = entry.record.clone();
+        if let Some(r) = &record.reason {
+            let (kept, cut) = crate::runtime::fire::truncate_utf8(r, MAX_RECORD_REASON_BYTES);
+            if cut {
+                record.reason = Some(format!("{kept}…[truncated]"));
+            }
+        }
         let line = Line {
-            kind: "hook_invocation",
+            line_type: "hook_invocation",
+            schema_version: RECORD_SCHEMA_VERSION,
+            kind: entry.kind,
+            time: &time,
+            host: &ctx.host,
+            session_id: &ctx.session_id,
             correlation_id: correlation,
             run_id,
             artifact_ref: None,
-            record,
+            project_root: ctx.project_root.as_deref(),
+            tool: ctx.tool.as_deref(),
+            summary: ctx.summary.as_deref(),
+            record: &record,
+            anomalies: &entry.anomalies,
+            skipped_because: entry.skipped_because.as_deref(),
         };
         serde_json::to_writer(&mut buf, &line)?;
         buf.push(b'\n');
@@ -343,8 +493,14 @@ mod tests {
                         changed_outcome: false,
                         exit_code: Some(0),
                     };
+                    let entry = RecordEntry {
+                        kind: RecordKind::Hook,
+                        record: rec,
+                        anomalies: Vec::new(),
+                        skipped_because: None,
+                    };
                     session
-                        .append_records(&[rec], &seq.to_string(), "r")
+                        .append_records(&RecordContext::default(), &[entry], &seq.to_string(), "r")
                         .unwrap();
                     l.save().unwrap();
                 });
@@ -432,6 +588,146 @@ mod tests {
         for f in ["lock", "state.json"] {
             assert_eq!(mode(&dir.join(f)), FILE_MODE, "{f}");
         }
+    }
+
+    #[test]
+    fn rfc3339_formats_utc_to_the_millisecond() {
+        let at = |secs: u64, ms: u64| {
+            rfc3339(SystemTime::UNIX_EPOCH + Duration::from_millis(secs * 1000 + ms))
+        };
+        assert_eq!(at(0, 0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(at(1_796_157_667, 123), "2026-12-01T20:41:07.123Z");
+        // A leap day, and the last second of a leap year.
+        assert_eq!(at(951_782_400, 5), "2000-02-29T00:00:00.005Z");
+        assert_eq!(at(1_735_689_599, 999), "2024-12-31T23:59:59.999Z");
+    }
+
+    #[test]
+    fn a_call_summary_is_redacted_before_it_is_cut() {
+        use crate::runtime::events::Event;
+        use crate::runtime::types::EventInput;
+        let mut input = EventInput::new(Event::PreToolUse, "s");
+        let key = "AKIAIOSFODNN7EXAMPL2";
+        input.fields.insert(
+            "toolInput".into(),
+            serde_json::json!({"command": format!("aws --key {key} s3 ls\necho two")}),
+        );
+        let s = call_summary(&input).unwrap();
+        assert!(!s.contains(key), "{s}");
+        assert!(s.starts_with("aws --key [REDACTED:"), "{s}");
+        assert!(s.ends_with('…'), "{s}");
+        input.fields.insert(
+            "toolInput".into(),
+            serde_json::json!({"command": "x".repeat(400)}),
+        );
+        assert_eq!(
+            call_summary(&input).unwrap().chars().count(),
+            MAX_SUMMARY_CHARS + 1
+        );
+        input.fields.insert(
+            "toolInput".into(),
+            serde_json::json!({"file_path": "/p/src/main.rs", "content": "x"}),
+        );
+        assert_eq!(call_summary(&input).unwrap(), "/p/src/main.rs");
+    }
+
+    #[test]
+    fn the_secret_screen_knows_every_rule_and_lets_only_plain_text_skip_the_rules() {
+        /// The rule the screen knows runs without keywords.
+        const KEYWORDLESS_RULE: &str = "aws-access-key-id";
+        // Every rule but one names keywords, each on one `keywords = [` line
+        // the screen reads; a new rule without them must be screened too.
+        let rules = SECRET_RULES.matches("\n[[rule]]").count();
+        let with_keywords = SECRET_RULES
+            .lines()
+            .filter(|l| l.starts_with("keywords = ["))
+            .count();
+        assert_eq!(rules, with_keywords + 1);
+        let keywordless: Vec<&str> = SECRET_RULES
+            .split("\n[[rule]]")
+            .skip(1)
+            .filter(|r| !r.contains("\nkeywords = ["))
+            .collect();
+        assert_eq!(keywordless.len(), 1);
+        assert!(
+            keywordless[0].contains(&format!("id = \"{KEYWORDLESS_RULE}\"")),
+            "{}",
+            keywordless[0]
+        );
+        assert!(secret_keywords().count() >= with_keywords);
+        assert!(secret_keywords().any(|k| k == "bearer"));
+
+        let rules = crate::builtins::scanner::builtin_rules();
+        for plain in ["ls -la", "git status", "cargo test --lib", "rm -rf target"] {
+            assert!(!may_hold_secret(plain), "{plain}");
+            assert_eq!(rules.redact(plain), plain);
+        }
+        for risky in [
+            "curl -H 'Authorization: Bearer abc.def.ghi' x",
+            "aws configure set aws_access_key_id AKIAIOSFODNN7EXAMPL2",
+            "export TOKEN=abcd",
+            "echo \u{202e}x",
+            "psql postgres://u:p@h/db",
+        ] {
+            assert!(may_hold_secret(risky), "{risky}");
+        }
+    }
+
+    #[test]
+    fn the_secret_screen_passes_every_line_the_rules_would_change() {
+        // The secrets corpus is stored reversed, so no scanner flags it.
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/secrets/secrets.jsonl"
+        );
+        let rules = crate::builtins::scanner::builtin_rules();
+        let mut changed = 0;
+        for line in std::fs::read_to_string(path).unwrap().lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            let text: String = v["text"].as_str().unwrap().chars().rev().collect();
+            for l in text.lines() {
+                if rules.redact(l) != l {
+                    changed += 1;
+                    assert!(may_hold_secret(l), "{l}");
+                }
+            }
+        }
+        assert!(changed > 100, "{changed}");
+    }
+
+    #[test]
+    fn a_long_reason_is_capped_in_the_record_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let session = Session::at(tmp.path().join("s"));
+        let entry = RecordEntry {
+            kind: RecordKind::Skipped,
+            record: HookInvocationRecord {
+                hook_id: "h".into(),
+                event: "Stop",
+                class: crate::config::model::HookClass::Gate,
+                scope: crate::config::model::Scope::Project,
+                outcome: crate::runtime::types::Outcome::None,
+                failure: None,
+                reason: Some("é".repeat(2000)),
+                duration_ms: 0,
+                changed_outcome: false,
+                exit_code: None,
+            },
+            anomalies: Vec::new(),
+            skipped_because: Some("untrusted".into()),
+        };
+        session
+            .append_records(&RecordContext::default(), &[entry], "c", "r")
+            .unwrap();
+        let text = std::fs::read_to_string(tmp.path().join("s/records.jsonl")).unwrap();
+        let v: Value = serde_json::from_str(text.trim()).unwrap();
+        let reason = v["record"]["reason"].as_str().unwrap();
+        assert!(reason.ends_with("…[truncated]"), "{reason}");
+        assert!(reason.len() <= MAX_RECORD_REASON_BYTES + "…[truncated]".len());
+        assert_eq!(v["kind"], "skipped");
+        assert_eq!(v["skippedBecause"], "untrusted");
+        assert_eq!(v["schemaVersion"], RECORD_SCHEMA_VERSION);
+        assert_eq!(v["type"], "hook_invocation");
     }
 
     #[test]
