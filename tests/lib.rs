@@ -6,6 +6,7 @@ mod adversarial;
 mod builtins;
 mod common;
 mod config;
+mod conventions;
 mod e2e;
 mod fuzz_regressions;
 mod hardening_state;

@@ -88,6 +88,7 @@ pub fn run(args: &TestArgs) -> CmdResult {
         builtin: &builtin,
         in_process: &in_process,
         ambient: &ambient,
+        host_env: &[],
         locations: &loc,
     };
     let inv = fire::invoke(reg, &input, &ctx);

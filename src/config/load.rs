@@ -885,7 +885,7 @@ fn convert_command(v: Option<&Value>) -> Result<CommandSpec, (String, String)> {
     })?;
     if let Some(k) = obj
         .keys()
-        .find(|k| !matches!(k.as_str(), "argv" | "cwd" | "env"))
+        .find(|k| !matches!(k.as_str(), "argv" | "cwd" | "env" | "envPassthrough"))
     {
         return Err((format!("unknown key `{k}` in `command`"), "/command".into()));
     }
@@ -921,9 +921,7 @@ fn convert_command(v: Option<&Value>) -> Result<CommandSpec, (String, String)> {
             "/command/env".to_owned(),
         ))?;
         for (k, v) in e {
-            let name_ok = !k.is_empty()
-                && !k.starts_with(|c: char| c.is_ascii_digit())
-                && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+            let name_ok = env_name_ok(k);
             let val = v.as_str().filter(|_| name_ok).ok_or_else(|| {
                 (
                     format!("`command.env` entry `{k}` must be NAME: \"string\""),
@@ -933,7 +931,36 @@ fn convert_command(v: Option<&Value>) -> Result<CommandSpec, (String, String)> {
             env.insert(k.clone(), val.to_owned());
         }
     }
-    Ok(CommandSpec { argv, cwd, env })
+    let mut env_passthrough: Vec<String> = Vec::new();
+    if let Some(p) = obj.get("envPassthrough") {
+        let list = p.as_array().ok_or((
+            "`command.envPassthrough` must be an array of variable names".to_owned(),
+            "/command/envPassthrough".to_owned(),
+        ))?;
+        for (i, name) in list.iter().enumerate() {
+            let name = name.as_str().filter(|k| env_name_ok(k)).ok_or_else(|| {
+                (
+                    "`command.envPassthrough` entries must be variable names (letters, digits and _, not starting with a digit)".to_owned(),
+                    format!("/command/envPassthrough/{i}"),
+                )
+            })?;
+            if !env_passthrough.iter().any(|n| n == name) {
+                env_passthrough.push(name.to_owned());
+            }
+        }
+    }
+    Ok(CommandSpec {
+        argv,
+        cwd,
+        env,
+        env_passthrough,
+    })
+}
+
+fn env_name_ok(k: &str) -> bool {
+    !k.is_empty()
+        && !k.starts_with(|c: char| c.is_ascii_digit())
+        && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// Applies disable-only overrides with the spec's rules on who may turn

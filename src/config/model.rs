@@ -70,6 +70,9 @@ pub struct CommandSpec {
     pub cwd: Option<String>,
     /// Applied last, over the allowlisted environment. Sorted by key.
     pub env: BTreeMap<String, String>,
+    /// `envPassthrough`: ambient variables the hook gets as they are (a
+    /// notifier's `DISPLAY`, a webhook URL), in file order.
+    pub env_passthrough: Vec<String>,
 }
 
 /// The two in-process built-ins run through injectable ports.
