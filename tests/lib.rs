@@ -21,3 +21,4 @@ mod settings;
 mod shim;
 mod snapshot;
 mod trust;
+mod user_scripts;

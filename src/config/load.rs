@@ -737,6 +737,37 @@ fn convert_sandbox(v: Option<&Value>) -> Result<Vec<String>, ConvertError> {
 /// `..`, the home or `/` itself, or a path that equals, is inside or holds
 /// a credential store, keryx's own files, `.git`, `.metaproject` or a
 /// host's configuration.
+/// One error per user hook whose script (see
+/// [`Registration::user_scripts`]) is not a file in the directory of the
+/// user hooks file it was loaded from: run from there, it would fail every
+/// time (a gate then denies every call, in every project).
+pub fn missing_user_scripts(regs: &[Registration]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for r in regs.iter().filter(|r| r.scope == Scope::User) {
+        for (i, path) in r.user_scripts() {
+            if path.is_file() {
+                continue;
+            }
+            let dir = r.user_dir().map(Path::display);
+            let mut d = Diagnostic::error(
+                "hook-user-script-missing",
+                format!(
+                    "`{}` on {}: `{}` (argv[{i}]) is not in `{}`, the directory of the user hooks file it runs from; relative scripts of a user hook resolve there, never in the project",
+                    r.id,
+                    r.event,
+                    path.display(),
+                    dir.map(|d| d.to_string()).unwrap_or_default()
+                ),
+            );
+            if let Some(src) = &r.source {
+                d = d.at(src.clone());
+            }
+            out.push(d);
+        }
+    }
+    out
+}
+
 pub fn sandbox_writable_refusal(entry: &str) -> Option<String> {
     let shown = crate::escape::escape(entry);
     let refuse = |what: &str| {

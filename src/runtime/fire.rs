@@ -162,7 +162,9 @@ pub fn invoke(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Invo
     {
         return Invocation::of(r.map_err(|e| (FailureKind::Crash, e)), start);
     }
-    let mut argv = command.argv.clone();
+    // A user hook's relative script is the one beside the user hooks file
+    // it was read from (the snapshot), never the project's.
+    let mut argv = reg.resolved_argv();
     if reg.scope == crate::config::model::Scope::Builtin && argv[0] == SELF_EXE {
         argv[0] = crate::paths::self_exe().to_string_lossy().into_owned();
     }
