@@ -219,3 +219,115 @@ fn env_passthrough_is_validated_and_listed() {
     let run = env.run(&["validate"]);
     assert_ne!(run.code, 0, "{}", run.stdout);
 }
+
+/// `validate` on a user file holding `hooks`.
+fn validate(hooks: Value) -> crate::common::Run {
+    let env = Env::new();
+    env.write(
+        env.user_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": hooks}).to_string(),
+    );
+    env.run(&["validate"])
+}
+
+#[test]
+fn an_unknown_event_says_what_it_looks_like() {
+    let hook = json!([{"id": "notify", "class": "observe", "command": {"argv": ["/bin/true"]}}]);
+    let r = validate(json!({ "Notification": hook }));
+    r.code(1);
+    r.stdout_has("unknown event `Notification`")
+        .stdout_has("Claude Code")
+        .stdout_has("has no event for")
+        .stdout_has("host's own settings");
+    assert!(!r.stdout.contains("was unexpected"), "{}", r.stdout);
+    let r = validate(json!({ "PermissionRequest": hook }));
+    r.code(1);
+    r.stdout_has("has no event for");
+    // A host's name for a keryx event, and a keryx event misspelt.
+    let r = validate(json!({ "BeforeTool": hook }));
+    r.code(1);
+    r.stdout_has("Gemini CLI").stdout_has("`PreToolUse`");
+    let r = validate(json!({ "pretooluse": hook }));
+    r.code(1);
+    r.stdout_has("spelled `PreToolUse`");
+}
+
+#[test]
+fn a_permission_rule_matcher_is_an_error() {
+    for rule in ["Bash(rm:*)", "Bash(git push:*)", "Read(./.env)"] {
+        let r = validate(json!({"PreToolUse": [
+            {"id": "guard", "class": "gate", "matcher": rule, "command": {"argv": ["/bin/true"]}}
+        ]}));
+        r.code(1);
+        r.stdout_has("hook-matcher-permission-rule")
+            .stdout_has("tool-name regex");
+    }
+    // Real regexes with parentheses stay regexes.
+    validate(json!({"PreToolUse": [
+        {"id": "guard", "class": "gate", "matcher": "^(Write|Edit)$", "command": {"argv": ["/bin/true"]}},
+        {"id": "mcp", "class": "gate", "matcher": "mcp__(github|gitlab)__.*", "command": {"argv": ["/bin/true"]}}
+    ]}))
+    .code(0);
+}
+
+#[test]
+fn a_timeout_under_100_ms_warns_that_it_is_milliseconds() {
+    let r = validate(json!({"Stop": [
+        {"id": "tests", "class": "observe", "timeoutMs": 10, "command": {"argv": ["/bin/true"]}}
+    ]}));
+    r.code(0);
+    r.stdout_has("hook-timeout-short")
+        .stdout_has("`timeoutMs: 10000`");
+    let r = validate(json!({"Stop": [
+        {"id": "tests", "class": "observe", "timeoutMs": 100, "command": {"argv": ["/bin/true"]}}
+    ]}));
+    assert!(!r.stdout.contains("hook-timeout-short"), "{}", r.stdout);
+}
+
+#[test]
+fn test_applies_the_matcher_like_run() {
+    let env = Env::new();
+    let deny = env.script(
+        env.home.join("hooks/deny.sh"),
+        "#!/bin/sh\ncat >/dev/null\necho no >&2\nexit 2\n",
+    );
+    user_hooks(
+        &env,
+        "PreToolUse",
+        json!([{"id": "write-gate", "class": "gate", "matcher": "Write", "runsIn": "unsandboxed",
+                "command": {"argv": [deny]}}]),
+    );
+    let bash = env.write(
+        env.home.join("bash.json"),
+        json!({"tool_name": "Bash", "tool_input": {"command": "ls"}}).to_string(),
+    );
+    let r = env.run(&[
+        "test",
+        "write-gate",
+        "--payload-file",
+        bash.to_str().unwrap(),
+    ]);
+    r.code(0);
+    r.stdout_has("does not fire").stdout_has("`Write`");
+    assert!(!r.stdout.contains("deny"), "{}", r.stdout);
+    // `run` agrees: nothing fires, so no deny.
+    let run = env.run_stdin(
+        &["run", "claude-code", "PreToolUse"],
+        payload(&env, "PreToolUse-basic-Bash.json").to_string(),
+    );
+    run.code(0);
+    assert!(!run.stdout.contains("deny"), "{}", run.stdout);
+    // A Write payload does fire it.
+    let write = env.write(
+        env.home.join("write.json"),
+        json!({"tool_name": "Write", "tool_input": {"file_path": "/tmp/x", "content": ""}})
+            .to_string(),
+    );
+    let r = env.run(&[
+        "test",
+        "write-gate",
+        "--payload-file",
+        write.to_str().unwrap(),
+    ]);
+    r.stdout_has("deny");
+}
