@@ -821,15 +821,18 @@ pub fn unknown_event_message(name: &str) -> String {
 /// Whether a matcher is written like a Claude Code permission rule
 /// (`Bash(rm:*)`, `Bash(git push:*)`, `Read(./.env)`): a tool name with an
 /// argument pattern in parentheses, which as a regex never matches a tool.
+/// A regex group of plain names (`Notebook(Edit)`, `(Write|Edit)`) is not.
 pub fn looks_like_permission_rule(matcher: &str) -> bool {
     let Some((tool, rest)) = matcher.split_once('(') else {
         return false;
     };
-    !tool.is_empty()
+    let Some(inner) = rest.strip_suffix(')') else {
+        return false;
+    };
+    tool.starts_with(|c: char| c.is_ascii_uppercase())
         && tool.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        && tool.starts_with(|c: char| c.is_ascii_uppercase())
-        && rest.ends_with(')')
-        && !rest.contains('|')
+        && !inner.contains(['|', '(', ')'])
+        && inner.contains([':', ' ', '*', '/', '.', '~'])
 }
 
 /// The timeouts below this many milliseconds are almost always seconds
@@ -1184,6 +1187,47 @@ fn apply_overrides(loaded: &mut Loaded, overrides: &[Override]) {
 #[cfg(test)]
 mod tests {
     use super::sandbox_writable_refusal as refusal;
+    use super::{looks_like_permission_rule, unknown_event_message};
+
+    #[test]
+    fn permission_rules_are_told_from_regexes() {
+        for rule in [
+            "Bash(rm:*)",
+            "Bash(git push:*)",
+            "Read(./.env)",
+            "Bash(npm run test)",
+            "WebFetch(domain:example.com)",
+            "Edit(~/.bashrc)",
+        ] {
+            assert!(looks_like_permission_rule(rule), "{rule}");
+        }
+        for regex in [
+            "Bash",
+            "Notebook(Edit)",
+            "^(Write|Edit)$",
+            "mcp__(github|gitlab)__.*",
+            "(Bash)",
+            "Write|Edit",
+        ] {
+            assert!(!looks_like_permission_rule(regex), "{regex}");
+        }
+    }
+
+    #[test]
+    fn unknown_event_messages_name_what_they_look_like() {
+        assert!(unknown_event_message("posttooluse").contains("spelled `PostToolUse`"));
+        let m = unknown_event_message("AfterTool");
+        assert!(
+            m.contains("Gemini CLI") && m.contains("`PostToolUse`"),
+            "{m}"
+        );
+        let m = unknown_event_message("Notification");
+        assert!(
+            m.contains("Claude Code") && m.contains("has no event for"),
+            "{m}"
+        );
+        assert!(unknown_event_message("Bogus").contains("the keryx events are SessionStart"));
+    }
 
     #[test]
     fn sandbox_writable_refuses_what_covers_a_protected_path() {
