@@ -323,6 +323,7 @@ fn reply_by_the_rules(obj: &Map<String, Value>) -> Result<HookReply, ()> {
         reason: top_reason.or(nested_reason),
         attempted_rewrite: obj.contains_key("updatedInput")
             || specific.is_some_and(|s| s.contains_key("updatedInput")),
+        system_message: text(Some(obj), "systemMessage")?,
     })
 }
 

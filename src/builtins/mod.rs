@@ -70,6 +70,7 @@ fn command(args: &[&str]) -> Handler {
         argv,
         cwd: None,
         env: BTreeMap::new(),
+        env_passthrough: Vec::new(),
     })
 }
 
@@ -236,6 +237,7 @@ pub fn run_port(
                     .decision_ask
                     .then(|| "impact evidence asks for a review of this edit".to_owned()),
                 attempted_rewrite: false,
+                system_message: None,
             })
         }
     }

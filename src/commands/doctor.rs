@@ -203,6 +203,7 @@ pub fn checks(loc: &Locations, source: Option<&Path>) -> Vec<Check> {
     drift_checks(&statuses, &mut out);
     settings_check(loc, &mut out);
     let regs = config_checks(loc, &mut out);
+    user_script_check(&regs, &mut out);
     sandbox_check(loc, &regs, &mut out);
     sessions_check(loc, &mut out);
     out
@@ -822,6 +823,22 @@ fn config_checks(loc: &Locations, out: &mut Vec<Check>) -> Vec<config::model::Re
         );
     }
     regs
+}
+
+/// A user hook whose relative script is not beside the hooks file it is
+/// read from (the live file or a snapshot) fails on every run.
+fn user_script_check(regs: &[config::model::Registration], out: &mut Vec<Check>) {
+    let missing = load::missing_user_scripts(regs);
+    if missing.is_empty() {
+        return;
+    }
+    for d in missing {
+        out.push(
+            Check::new("user-scripts", Level::Fail, escape(&d.to_string())).fix(
+                "put the script beside the user hooks.json, then `keryx-hooks doctor --fix` to take a new snapshot",
+            ),
+        );
+    }
 }
 
 fn push_config_check(out: &mut Vec<Check>, name: &str, loaded: &load::Loaded, fix: &str) {

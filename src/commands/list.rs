@@ -123,6 +123,10 @@ fn handler_text(h: &Handler) -> String {
             for (k, v) in &c.env {
                 s.push_str(&format!("\n  env: {}={}", escape(k), escape(v)));
             }
+            if !c.env_passthrough.is_empty() {
+                let names: Vec<String> = c.env_passthrough.iter().map(|n| escape(n)).collect();
+                s.push_str(&format!("\n  env passed through: {}", names.join(" ")));
+            }
             s
         }
         Handler::Builtin(p) => format!("in-process: {p:?} port"),
@@ -216,7 +220,7 @@ fn row_json(row: &Row, profile: Profile) -> Value {
     let r = row.first;
     let handler = match &r.handler {
         Handler::Command(c) => {
-            json!({"kind": "command", "argv": c.argv, "cwd": c.cwd, "env": c.env})
+            json!({"kind": "command", "argv": c.argv, "cwd": c.cwd, "env": c.env, "envPassthrough": c.env_passthrough})
         }
         Handler::Builtin(p) => json!({"kind": "builtin", "port": format!("{p:?}")}),
     };

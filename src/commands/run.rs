@@ -740,6 +740,7 @@ fn fire_with_state(
         builtin: &builtin,
         in_process: &in_process,
         ambient: &ambient,
+        host_env: adapter.hook_env(),
         locations: loc,
     };
     let mut result = fire::fire(regs, input, &ctx);

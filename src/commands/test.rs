@@ -88,8 +88,29 @@ pub fn run(args: &TestArgs) -> CmdResult {
         builtin: &builtin,
         in_process: &in_process,
         ambient: &ambient,
+        host_env: &[],
         locations: &loc,
     };
+    // The selection `run` makes: a hook its matcher (or profile, or a
+    // disable) keeps out of this payload is not run, and says so.
+    if fire::select(std::slice::from_ref(reg), &input, profile).is_empty() {
+        let why = not_selected(reg, &input, profile);
+        if args.json {
+            output::json(&json!({
+                "hookId": reg.id,
+                "event": reg.event.as_str(),
+                "fires": false,
+                "why": why,
+            }));
+        } else {
+            output::line(&format!(
+                "hook {} on {} does not fire for this payload: {why}; `run` would not run it",
+                escape(&reg.id),
+                reg.event
+            ));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let inv = fire::invoke(reg, &input, &ctx);
     report(args.json, reg, &inv, profile, input.decide_outcome);
     Ok(if inv.result.is_ok() {
@@ -99,12 +120,41 @@ pub fn run(args: &TestArgs) -> CmdResult {
     })
 }
 
+/// Why `select` leaves `reg` out for `input`.
+fn not_selected(reg: &Registration, input: &EventInput, profile: Profile) -> String {
+    if !reg.enabled {
+        return "it is disabled".into();
+    }
+    if !reg.applies_to_profile(profile) {
+        return format!("it does not apply to the {profile} profile");
+    }
+    format!(
+        "its matcher `{}` does not match the tool `{}`",
+        escape(&reg.matcher.source()),
+        escape(input.tool_name().unwrap_or(""))
+    )
+}
+
 /// A payload that makes `reg` match: a tool its matcher accepts.
 fn synthetic(reg: &Registration) -> EventInput {
     let mut input = EventInput::new(reg.event, "keryx-hooks-test");
     let tool = match &reg.matcher {
         Matcher::Exact(names) => names.first().cloned().unwrap_or_else(|| "Bash".into()),
-        _ => "Bash".into(),
+        m => [
+            "Bash",
+            "Write",
+            "Edit",
+            "Read",
+            "Grep",
+            "Glob",
+            "Agent",
+            "WebFetch",
+            "WebSearch",
+        ]
+        .into_iter()
+        .find(|t| m.matches(t))
+        .unwrap_or("Bash")
+        .into(),
     };
     let f = &mut input.fields;
     match reg.event {

@@ -1,5 +1,6 @@
 //! `keryx-hooks validate [--json] [--ci]`: checks the user and project hook
-//! files. Exit 1 on any load error; an argv[0] that does not resolve is a
+//! files. Exit 1 on any load error or a user hook's script missing from the
+//! user hooks' directory; an argv[0] that does not resolve otherwise is a
 //! warning, never an error.
 
 use std::path::Path;
@@ -20,6 +21,8 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
     super::print_location_warnings(&loc);
     let sources = config::sources(&loc, None);
     let mut loaded = load::load(&sources);
+    let missing = load::missing_user_scripts(&loaded.registrations);
+    loaded.diagnostics.extend(missing);
     for r in loaded
         .registrations
         .iter()
@@ -69,6 +72,10 @@ fn unresolved_argv0(r: &Registration, base: &Path) -> Option<Diagnostic> {
         return None;
     };
     let argv0 = c.argv.first()?;
+    if r.user_scripts().iter().any(|(i, _)| *i == 0) {
+        // Checked as a user script, in the user hooks' directory.
+        return None;
+    }
     let resolves = if argv0.contains('/') {
         let dir = c
             .cwd

@@ -120,6 +120,8 @@ pub fn load(sources: &Sources) -> Loaded {
         return loaded;
     }
     apply_overrides(&mut loaded, &overrides);
+    let short = short_timeouts(&loaded.registrations);
+    loaded.diagnostics.extend(short);
     loaded.registrations.sort_by(|a, b| {
         (a.scope, a.index)
             .cmp(&(b.scope, b.index))
@@ -257,8 +259,16 @@ fn load_file(
     let cached = cache_dir.is_some_and(|dir| schema::cache_hit(dir, &key));
     if !cached {
         let colliding: Vec<String> = diags.iter().filter_map(|d| d.pointer.clone()).collect();
+        // An unknown event key is said once, by name, with what it looks
+        // like; the schema's "additional properties" line would only repeat it.
+        let unknown = unknown_events(&doc, &text, path);
+        let named_unknown = !unknown.is_empty();
+        diags.extend(unknown);
         diags.extend(schema::validate(&doc, &text, path).into_iter().filter(|d| {
             let p = d.pointer.as_deref().unwrap_or("");
+            if named_unknown && p == "/hooks" && d.message.contains("was unexpected") {
+                return false;
+            }
             !colliding
                 .iter()
                 .any(|c| p == c || p.starts_with(&format!("{c}/")))
@@ -419,7 +429,7 @@ fn convert(
         let Ok(event) = event_name.parse::<Event>() else {
             errors.push(err(
                 "hook-config-schema",
-                format!("unknown event `{event_name}`"),
+                unknown_event_message(event_name),
                 &event_ptr,
             ));
             continue;
@@ -600,6 +610,16 @@ fn convert_registration(
             "/matcher".into(),
         ));
     }
+    if looks_like_permission_rule(matcher_src) {
+        return Err((
+            "hook-matcher-permission-rule",
+            format!(
+                "matcher `{matcher_src}` is written like a Claude Code permission rule; a matcher is a tool-name regex (`Bash`, `Write|Edit`), tested against the tool name only, so this one never matches. Match `{}` and check the command inside the hook",
+                matcher_src.split_once('(').map_or(matcher_src, |(t, _)| t)
+            ),
+            "/matcher".into(),
+        ));
+    }
     let matcher = Matcher::compile(matcher_src).map_err(|e| {
         (
             "hook-matcher-invalid",
@@ -737,6 +757,144 @@ fn convert_sandbox(v: Option<&Value>) -> Result<Vec<String>, ConvertError> {
 /// `..`, the home or `/` itself, or a path that equals, is inside or holds
 /// a credential store, keryx's own files, `.git`, `.metaproject` or a
 /// host's configuration.
+/// One error per key of `hooks` that is not a keryx event.
+fn unknown_events(doc: &Value, text: &str, path: &Path) -> Vec<Diagnostic> {
+    let Some(hooks) = doc.get("hooks").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    hooks
+        .keys()
+        .filter(|k| k.parse::<Event>().is_err())
+        .map(|k| {
+            let ptr = format!("/hooks/{}", escape_pointer(k));
+            Diagnostic::error("hook-config-schema", unknown_event_message(k))
+                .at(path)
+                .line_col(locate(text, &ptr))
+                .pointer(ptr)
+        })
+        .collect()
+}
+
+/// What an event key keryx has no event for looks like: a keryx event
+/// spelled differently, a host's name for a keryx event, or a host event
+/// keryx has none for (which stays in the host's own settings).
+pub fn unknown_event_message(name: &str) -> String {
+    let shown = crate::escape::escape(name);
+    if let Some(e) = Event::ALL
+        .iter()
+        .find(|e| e.as_str().eq_ignore_ascii_case(name.trim()))
+    {
+        return format!("unknown event `{shown}`; the keryx event is spelled `{e}`");
+    }
+    let mut renamed: Vec<(String, Event)> = Vec::new();
+    let mut unmapped: Vec<String> = Vec::new();
+    for host in crate::hosts::host_names() {
+        let Some(a) = crate::hosts::adapter(host) else {
+            continue;
+        };
+        if let Some(e) = a.events().iter().find(|e| e.name() == name) {
+            renamed.push((a.display_name().to_owned(), e.event()));
+        } else if a.unmapped_events().iter().any(|u| u == name) {
+            unmapped.push(a.display_name().to_owned());
+        }
+    }
+    if let Some((_, event)) = renamed.first() {
+        let hosts: Vec<&str> = renamed.iter().map(|(h, _)| h.as_str()).collect();
+        return format!(
+            "unknown event `{shown}`: that is {}'s name for the keryx event `{event}`; register the hook under `{event}`",
+            hosts.join(" and ")
+        );
+    }
+    if !unmapped.is_empty() {
+        return format!(
+            "unknown event `{shown}`: it is a {} hook event that keryx-hooks has no event for; keep that hook in the host's own settings, where it goes on running (`keryx-hooks import` leaves such hooks there), and take it out of this file",
+            unmapped.join(" and ")
+        );
+    }
+    let known: Vec<&str> = Event::ALL.iter().map(|e| e.as_str()).collect();
+    format!(
+        "unknown event `{shown}`; the keryx events are {}",
+        known.join(", ")
+    )
+}
+
+/// Whether a matcher is written like a Claude Code permission rule
+/// (`Bash(rm:*)`, `Bash(git push:*)`, `Read(./.env)`): a tool name with an
+/// argument pattern in parentheses, which as a regex never matches a tool.
+/// A regex group of plain names (`Notebook(Edit)`, `(Write|Edit)`) is not.
+pub fn looks_like_permission_rule(matcher: &str) -> bool {
+    let Some((tool, rest)) = matcher.split_once('(') else {
+        return false;
+    };
+    let Some(inner) = rest.strip_suffix(')') else {
+        return false;
+    };
+    tool.starts_with(|c: char| c.is_ascii_uppercase())
+        && tool.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !inner.contains(['|', '(', ')'])
+        && inner.contains([':', ' ', '*', '/', '.', '~'])
+}
+
+/// The timeouts below this many milliseconds are almost always seconds
+/// copied from a host's config.
+pub const SHORT_TIMEOUT_MS: u64 = 100;
+
+/// A warning per registration whose `timeoutMs` looks like seconds.
+fn short_timeouts(regs: &[Registration]) -> Vec<Diagnostic> {
+    regs.iter()
+        .filter(|r| r.timeout_ms < SHORT_TIMEOUT_MS && r.command().is_some())
+        .map(|r| {
+            let mut d = Diagnostic::warning(
+                "hook-timeout-short",
+                format!(
+                    "`{}` on {}: `timeoutMs` {} is {} ms, not seconds; a host's `timeout: {}` is `timeoutMs: {}` here",
+                    r.id,
+                    r.event,
+                    r.timeout_ms,
+                    r.timeout_ms,
+                    r.timeout_ms,
+                    (r.timeout_ms * 1000).min(Registration::MAX_TIMEOUT_MS)
+                ),
+            );
+            if let Some(src) = &r.source {
+                d = d.at(src.clone());
+            }
+            d
+        })
+        .collect()
+}
+
+/// One error per user hook whose script (see
+/// [`Registration::user_scripts`]) is not a file in the directory of the
+/// user hooks file it was loaded from: run from there, it would fail every
+/// time (a gate then denies every call, in every project).
+pub fn missing_user_scripts(regs: &[Registration]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for r in regs.iter().filter(|r| r.scope == Scope::User) {
+        for (i, path) in r.user_scripts() {
+            if path.is_file() {
+                continue;
+            }
+            let dir = r.user_dir().map(Path::display);
+            let mut d = Diagnostic::error(
+                "hook-user-script-missing",
+                format!(
+                    "`{}` on {}: `{}` (argv[{i}]) is not in `{}`, the directory of the user hooks file it runs from; relative scripts of a user hook resolve there, never in the project",
+                    r.id,
+                    r.event,
+                    path.display(),
+                    dir.map(|d| d.to_string()).unwrap_or_default()
+                ),
+            );
+            if let Some(src) = &r.source {
+                d = d.at(src.clone());
+            }
+            out.push(d);
+        }
+    }
+    out
+}
+
 pub fn sandbox_writable_refusal(entry: &str) -> Option<String> {
     let shown = crate::escape::escape(entry);
     let refuse = |what: &str| {
@@ -885,7 +1043,7 @@ fn convert_command(v: Option<&Value>) -> Result<CommandSpec, (String, String)> {
     })?;
     if let Some(k) = obj
         .keys()
-        .find(|k| !matches!(k.as_str(), "argv" | "cwd" | "env"))
+        .find(|k| !matches!(k.as_str(), "argv" | "cwd" | "env" | "envPassthrough"))
     {
         return Err((format!("unknown key `{k}` in `command`"), "/command".into()));
     }
@@ -921,9 +1079,7 @@ fn convert_command(v: Option<&Value>) -> Result<CommandSpec, (String, String)> {
             "/command/env".to_owned(),
         ))?;
         for (k, v) in e {
-            let name_ok = !k.is_empty()
-                && !k.starts_with(|c: char| c.is_ascii_digit())
-                && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+            let name_ok = env_name_ok(k);
             let val = v.as_str().filter(|_| name_ok).ok_or_else(|| {
                 (
                     format!("`command.env` entry `{k}` must be NAME: \"string\""),
@@ -933,7 +1089,36 @@ fn convert_command(v: Option<&Value>) -> Result<CommandSpec, (String, String)> {
             env.insert(k.clone(), val.to_owned());
         }
     }
-    Ok(CommandSpec { argv, cwd, env })
+    let mut env_passthrough: Vec<String> = Vec::new();
+    if let Some(p) = obj.get("envPassthrough") {
+        let list = p.as_array().ok_or((
+            "`command.envPassthrough` must be an array of variable names".to_owned(),
+            "/command/envPassthrough".to_owned(),
+        ))?;
+        for (i, name) in list.iter().enumerate() {
+            let name = name.as_str().filter(|k| env_name_ok(k)).ok_or_else(|| {
+                (
+                    "`command.envPassthrough` entries must be variable names (letters, digits and _, not starting with a digit)".to_owned(),
+                    format!("/command/envPassthrough/{i}"),
+                )
+            })?;
+            if !env_passthrough.iter().any(|n| n == name) {
+                env_passthrough.push(name.to_owned());
+            }
+        }
+    }
+    Ok(CommandSpec {
+        argv,
+        cwd,
+        env,
+        env_passthrough,
+    })
+}
+
+fn env_name_ok(k: &str) -> bool {
+    !k.is_empty()
+        && !k.starts_with(|c: char| c.is_ascii_digit())
+        && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// Applies disable-only overrides with the spec's rules on who may turn
@@ -1002,6 +1187,47 @@ fn apply_overrides(loaded: &mut Loaded, overrides: &[Override]) {
 #[cfg(test)]
 mod tests {
     use super::sandbox_writable_refusal as refusal;
+    use super::{looks_like_permission_rule, unknown_event_message};
+
+    #[test]
+    fn permission_rules_are_told_from_regexes() {
+        for rule in [
+            "Bash(rm:*)",
+            "Bash(git push:*)",
+            "Read(./.env)",
+            "Bash(npm run test)",
+            "WebFetch(domain:example.com)",
+            "Edit(~/.bashrc)",
+        ] {
+            assert!(looks_like_permission_rule(rule), "{rule}");
+        }
+        for regex in [
+            "Bash",
+            "Notebook(Edit)",
+            "^(Write|Edit)$",
+            "mcp__(github|gitlab)__.*",
+            "(Bash)",
+            "Write|Edit",
+        ] {
+            assert!(!looks_like_permission_rule(regex), "{regex}");
+        }
+    }
+
+    #[test]
+    fn unknown_event_messages_name_what_they_look_like() {
+        assert!(unknown_event_message("posttooluse").contains("spelled `PostToolUse`"));
+        let m = unknown_event_message("AfterTool");
+        assert!(
+            m.contains("Gemini CLI") && m.contains("`PostToolUse`"),
+            "{m}"
+        );
+        let m = unknown_event_message("Notification");
+        assert!(
+            m.contains("Claude Code") && m.contains("has no event for"),
+            "{m}"
+        );
+        assert!(unknown_event_message("Bogus").contains("the keryx events are SessionStart"));
+    }
 
     #[test]
     fn sandbox_writable_refuses_what_covers_a_protected_path() {

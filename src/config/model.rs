@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::config::matcher::Matcher;
 use crate::runtime::events::Event;
@@ -70,6 +70,9 @@ pub struct CommandSpec {
     pub cwd: Option<String>,
     /// Applied last, over the allowlisted environment. Sorted by key.
     pub env: BTreeMap<String, String>,
+    /// `envPassthrough`: ambient variables the hook gets as they are (a
+    /// notifier's `DISPLAY`, a webhook URL), in file order.
+    pub env_passthrough: Vec<String>,
 }
 
 /// The two in-process built-ins run through injectable ports.
@@ -145,5 +148,61 @@ impl Registration {
     /// The timeout actually enforced.
     pub fn clamped_timeout_ms(&self) -> u64 {
         self.timeout_ms.clamp(1, Self::MAX_TIMEOUT_MS)
+    }
+
+    /// Where a user hook's relative scripts live: the directory of the user
+    /// hooks file it was loaded from (an installed snapshot, or
+    /// `$KERYX_HOME` for the live file). `None` for other layers.
+    pub fn user_dir(&self) -> Option<&Path> {
+        if self.scope != Scope::User {
+            return None;
+        }
+        self.source.as_deref()?.parent()
+    }
+
+    /// The argv elements of a user hook that name a script in
+    /// [`Self::user_dir`], with the path each resolves to: a relative
+    /// `argv[0]` with a `/` in it (`./scripts/gate.sh`, `scripts/gate.sh`);
+    /// a later element that starts with `./`, or names a file that exists
+    /// there (`["bash", "scripts/x.sh"]`). Options and whatever follows a
+    /// `-c` (a shell's command string) are left alone. Empty for other
+    /// layers.
+    pub fn user_scripts(&self) -> Vec<(usize, PathBuf)> {
+        let (Some(dir), Some(cmd)) = (self.user_dir(), self.command()) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (i, arg) in cmd.argv.iter().enumerate() {
+            if i > 0 && arg == "-c" {
+                break;
+            }
+            let path = Path::new(arg);
+            if arg.is_empty() || path.is_absolute() || arg.starts_with('-') {
+                continue;
+            }
+            let rel = arg.strip_prefix("./").unwrap_or(arg);
+            let named = if i == 0 {
+                arg.contains('/')
+            } else {
+                arg.starts_with("./") || dir.join(rel).is_file()
+            };
+            if named && !rel.is_empty() {
+                out.push((i, dir.join(rel)));
+            }
+        }
+        out
+    }
+
+    /// The argv a command hook runs with: [`Self::user_scripts`] replaced
+    /// by their paths in the user hooks' directory, never the project's.
+    pub fn resolved_argv(&self) -> Vec<String> {
+        let Some(cmd) = self.command() else {
+            return Vec::new();
+        };
+        let mut argv = cmd.argv.clone();
+        for (i, path) in self.user_scripts() {
+            argv[i] = path.to_string_lossy().into_owned();
+        }
+        argv
     }
 }

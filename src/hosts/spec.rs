@@ -35,6 +35,10 @@ pub struct Adapter {
     pub(super) passthrough: bool,
     #[serde(default)]
     pub(super) host_fields: bool,
+    /// The variables the host sets for its own hooks, passed through the
+    /// environment allowlist when the shim runs under this host.
+    #[serde(default)]
+    hook_env: Vec<String>,
     #[serde(default)]
     pub(super) ignore: Vec<String>,
     #[serde(default)]
@@ -378,6 +382,12 @@ impl Adapter {
 
     pub fn display_name(&self) -> &str {
         &self.display_name
+    }
+
+    /// `hookEnv`: names (a `*` suffix for a prefix) of the variables the
+    /// host sets for its hooks, which its hooks get through the allowlist.
+    pub fn hook_env(&self) -> &[String] {
+        &self.hook_env
     }
 
     /// Where the facts in the adapter file come from.

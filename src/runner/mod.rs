@@ -14,7 +14,7 @@ mod tests;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use env::hook_env;
+pub use env::{hook_env, hook_env_with, name_matches};
 pub use groups::{install_signal_handlers, kill_all_live_groups};
 pub use sandbox::{
     HOME_SECRETS, Launcher, LauncherKind, LauncherSearch, PROJECT_PROTECTED, macos_profile,

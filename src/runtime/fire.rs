@@ -49,6 +49,9 @@ pub struct FireContext<'a> {
     pub in_process: &'a InProcessCommand<'a>,
     /// The ambient environment hooks may inherit from (allowlisted).
     pub ambient: &'a (dyn Fn(&str) -> Option<String> + Sync),
+    /// The running host's own hook variables (its adapter's `hookEnv`),
+    /// passed through the allowlist; empty outside a host.
+    pub host_env: &'a [String],
     /// Where the home, keryx's own directories and the settings are: what a
     /// sandboxed hook must not read or write.
     pub locations: &'a Locations,
@@ -159,7 +162,9 @@ pub fn invoke(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Invo
     {
         return Invocation::of(r.map_err(|e| (FailureKind::Crash, e)), start);
     }
-    let mut argv = command.argv.clone();
+    // A user hook's relative script is the one beside the user hooks file
+    // it was read from (the snapshot), never the project's.
+    let mut argv = reg.resolved_argv();
     if reg.scope == crate::config::model::Scope::Builtin && argv[0] == SELF_EXE {
         argv[0] = crate::paths::self_exe().to_string_lossy().into_owned();
     }
@@ -183,7 +188,13 @@ pub fn invoke(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Invo
         ("KERYX_POLICY_PROFILE", ctx.profile.as_str().to_owned()),
         ("CLAUDE_PROJECT_DIR", claude_project_dir),
     ];
-    let mut env = runner::hook_env(ctx.ambient, &fixed, &command.env);
+    let passthrough: Vec<String> = ctx
+        .host_env
+        .iter()
+        .chain(&command.env_passthrough)
+        .cloned()
+        .collect();
+    let mut env = runner::hook_env_with(ctx.ambient, &passthrough, &fixed, &command.env);
     let sandbox = match runs_in {
         RunsIn::Unsandboxed => SandboxSpec::None,
         RunsIn::Sandbox => match sandbox_for(reg, ctx, &mut env) {
@@ -214,26 +225,20 @@ pub fn invoke(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Invo
             Some(0),
         ),
         Exit::Code(0) => (
-            reply::parse(&out.stdout).map_err(|e| (FailureKind::Malformed, e)),
+            reply::parse_for(&out.stdout, input.event).map_err(|e| (FailureKind::Malformed, e)),
             Some(0),
         ),
-        Exit::Code(2) => {
-            let text = String::from_utf8_lossy(&out.stderr);
-            let text = text.trim();
-            let reason = if text.is_empty() {
-                "the hook exited 2 (deny) without a reason".to_owned()
-            } else {
-                text.to_owned()
-            };
-            (
-                Ok(HookReply {
-                    decision: Some(Outcome::Deny),
-                    reason: Some(reason),
-                    ..HookReply::default()
-                }),
-                Some(2),
-            )
-        }
+        Exit::Code(2) => (
+            Ok(HookReply {
+                decision: Some(Outcome::Deny),
+                reason: Some(reply::exit2_reason(&out.stdout, &out.stderr)),
+                system_message: reply::parse(&out.stdout)
+                    .ok()
+                    .and_then(|r| r.system_message),
+                ..HookReply::default()
+            }),
+            Some(2),
+        ),
         Exit::Code(n) => {
             let text = String::from_utf8_lossy(&out.stderr);
             let detail = text.trim().lines().last().unwrap_or("").to_owned();
@@ -419,6 +424,15 @@ pub fn writable_refusal(path: &Path, loc: &Locations, project: Option<&Path>) ->
     None
 }
 
+/// A hook's `systemMessage` as a notice for the person: cut like a reason,
+/// its invisible characters made visible, and named after the hook.
+fn system_message_notice(reg: &Registration, line: &str) -> String {
+    let (kept, cut) = truncate_utf8(line.trim(), MAX_REASON_BYTES);
+    let kept = crate::escape::escape_text(kept);
+    let more = if cut { "…[truncated]" } else { "" };
+    format!("{}: {kept}{more}", crate::escape::escape(&reg.id))
+}
+
 /// Accumulates records, anomalies and context while hooks finish.
 struct Acc {
     result: FireResult,
@@ -558,6 +572,13 @@ fn account(
         Ok(reply) => {
             if reply.attempted_rewrite {
                 acc.anomaly("hook-attempted-input-rewrite", &reg.id, None);
+            }
+            if let Some(line) = reply
+                .system_message
+                .as_deref()
+                .filter(|m| !m.trim().is_empty())
+            {
+                acc.result.notices.push(system_message_notice(reg, line));
             }
             // Shown in the host's UI: bidi overrides, zero-width and
             // control characters become visible escapes.

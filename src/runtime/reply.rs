@@ -1,6 +1,9 @@
 //! Parsing what a hook printed on a clean exit: empty (silent approve), the
 //! native `{decision, additionalContext, reason}` object, or the Claude Code
-//! shape. Anything else is malformed. No other field is ever read back.
+//! shape, whose `systemMessage` is a line for the person. On the events
+//! where Claude Code reads plain text as context (SessionStart,
+//! UserPromptSubmit), non-JSON text is that context; anything else is
+//! malformed. No other field is ever read back.
 
 use serde_json::Value;
 
@@ -14,6 +17,8 @@ pub struct HookReply {
     pub reason: Option<String>,
     /// `updatedInput` was present: parsed, dropped, recorded once.
     pub attempted_rewrite: bool,
+    /// `systemMessage`: shown to the person as a notice, never the model.
+    pub system_message: Option<String>,
 }
 
 fn decision_word(s: &str) -> Option<Outcome> {
@@ -87,12 +92,59 @@ pub fn parse(stdout: &[u8]) -> Result<HookReply, String> {
     )?);
     let attempted_rewrite = obj.contains_key("updatedInput")
         || specific.is_some_and(|s| s.contains_key("updatedInput"));
+    let system_message = string(obj.get("systemMessage"), "systemMessage")?;
     Ok(HookReply {
         decision,
         additional_context: context,
         reason,
         attempted_rewrite,
+        system_message,
     })
+}
+
+/// Parses a hook's stdout on `event`. On SessionStart and UserPromptSubmit
+/// (where Claude Code reads plain stdout as context) text that is not JSON
+/// is additional context. Text with a line that opens a JSON object stays
+/// malformed: it reads as an answer that went wrong (a gate's deny behind
+/// shell noise), and taking it as context would let that deny pass.
+pub fn parse_for(stdout: &[u8], event: crate::runtime::events::Event) -> Result<HookReply, String> {
+    use crate::runtime::events::Event;
+    let err = match parse(stdout) {
+        Ok(reply) => return Ok(reply),
+        Err(e) => e,
+    };
+    if !matches!(event, Event::SessionStart | Event::UserPromptSubmit) {
+        return Err(err);
+    }
+    let Ok(text) = std::str::from_utf8(stdout) else {
+        return Err(err);
+    };
+    if text.lines().any(|l| l.trim_start().starts_with(['{', '['])) {
+        return Err(err);
+    }
+    Ok(HookReply {
+        additional_context: Some(text.trim_end().to_owned()),
+        ..HookReply::default()
+    })
+}
+
+/// The reason of a hook that exited 2: a deny decision JSON on stdout with
+/// a reason (Claude Code reads it so), else the stderr text, else a generic
+/// line. The outcome is a deny whatever stdout says.
+pub fn exit2_reason(stdout: &[u8], stderr: &[u8]) -> String {
+    if let Ok(reply) = parse(stdout)
+        && reply.decision == Some(Outcome::Deny)
+        && let Some(reason) = reply.reason.filter(|r| !r.trim().is_empty())
+    {
+        return reason;
+    }
+    let text = String::from_utf8_lossy(stderr);
+    let text = text.trim();
+    if text.is_empty() {
+        "the hook exited 2 (deny) without a reason".to_owned()
+    } else {
+        text.to_owned()
+    }
 }
 
 #[cfg(test)]
@@ -138,6 +190,68 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn plain_text_is_context_only_where_claude_reads_it_so() {
+        use crate::runtime::events::Event;
+        let r = parse_for(b"branch: main\nclean tree\n", Event::SessionStart).unwrap();
+        assert_eq!(
+            r.additional_context.as_deref(),
+            Some("branch: main\nclean tree")
+        );
+        assert_eq!(r.decision, None);
+        let r = parse_for(b"remember the style guide", Event::UserPromptSubmit).unwrap();
+        assert_eq!(
+            r.additional_context.as_deref(),
+            Some("remember the style guide")
+        );
+        assert!(parse_for(b"plain", Event::PreToolUse).is_err());
+        assert!(parse_for(b"plain", Event::Stop).is_err());
+        // A JSON answer behind noise is still malformed, never context.
+        assert!(parse_for(b"noise\n{\"decision\":\"deny\"}", Event::UserPromptSubmit).is_err());
+        assert!(parse_for(b"\xff", Event::SessionStart).is_err());
+        // JSON keeps its meaning.
+        let r = parse_for(
+            br#"{"decision":"block","reason":"no"}"#,
+            Event::UserPromptSubmit,
+        )
+        .unwrap();
+        assert_eq!(r.decision, Some(Outcome::Deny));
+    }
+
+    #[test]
+    fn system_message_is_read() {
+        let r = parse(br#"{"systemMessage":"formatted 3 files"}"#).unwrap();
+        assert_eq!(r.system_message.as_deref(), Some("formatted 3 files"));
+        assert!(parse(br#"{"systemMessage":3}"#).is_err());
+    }
+
+    #[test]
+    fn exit2_reason_prefers_a_deny_json_reason() {
+        assert_eq!(
+            exit2_reason(
+                br#"{"decision":"block","reason":"tests fail"}"#,
+                b"stderr line"
+            ),
+            "tests fail"
+        );
+        assert_eq!(
+            exit2_reason(
+                br#"{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"R"}}"#,
+                b""
+            ),
+            "R"
+        );
+        assert_eq!(
+            exit2_reason(br#"{"decision":"allow","reason":"fine"}"#, b"no"),
+            "no"
+        );
+        assert_eq!(exit2_reason(b"junk", b" why \n"), "why");
+        assert_eq!(
+            exit2_reason(b"", b""),
+            "the hook exited 2 (deny) without a reason"
+        );
     }
 
     #[test]

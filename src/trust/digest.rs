@@ -80,6 +80,13 @@ pub fn canonical(hooks: &[&Registration]) -> Value {
             if !r.sandbox_writable.is_empty() {
                 entry["sandboxWritable"] = json!(r.sandbox_writable);
             }
+            // The same: only when present. A set of names; sorted, so the
+            // order they are written in changes nothing.
+            if !cmd.env_passthrough.is_empty() {
+                let mut names: Vec<&str> = cmd.env_passthrough.iter().map(String::as_str).collect();
+                names.sort_unstable();
+                entry["envPassthrough"] = json!(names);
+            }
             entry
         })
         .collect();
@@ -355,6 +362,10 @@ mod tests {
                 r#""id": "on-stop", "class": "observe", "command": {"argv": ["/bin/true"], "cwd": "sub""#,
             ),
             (r#""Stop": ["#, r#""SessionEnd": ["#), // event
+            (
+                r#""id": "on-stop", "class": "observe", "command": {"argv": ["/bin/true"]"#,
+                r#""id": "on-stop", "class": "observe", "command": {"argv": ["/bin/true"], "envPassthrough": ["DISPLAY"]"#,
+            ),
         ];
         for (from, to) in edits {
             let edited = BASE.replacen(from, to, 1);

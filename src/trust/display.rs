@@ -173,6 +173,12 @@ fn hook_block(r: &Registration, root: &Path, esc: &mut Esc) -> String {
     for (k, v) in &cmd.env {
         s.push_str(&format!("  env: {}={}\n", esc.text(k), esc.script(v)));
     }
+    for name in &cmd.env_passthrough {
+        s.push_str(&format!(
+            "  env passed through: {} (its value where the host runs)\n",
+            esc.text(name)
+        ));
+    }
     for f in digest::project_files(r, root) {
         s.push_str(&format!(
             "  file: {} is a file in this project; trust covers this command line, not what that file contains: read it too\n",
