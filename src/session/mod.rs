@@ -666,7 +666,10 @@ mod tests {
         }
         for risky in [
             "curl -H 'Authorization: Bearer abc.def.ghi' x",
-            concat!("aws configure set aws_access_key_id AKIA", "IOSFODNN7EXAMPL2"),
+            concat!(
+                "aws configure set aws_access_key_id AKIA",
+                "IOSFODNN7EXAMPL2"
+            ),
             "export TOKEN=abcd",
             "echo \u{202e}x",
             "psql postgres://u:p@h/db",
