@@ -354,23 +354,31 @@ fn secret_keywords() -> impl Iterator<Item = String> {
 /// Whether a built-in rule could find anything in `text`. The scanner runs
 /// a rule only when one of its keywords is in the text, the one rule
 /// without keywords (`aws-access-key-id`) needs 16 or more letters and
-/// digits in a row, and the hidden-instruction characters are not ASCII:
-/// text this says no to comes out of `redact` unchanged, without
-/// compiling the rules (which costs more than the whole gated call).
+/// digits in a row, every rule's secret is a run of 8 or more token
+/// characters unless an `@` carries it (a URL or DSN password), and the
+/// hidden-instruction characters are not ASCII: text this says no to comes
+/// out of `redact` unchanged, without compiling the rules (which costs
+/// more than the whole gated call). `git add .` never gets that far.
 fn may_hold_secret(text: &str) -> bool {
     if !text.is_ascii() {
         return true;
     }
-    let mut run = 0;
+    let token = |b: u8| b.is_ascii_alphanumeric() || b"+/=_.~%-".contains(&b);
+    let (mut alnum, mut run, mut longest) = (0, 0, 0);
     for b in text.bytes() {
-        run = if b.is_ascii_alphanumeric() {
-            run + 1
+        alnum = if b.is_ascii_alphanumeric() {
+            alnum + 1
         } else {
             0
         };
-        if run >= 16 {
+        if alnum >= 16 {
             return true;
         }
+        run = if token(b) { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    if longest < 8 && !text.contains('@') {
+        return false;
     }
     let lower = text.to_ascii_lowercase();
     secret_keywords().any(|k| lower.contains(&k))
@@ -660,7 +668,14 @@ mod tests {
         assert!(secret_keywords().any(|k| k == "bearer"));
 
         let rules = crate::builtins::scanner::builtin_rules();
-        for plain in ["ls -la", "git status", "cargo test --lib", "rm -rf target"] {
+        for plain in [
+            "ls -la",
+            "git status",
+            "cargo test --lib",
+            "rm -rf target",
+            "git add .",
+            "gh pr list",
+        ] {
             assert!(!may_hold_secret(plain), "{plain}");
             assert_eq!(rules.redact(plain), plain);
         }
