@@ -201,7 +201,7 @@ add_keryx_cases() {
     local bin="$1" sfx="$2" lsfx="$3"
     local run=("$bin" run claude-code PreToolUse)
     add_case "x-version$sfx" "keryx-hooks --version (binary start, no work)$lsfx" Read - 1 "$bin" --version
-    add_case "c-read$sfx" "run, built-ins only, Read (nothing matches)$lsfx" Read - 1 "${run[@]}"
+    add_case "c-read$sfx" "run, built-ins only, Read (ctx-guard checks the path in-process)$lsfx" Read - 1 "${run[@]}"
     add_case "c-bash$sfx" "run, built-ins only, Bash (ctx-guard matches)$lsfx" Bash - 1 "${run[@]}"
     # A session that has already seen many tool calls: its state and
     # records have grown, so this is the steady state of a long session.

@@ -148,7 +148,7 @@ def main():
     for sfx in suffixes:
         tag = f" [{sfx[1:]}]" if sfx else ""
         cr, cb, du, eo = (f"c-read{sfx}", f"c-bash{sfx}", f"d-unsandboxed{sfx}", f"e-observe20{sfx}")
-        target(f"(c) Read, nothing matches ≤ 1.3× a-static{tag}", over(cr, "a-static"), 1.3, "×",
+        target(f"(c) Read, built-ins only ≤ 1.3× a-static{tag}", over(cr, "a-static"), 1.3, "×",
                note=f"over the dynamic floor (a): {fmt_ratio(over(cr, 'a'))}; net of the stdin feeder: {fmt_ratio(field(cr, 'net_ratio'))}")
         target(f"(c) Bash answered in-process by ctx-guard ≤ 1.5× a-static{tag}", over(cb, "a-static"), 1.5, "×",
                note=f"over the dynamic floor (a): {fmt_ratio(over(cb, 'a'))}; net of the stdin feeder: {fmt_ratio(field(cb, 'net_ratio'))}")
