@@ -91,6 +91,7 @@ fn fire_once(
         in_process: &in_process,
         ambient: &ambient,
         locations: loc,
+        host_env: &[],
     };
     fire::fire(regs, input, &ctx)
 }
