@@ -615,11 +615,17 @@ pub struct HostRun {
     pub dir: PathBuf,
 }
 
-impl HostRun {
+/// What a run recorded of the model API, for both kinds of host run.
+pub trait ModelLog {
+    /// Every request the mock received (see tests/e2e/mock_llm.py).
+    fn requests(&self) -> &[Value];
+    /// The run's story for failure messages.
+    fn describe(&self) -> String;
+
     /// The agent-loop model calls, in order (side calls such as Gemini's
     /// routing classifier or token counting are left out). Index = step.
-    pub fn main_requests(&self) -> Vec<&Value> {
-        self.requests
+    fn main_requests(&self) -> Vec<&Value> {
+        self.requests()
             .iter()
             .filter(|r| r["kind"] == "main")
             .collect()
@@ -627,13 +633,33 @@ impl HostRun {
 
     /// The body of main request `i`; fails the test with the run's story if absent.
     #[track_caller]
-    pub fn body(&self, i: usize) -> &Value {
+    fn body(&self, i: usize) -> &Value {
         match self.main_requests().get(i) {
             Some(r) => &r["body"],
             None => panic!("no model request #{i}\n{}", self.describe()),
         }
     }
+}
 
+impl ModelLog for HostRun {
+    fn requests(&self) -> &[Value] {
+        &self.requests
+    }
+    fn describe(&self) -> String {
+        HostRun::describe(self)
+    }
+}
+
+impl ModelLog for ChatRun {
+    fn requests(&self) -> &[Value] {
+        &self.requests
+    }
+    fn describe(&self) -> String {
+        ChatRun::describe(self)
+    }
+}
+
+impl HostRun {
     /// Everything the model sees in a request (system prompt and
     /// conversation), as one JSON string to search.
     pub fn model_view(&self, body: &Value) -> String {
@@ -1890,22 +1916,6 @@ pub struct ChatRun {
 }
 
 impl ChatRun {
-    /// The agent-loop requests (they offer tools), in order.
-    pub fn main_requests(&self) -> Vec<&Value> {
-        self.requests
-            .iter()
-            .filter(|r| r["kind"] == "main")
-            .collect()
-    }
-
-    #[track_caller]
-    pub fn body(&self, i: usize) -> &Value {
-        match self.main_requests().get(i) {
-            Some(r) => &r["body"],
-            None => panic!("no model request #{i}\n{}", self.describe()),
-        }
-    }
-
     /// Everything the model sees (all messages, system included), as JSON text.
     pub fn model_view(&self, body: &Value) -> String {
         body["messages"].to_string()

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::common::{BIN, Env};
-use crate::e2e::{E2eEnv, Host, Scenario, sh_quote};
+use crate::e2e::{E2eEnv, Host, ModelLog, Scenario, sh_quote};
 
 /// One host's user config, seeded with someone else's hooks.
 struct Seed {
