@@ -6,18 +6,10 @@
 
 use serde_json::{Value, json};
 
-use crate::common::Env;
-
-fn fixture(name: &str) -> Value {
-    let p = format!(
-        "{}/tests/fixtures/payloads/claude-code/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
+use crate::common::{Env, fixture};
 
 fn payload(env: &Env, name: &str) -> Value {
-    let mut p = fixture(name);
+    let mut p = fixture("claude-code", name);
     p["cwd"] = json!(env.project);
     p
 }
@@ -159,12 +151,7 @@ fn host_hook_variables_and_env_passthrough_reach_the_hook_and_nothing_else() {
         .env("AWS_SECRET_ACCESS_KEY", "hunter2");
     let seen = |host: &str| -> String {
         let _ = std::fs::remove_file(&dump);
-        let text = std::fs::read_to_string(format!(
-            "{}/tests/fixtures/payloads/{host}/Stop-basic.json",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .unwrap();
-        let mut p: Value = serde_json::from_str(&text).unwrap();
+        let mut p = fixture(host, "Stop-basic.json");
         p["cwd"] = json!(env.project);
         env.run_stdin(&["run", host, "Stop"], p.to_string()).code(0);
         std::fs::read_to_string(&dump).unwrap()

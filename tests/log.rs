@@ -4,23 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::Env;
-
-fn fixture(host: &str, name: &str) -> Value {
-    let p = format!(
-        "{}/tests/fixtures/payloads/{host}/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
-
-fn claude_pre_tool(env: &Env, call: &str, command: &str) -> Value {
-    let mut p = fixture("claude-code", "PreToolUse-basic-Bash.json");
-    p["cwd"] = json!(env.project);
-    p["tool_use_id"] = json!(call);
-    p["tool_input"]["command"] = json!(command);
-    p
-}
+use crate::common::{Env, claude_bash};
 
 fn run_pre_tool(env: &Env, payload: &Value) {
     env.run_stdin(&["run", "claude-code", "PreToolUse"], payload.to_string());
@@ -62,8 +46,8 @@ fn validate_all(env: &Env) -> usize {
 #[test]
 fn a_denied_call_shows_in_log_deny_with_its_hook_and_reason() {
     let env = Env::new();
-    run_pre_tool(&env, &claude_pre_tool(&env, "toolu_deny", "cat .env"));
-    run_pre_tool(&env, &claude_pre_tool(&env, "toolu_ok", "ls -la"));
+    run_pre_tool(&env, &claude_bash(&env, "toolu_deny", "cat .env"));
+    run_pre_tool(&env, &claude_bash(&env, "toolu_ok", "ls -la"));
 
     let run = env.run(&["log", "--deny"]);
     run.code(0)
@@ -95,7 +79,7 @@ fn a_denied_call_shows_in_log_deny_with_its_hook_and_reason() {
 fn log_filters_by_hook_host_session_project_time_and_count() {
     let env = Env::new();
     for (i, cmd) in ["cat .env", "ls", "pwd"].iter().enumerate() {
-        run_pre_tool(&env, &claude_pre_tool(&env, &format!("toolu_{i}"), cmd));
+        run_pre_tool(&env, &claude_bash(&env, &format!("toolu_{i}"), cmd));
     }
     let all = log_json(&env, &[]);
     assert!(all.len() >= 3, "{all:#?}");
@@ -126,7 +110,7 @@ fn log_filters_by_hook_host_session_project_time_and_count() {
 fn an_invalid_config_and_a_broken_payload_leave_shim_records() {
     let env = Env::new();
     env.write(env.user_hooks(), "{ not json");
-    run_pre_tool(&env, &claude_pre_tool(&env, "toolu_cfg", "ls"));
+    run_pre_tool(&env, &claude_bash(&env, "toolu_cfg", "ls"));
     env.run_stdin(&["run", "claude-code", "PreToolUse"], "[[[");
 
     let cfg = log_json(&env, &["--hook", "keryx-hooks", "--deny"]);
@@ -167,7 +151,7 @@ fn a_replayed_delivery_and_a_held_back_project_hook_are_recorded() {
         ]}})
         .to_string(),
     );
-    let p = claude_pre_tool(&env, "toolu_dup", "ls");
+    let p = claude_bash(&env, "toolu_dup", "ls");
     run_pre_tool(&env, &p);
     run_pre_tool(&env, &p);
 
@@ -195,7 +179,7 @@ fn a_hidden_character_in_a_call_never_reaches_the_table_raw() {
     let env = Env::new();
     run_pre_tool(
         &env,
-        &claude_pre_tool(&env, "toolu_bidi", "cat .env # \u{202e}txt.exe"),
+        &claude_bash(&env, "toolu_bidi", "cat .env # \u{202e}txt.exe"),
     );
     let run = env.run(&["log"]);
     run.code(0).stdout_has("\\u{202E}");
@@ -207,7 +191,7 @@ fn log_follow_prints_records_as_they_are_appended() {
     use std::io::BufRead;
     use std::process::Stdio;
     let env = Env::new();
-    run_pre_tool(&env, &claude_pre_tool(&env, "toolu_before", "ls"));
+    run_pre_tool(&env, &claude_bash(&env, "toolu_before", "ls"));
     let mut child = env
         .cmd(&["log", "--follow", "--json", "--deny"])
         .stdout(Stdio::piped())
@@ -224,7 +208,7 @@ fn log_follow_prints_records_as_they_are_appended() {
     });
     // Nothing denied yet; then a denial appears while it follows.
     std::thread::sleep(std::time::Duration::from_millis(700));
-    run_pre_tool(&env, &claude_pre_tool(&env, "toolu_after", "cat .env"));
+    run_pre_tool(&env, &claude_bash(&env, "toolu_after", "cat .env"));
     let got = rx.recv_timeout(std::time::Duration::from_secs(10));
     child.kill().unwrap();
     child.wait().unwrap();

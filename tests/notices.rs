@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{Env, Run};
+use crate::common::{Env, Run, fixture};
 
 const GATE: &str = r#"{
   "schemaVersion": "1.0.0",
@@ -23,16 +23,8 @@ const GATE: &str = r#"{
 }
 "#;
 
-fn fixture(name: &str) -> Value {
-    let p = format!(
-        "{}/tests/fixtures/payloads/claude-code/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
-
 fn event(env: &Env, name: &str, fixture_name: &str, call: &str) -> Run {
-    let mut p = fixture(fixture_name);
+    let mut p = fixture("claude-code", fixture_name);
     p["cwd"] = json!(env.project);
     p["session_id"] = json!("notice-session");
     if name == "PreToolUse" {

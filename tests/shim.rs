@@ -8,24 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{Env, Run};
-
-fn fixture(host: &str, name: &str) -> Value {
-    let p = format!(
-        "{}/tests/fixtures/payloads/{host}/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
-
-/// A Claude Code PreToolUse payload for `command`, in `env`'s project.
-fn claude_pre_tool(env: &Env, call: &str, command: &str) -> Value {
-    let mut p = fixture("claude-code", "PreToolUse-basic-Bash.json");
-    p["cwd"] = json!(env.project);
-    p["tool_use_id"] = json!(call);
-    p["tool_input"]["command"] = json!(command);
-    p
-}
+use crate::common::{Env, Run, claude_bash, fixture};
 
 fn deny_reason(run: &Run) -> String {
     let v = run.json();
@@ -102,7 +85,7 @@ fn a_50_mb_payload_is_refused_quickly_with_bounded_memory() {
 #[test]
 fn stdin_that_never_closes_is_not_waited_for() {
     let env = Env::new();
-    let payload = claude_pre_tool(&env, "t-open", "ls");
+    let payload = claude_bash(&env, "t-open", "ls");
     let mut child = env
         .cmd(&["run", "claude-code", "PreToolUse"])
         .stdin(Stdio::piped())
@@ -151,13 +134,13 @@ fn allow_is_silence_and_every_answer_is_one_json_object() {
     let env = Env::new();
     let run = env.run_stdin(
         &["run", "claude-code", "PreToolUse"],
-        claude_pre_tool(&env, "t1", "ls -la").to_string(),
+        claude_bash(&env, "t1", "ls -la").to_string(),
     );
     run.code(0);
     assert_eq!(run.stdout, "");
     let run = env.run_stdin(
         &["run", "claude-code", "PreToolUse"],
-        claude_pre_tool(&env, "t2", "cat ~/.ssh/id_rsa").to_string(),
+        claude_bash(&env, "t2", "cat ~/.ssh/id_rsa").to_string(),
     );
     run.code(0);
     let _ = deny_reason(&run);
@@ -172,7 +155,7 @@ fn a_second_delivery_of_one_tool_call_runs_nothing_and_repeats_the_answer() {
         {"id": "counter", "class": "gate", "runsIn": "unsandboxed",
          "command": {"argv": ["/bin/sh", "-c", format!("echo x >> {}; echo counted >&2; exit 2", count.display())]}}
     ]}}).to_string());
-    let payload = claude_pre_tool(&env, "dup-1", "ls").to_string();
+    let payload = claude_bash(&env, "dup-1", "ls").to_string();
     let first = env.run_stdin(&["run", "claude-code", "PreToolUse"], &payload);
     let second = env.run_stdin(&["run", "claude-code", "PreToolUse"], &payload);
     assert_eq!(first.stdout, second.stdout);
@@ -312,7 +295,7 @@ fn in_process_built_ins_record_each_delivery_without_de_duplication_state() {
     // ctx-guard answers in-process: the same call delivered twice is simply
     // judged twice, alike, and each judgement leaves its record.
     let env = Env::new();
-    let p = claude_pre_tool(&env, "inproc-1", "cat .env");
+    let p = claude_bash(&env, "inproc-1", "cat .env");
     let first = env.run_stdin(&["run", "claude-code", "PreToolUse"], p.to_string());
     let second = env.run_stdin(&["run", "claude-code", "PreToolUse"], p.to_string());
     assert_eq!(first.stdout, second.stdout);
@@ -374,7 +357,7 @@ fn a_deny_reason_reaches_the_host_with_hidden_characters_made_visible() {
     ]}}).to_string());
     let run = env.run_stdin(
         &["run", "claude-code", "PreToolUse"],
-        claude_pre_tool(&env, "bidi-1", "ls").to_string(),
+        claude_bash(&env, "bidi-1", "ls").to_string(),
     );
     assert_eq!(deny_reason(&run), "see \\u202Efdp.exe\nnext line");
 }

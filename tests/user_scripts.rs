@@ -6,17 +6,13 @@
 
 use serde_json::{Value, json};
 
-use crate::common::Env;
+use crate::common::{Env, fixture};
 use keryx_hooks::install::snapshot;
 
 /// A Claude Code PreToolUse payload for the call `call` in `env`'s project
 /// (each call once: a second delivery repeats the first answer).
 fn pre_tool(env: &Env, call: &str) -> String {
-    let p = format!(
-        "{}/tests/fixtures/payloads/claude-code/PreToolUse-basic-Bash.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let mut v = fixture("claude-code", "PreToolUse-basic-Bash.json");
     v["cwd"] = json!(env.project);
     v["tool_use_id"] = json!(call);
     v.to_string()

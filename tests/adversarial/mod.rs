@@ -47,22 +47,12 @@ pub fn sh_hook(id: &str, class: &str, script: &str) -> Value {
 
 /// A captured Claude Code payload, pointed at `env`'s project.
 pub fn claude(env: &Env, name: &str) -> Value {
-    let p = format!(
-        "{}/tests/fixtures/payloads/claude-code/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let mut v = crate::common::fixture("claude-code", name);
     v["cwd"] = json!(env.project);
     v
 }
 
-/// A Claude Code PreToolUse of Bash `command` with tool call id `call`.
-pub fn claude_bash(env: &Env, call: &str, command: &str) -> Value {
-    let mut p = claude(env, "PreToolUse-basic-Bash.json");
-    p["tool_use_id"] = json!(call);
-    p["tool_input"]["command"] = json!(command);
-    p
-}
+pub use crate::common::claude_bash;
 
 /// Whether a Claude Code answer carries a decision: a notice alone
 /// (`systemMessage`, said to the person) is not one.

@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use serde_json::{Value, json};
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_keryx-hooks");
 
 /// A temp home with a project directory (a git toplevel) inside it.
@@ -184,4 +186,23 @@ impl Run {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
     }
+}
+
+/// A captured payload: `tests/fixtures/payloads/<host>/<name>`.
+pub fn fixture(host: &str, name: &str) -> Value {
+    let p = format!(
+        "{}/tests/fixtures/payloads/{host}/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// A Claude Code PreToolUse of Bash `command` with tool call id `call`, in
+/// `env`'s project.
+pub fn claude_bash(env: &Env, call: &str, command: &str) -> Value {
+    let mut p = fixture("claude-code", "PreToolUse-basic-Bash.json");
+    p["cwd"] = json!(env.project);
+    p["tool_use_id"] = json!(call);
+    p["tool_input"]["command"] = json!(command);
+    p
 }
