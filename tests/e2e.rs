@@ -619,8 +619,42 @@ pub struct HostRun {
 pub trait ModelLog {
     /// Every request the mock received (see tests/e2e/mock_llm.py).
     fn requests(&self) -> &[Value];
-    /// The run's story for failure messages.
-    fn describe(&self) -> String;
+    /// The host's name, its exit code and the run's temp root.
+    fn header(&self) -> (&str, i32, &Path);
+    /// The host's stderr and stdout.
+    fn outputs(&self) -> (&str, &str);
+    /// What a failure message shows of one agent-loop request's body.
+    fn detail(&self, body: &Value) -> String;
+
+    /// The run's story for failure messages: exit, requests, stderr, stdout.
+    fn describe(&self) -> String {
+        let (name, code, dir) = self.header();
+        let mut s = format!("== {name} exit {code} (files: {})\n", dir.display());
+        if std::env::var_os(KEEP_ENV).is_none() {
+            s.push_str(&format!("   (set {KEEP_ENV}=1 to keep them)\n"));
+        }
+        s.push_str(&format!("== model requests ({}):\n", self.requests().len()));
+        for r in self.requests() {
+            let detail = if r["kind"] == "main" {
+                self.detail(&r["body"])
+            } else {
+                String::new()
+            };
+            s.push_str(&format!(
+                "  #{} {} {} kind={} step={} reply={}\n     {detail}\n",
+                r["seq"],
+                r["method"].as_str().unwrap_or(""),
+                r["path"].as_str().unwrap_or(""),
+                r["kind"].as_str().unwrap_or(""),
+                r["step"],
+                clip(&r["reply"].to_string(), 300),
+            ));
+        }
+        let (stderr, stdout) = self.outputs();
+        s.push_str(&format!("== stderr:\n{}\n", tail(stderr, 6000)));
+        s.push_str(&format!("== stdout:\n{}\n", tail(stdout, 3000)));
+        s
+    }
 
     /// The agent-loop model calls, in order (side calls such as Gemini's
     /// routing classifier or token counting are left out). Index = step.
@@ -645,8 +679,14 @@ impl ModelLog for HostRun {
     fn requests(&self) -> &[Value] {
         &self.requests
     }
-    fn describe(&self) -> String {
-        HostRun::describe(self)
+    fn header(&self) -> (&str, i32, &Path) {
+        (self.host.name(), self.code, &self.dir)
+    }
+    fn outputs(&self) -> (&str, &str) {
+        (&self.stderr, &self.stdout)
+    }
+    fn detail(&self, body: &Value) -> String {
+        self.request_detail(body)
     }
 }
 
@@ -654,8 +694,14 @@ impl ModelLog for ChatRun {
     fn requests(&self) -> &[Value] {
         &self.requests
     }
-    fn describe(&self) -> String {
-        ChatRun::describe(self)
+    fn header(&self) -> (&str, i32, &Path) {
+        (self.host.name(), self.code, &self.dir)
+    }
+    fn outputs(&self) -> (&str, &str) {
+        (&self.stderr, &self.stdout)
+    }
+    fn detail(&self, body: &Value) -> String {
+        self.request_detail(body)
     }
 }
 
@@ -747,44 +793,13 @@ impl HostRun {
         }
     }
 
-    /// The run's story for failure messages: exit, requests, stderr, stdout.
-    pub fn describe(&self) -> String {
-        let mut s = format!(
-            "== {} exit {} (files: {})\n",
-            self.host.name(),
-            self.code,
-            self.dir.display()
-        );
-        if std::env::var_os(KEEP_ENV).is_none() {
-            s.push_str(&format!("   (set {KEEP_ENV}=1 to keep them)\n"));
-        }
-        s.push_str(&format!("== model requests ({}):\n", self.requests.len()));
-        for r in &self.requests {
-            let body = &r["body"];
-            let last = if r["kind"] == "main" {
-                let tr = self.tool_results(body);
-                let last = self.last_user_text(body);
-                format!(
-                    "tool_results={} last_user={}",
-                    clip(&format!("{tr:?}"), 400),
-                    clip(&last, 300)
-                )
-            } else {
-                String::new()
-            };
-            s.push_str(&format!(
-                "  #{} {} {} kind={} step={} reply={}\n     {last}\n",
-                r["seq"],
-                r["method"].as_str().unwrap_or(""),
-                r["path"].as_str().unwrap_or(""),
-                r["kind"].as_str().unwrap_or(""),
-                r["step"],
-                clip(&r["reply"].to_string(), 300),
-            ));
-        }
-        s.push_str(&format!("== stderr:\n{}\n", tail(&self.stderr, 6000)));
-        s.push_str(&format!("== stdout:\n{}\n", tail(&self.stdout, 3000)));
-        s
+    /// What a failure message shows of one agent-loop request.
+    fn request_detail(&self, body: &Value) -> String {
+        format!(
+            "tool_results={} last_user={}",
+            clip(&format!("{:?}", self.tool_results(body)), 400),
+            clip(&self.last_user_text(body), 300)
+        )
     }
 }
 
@@ -1946,45 +1961,17 @@ impl ChatRun {
             .join("\n")
     }
 
-    pub fn describe(&self) -> String {
-        let mut s = format!(
-            "== {} exit {} (files: {})\n",
-            self.host.name(),
-            self.code,
-            self.dir.display()
-        );
-        if std::env::var_os(KEEP_ENV).is_none() {
-            s.push_str(&format!("   (set {KEEP_ENV}=1 to keep them)\n"));
-        }
-        s.push_str(&format!("== model requests ({}):\n", self.requests.len()));
-        for r in &self.requests {
-            let body = &r["body"];
-            let detail = if r["kind"] == "main" {
-                let last = arr(&body["messages"])
-                    .last()
-                    .map(|m| text_of(&m["content"]))
-                    .unwrap_or_default();
-                format!(
-                    "tool_results={} last={}",
-                    clip(&format!("{:?}", self.tool_results(body)), 400),
-                    clip(&last, 300)
-                )
-            } else {
-                String::new()
-            };
-            s.push_str(&format!(
-                "  #{} {} {} kind={} step={} reply={}\n     {detail}\n",
-                r["seq"],
-                r["method"].as_str().unwrap_or(""),
-                r["path"].as_str().unwrap_or(""),
-                r["kind"].as_str().unwrap_or(""),
-                r["step"],
-                clip(&r["reply"].to_string(), 300),
-            ));
-        }
-        s.push_str(&format!("== stderr:\n{}\n", tail(&self.stderr, 6000)));
-        s.push_str(&format!("== stdout:\n{}\n", tail(&self.stdout, 3000)));
-        s
+    /// What a failure message shows of one agent-loop request.
+    fn request_detail(&self, body: &Value) -> String {
+        let last = arr(&body["messages"])
+            .last()
+            .map(|m| text_of(&m["content"]))
+            .unwrap_or_default();
+        format!(
+            "tool_results={} last={}",
+            clip(&format!("{:?}", self.tool_results(body)), 400),
+            clip(&last, 300)
+        )
     }
 }
 
