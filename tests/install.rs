@@ -1286,9 +1286,10 @@ fn opencode_fixture(name: &str) -> Value {
 }
 
 /// Runs `node` on `script` (an ES module) with `env`'s hermetic variables,
-/// so the keryx-hooks the plugin spawns sees the test's home.
+/// so the keryx-hooks the plugin spawns sees the test's home; fails the
+/// test unless it exits 0.
 fn node(env: &Env, script: &Path) -> std::process::Output {
-    Command::new("node")
+    let out = Command::new("node")
         .arg(script)
         .current_dir(&env.project)
         .env_clear()
@@ -1305,7 +1306,14 @@ fn node(env: &Env, script: &Path) -> std::process::Output {
         .output()
         .unwrap_or_else(|e| {
             panic!("node not found ({e}); install Node.js: `apt-get install -y nodejs`")
-        })
+        });
+    assert!(
+        out.status.success(),
+        "node failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
 
 /// The generated plugin, loaded by Node as OpenCode would load it (it is
@@ -1352,13 +1360,7 @@ fn the_generated_opencode_plugin_runs_under_node_and_throws_a_deny() {
         ));
     }
     let script = env.write(work.join("capture-driver.mjs"), &driver);
-    let out = node(&env, &script);
-    assert!(
-        out.status.success(),
-        "node failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    node(&env, &script);
     let captured: Vec<Value> = std::fs::read_dir(work.join("captured"))
         .unwrap()
         .map(|e| {
@@ -1454,12 +1456,6 @@ console.log(JSON.stringify({
 "#;
     let script = env.write(work.join("driver.mjs"), driver);
     let out = node(&env, &script);
-    assert!(
-        out.status.success(),
-        "node failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let env_answer = v["env"].as_str().unwrap();
     assert!(
@@ -1546,12 +1542,6 @@ console.log(JSON.stringify(said));
 "#;
     let script = env.write(work.join("driver.mjs"), driver);
     let out = node(&env, &script);
-    assert!(
-        out.status.success(),
-        "node failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
     let said: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(said["system"], json!(["SESSION-CTX"]), "{said}");
     assert_eq!(
