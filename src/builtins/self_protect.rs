@@ -1680,43 +1680,12 @@ fn document(text: &str, format: ConfigFormat) -> Option<Value> {
     match format {
         ConfigFormat::Toml => {
             let doc: toml_edit::DocumentMut = body.parse().ok()?;
-            Some(toml_table(doc.as_table()))
+            Some(crate::install::hostfile::toml::table_json(doc.as_table()))
         }
         _ => {
             let node = crate::install::hostfile::json::parse(body).ok()?;
             Some(crate::install::hostfile::json::to_value(body, &node))
         }
-    }
-}
-
-fn toml_table(t: &dyn toml_edit::TableLike) -> Value {
-    Value::Object(
-        t.iter()
-            .map(|(k, v)| (k.to_owned(), toml_item(v)))
-            .collect(),
-    )
-}
-
-fn toml_item(item: &toml_edit::Item) -> Value {
-    use toml_edit::Item;
-    match item {
-        Item::None => Value::Null,
-        Item::Value(v) => toml_value(v),
-        Item::Table(t) => toml_table(t),
-        Item::ArrayOfTables(a) => Value::Array(a.iter().map(|t| toml_table(t)).collect()),
-    }
-}
-
-fn toml_value(v: &toml_edit::Value) -> Value {
-    use toml_edit::Value as V;
-    match v {
-        V::String(s) => Value::String(s.value().clone()),
-        V::Integer(i) => Value::from(*i.value()),
-        V::Float(f) => Value::from(*f.value()),
-        V::Boolean(b) => Value::Bool(*b.value()),
-        V::Datetime(d) => Value::String(d.value().to_string()),
-        V::Array(a) => Value::Array(a.iter().map(toml_value).collect()),
-        V::InlineTable(t) => toml_table(t),
     }
 }
 

@@ -152,48 +152,6 @@ fn states(user_config: &Path) -> Result<States, String> {
         .collect())
 }
 
-/// A TOML value as JSON (dates become strings; Codex has none here).
-fn toml_to_json(item: &toml_edit::Item) -> Value {
-    use toml_edit::Item;
-    match item {
-        Item::None => Value::Null,
-        Item::Value(v) => value_to_json(v),
-        Item::Table(t) => Value::Object(
-            t.iter()
-                .map(|(k, v)| (k.to_owned(), toml_to_json(v)))
-                .collect(),
-        ),
-        Item::ArrayOfTables(a) => Value::Array(
-            a.iter()
-                .map(|t| {
-                    Value::Object(
-                        t.iter()
-                            .map(|(k, v)| (k.to_owned(), toml_to_json(v)))
-                            .collect(),
-                    )
-                })
-                .collect(),
-        ),
-    }
-}
-
-fn value_to_json(v: &toml_edit::Value) -> Value {
-    use toml_edit::Value as V;
-    match v {
-        V::String(s) => Value::String(s.value().clone()),
-        V::Integer(i) => Value::from(*i.value()),
-        V::Float(f) => Value::from(*f.value()),
-        V::Boolean(b) => Value::Bool(*b.value()),
-        V::Datetime(d) => Value::String(d.value().to_string()),
-        V::Array(a) => Value::Array(a.iter().map(value_to_json).collect()),
-        V::InlineTable(t) => Value::Object(
-            t.iter()
-                .map(|(k, v)| (k.to_owned(), value_to_json(v)))
-                .collect(),
-        ),
-    }
-}
-
 /// Our hooks in one Codex hooks source and where each stands with Codex.
 ///
 /// `source` is the file holding them: a `config.toml` (user or project
@@ -212,7 +170,9 @@ pub fn review(source: &Path, plugin: bool, user_config: &Path) -> Result<Vec<Ent
         let doc: toml_edit::DocumentMut = text
             .parse()
             .map_err(|e| format!("`{}` is not valid TOML: {e}", source.display()))?;
-        doc.get("hooks").map(toml_to_json).unwrap_or(Value::Null)
+        doc.get("hooks")
+            .map(super::hostfile::toml::item_json)
+            .unwrap_or(Value::Null)
     };
     let states = states(user_config)?;
     let current = std::env::current_exe()

@@ -167,7 +167,9 @@ fn to_table(v: &Json) -> Table {
     t
 }
 
-fn item_json(item: &Item) -> Json {
+/// A TOML item as JSON (dates become strings): how the host-file code,
+/// the Codex review reader and the self-protection check compare TOML.
+pub fn item_json(item: &Item) -> Json {
     match item {
         Item::None => Json::Null,
         Item::Value(v) => value_json(v),
@@ -188,7 +190,8 @@ fn value_json(v: &Value) -> Json {
     }
 }
 
-fn table_json(t: &dyn TableLike) -> Json {
+/// A TOML table as a JSON object, as [`item_json`].
+pub fn table_json(t: &dyn TableLike) -> Json {
     let mut m = Map::new();
     for (k, item) in t.iter() {
         m.insert(k.to_owned(), item_json(item));
