@@ -48,6 +48,8 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Show what the hooks decided and why, across sessions (newest last).
     Log(LogArgs),
+    /// For one payload, which hooks `run` would fire, why the others would not, and its answer (runs no hook).
+    Explain(ExplainArgs),
     /// Built-in hook bodies: scan a prompt or a write for secrets (payload on stdin).
     #[command(subcommand)]
     Security(SecurityCommand),
@@ -319,6 +321,29 @@ pub struct LogArgs {
     /// Show the last N matching records (0 = all).
     #[arg(short = 'n', long = "lines", value_name = "N", default_value_t = 50)]
     pub lines: usize,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ExplainArgs {
+    /// The host whose payload this is: keryx, claude-code, codex, gemini-cli, cursor, copilot, kimi, opencode.
+    pub host: String,
+    /// The host's own event name, e.g. `PreToolUse` or `BeforeTool`.
+    pub event: String,
+    /// Read the payload from this file instead of stdin.
+    #[arg(long, value_name = "F")]
+    pub payload_file: Option<std::path::PathBuf>,
+    /// Print the explanation as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Read the user layer from this installed snapshot (default: the one the host's wiring of this event names).
+    #[arg(long, value_name = "KEY")]
+    pub snapshot: Option<String>,
+    /// Security profile, as `run --profile`.
+    #[arg(long, value_name = "ID", value_parser = parse_profile)]
+    pub profile: Option<Profile>,
+    /// As `run --headless`: asks become denies.
+    #[arg(long)]
+    pub headless: bool,
 }
 
 #[derive(Debug, clap::Args)]

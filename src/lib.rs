@@ -63,6 +63,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Command::Status(a) => commands::status::run(a),
         Command::Doctor(a) => commands::doctor::run(a),
         Command::Log(a) => commands::log::run(a),
+        Command::Explain(a) => commands::explain::run(a),
         Command::Security(cli::SecurityCommand::CheckInput(a)) => {
             commands::security::check_input(a)
         }

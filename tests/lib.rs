@@ -8,6 +8,7 @@ mod common;
 mod config;
 mod conventions;
 mod e2e;
+mod explain;
 mod fuzz_regressions;
 mod hardening_state;
 mod install;

@@ -23,6 +23,7 @@ use crate::paths::Locations;
 use crate::runtime::events::Event;
 use crate::runtime::fire::{self, FireContext};
 use crate::runtime::reply::HookReply;
+use crate::runtime::select::{self, NotRun, Trace};
 use crate::runtime::types::{
     EventInput, FireResult, Outcome, RecordContext, RecordEntry, RecordKind,
 };
@@ -215,37 +216,106 @@ fn emit(adapter: &Adapter, host_event: &str, event: Event, result: &FireResult) 
 /// Reads, decodes and fires. Every failure becomes a result, never a panic
 /// or an exit code of its own.
 fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
-    let payload =
-        match stdin_guard::read_json(std::io::stdin().lock(), &stdin_guard::Limits::default()) {
-            Ok(v) => v,
-            Err(e) => {
-                tracing::warn!(host = adapter.name(), event = %event, "unreadable payload: {e}");
-                let r = unavailable(
+    let payload = stdin_guard::read_json(std::io::stdin().lock(), &stdin_guard::Limits::default())
+        .map_err(|e| e.to_string());
+    let p = match prepare(adapter, event, s, payload) {
+        Ok(p) => p,
+        Err(Stopped::Quiet) => return FireResult::none(),
+        Err(Stopped::Shim(a)) => {
+            record_shim(adapter, a.input.as_ref(), &a.loc, a.kind, event, &a.result);
+            return a.result;
+        }
+    };
+    let mut notices = p.notices.clone();
+    if let Some(line) = trust_news(adapter, &p.input, &p.loc, &p.trust, &p.loaded) {
+        notices.push(line);
+    }
+    let all = select::in_load_order(&p.loaded, &p.trust);
+    let sel = selection(adapter, &p, &all);
+    // Held-back project hooks that would have fired here: recorded as
+    // skipped, with the trust verdict as the reason.
+    let skipped: Vec<RecordEntry> = sel
+        .skipped()
+        .filter(|(_, why)| matches!(why, NotRun::Trust(_)))
+        .map(|(r, why)| skipped_entry(r, why))
+        .collect();
+    fire_with_state(adapter, &p, &sel, (notices, skipped))
+}
+
+/// What the shim answers when it stops before selecting any hook.
+pub(crate) enum Stopped {
+    /// The adapter leaves this payload alone: nothing to do, nothing said.
+    Quiet,
+    /// An answer no hook made.
+    Shim(Box<ShimAnswer>),
+}
+
+/// An answer no hook made, recorded as `kind`.
+pub(crate) struct ShimAnswer {
+    pub kind: RecordKind,
+    pub result: FireResult,
+    pub input: Option<EventInput>,
+    pub loc: Locations,
+}
+
+/// One event, decoded, located and with its config loaded and trust
+/// applied: what selection works on.
+pub(crate) struct Prepared {
+    pub input: EventInput,
+    pub loc: Locations,
+    pub profile: Profile,
+    /// What to say to the person so far.
+    pub notices: Vec<String>,
+    /// The config, the untrusted project hooks taken out.
+    pub loaded: Loaded,
+    pub trust: crate::trust::ProjectTrust,
+    /// The hook ids a child agent inherits.
+    pub inherited: Vec<String>,
+}
+
+/// Decodes `payload` with the host's adapter, locates the project, loads
+/// the layered config (the snapshot's user layer when the wiring names
+/// one) and applies trust. Runs no hook and writes nothing.
+pub(crate) fn prepare(
+    adapter: &Adapter,
+    event: Event,
+    s: &RunSettings,
+    payload: Result<Value, String>,
+) -> Result<Prepared, Stopped> {
+    let payload = match payload {
+        Ok(v) => v,
+        Err(e) => {
+            tracing::warn!(host = adapter.name(), event = %event, "unreadable payload: {e}");
+            return Err(Stopped::Shim(Box::new(ShimAnswer {
+                kind: RecordKind::PayloadInvalid,
+                result: unavailable(
                     event,
                     format!("keryx-hooks could not read the {event} payload: {e}"),
                     Vec::new(),
-                );
-                let loc = cwd_locations();
-                record_shim(adapter, None, &loc, RecordKind::PayloadInvalid, event, &r);
-                return r;
-            }
-        };
+                ),
+                input: None,
+                loc: cwd_locations(),
+            })));
+        }
+    };
     let mut input = match adapter.decode(&s.host_event, &payload) {
         Ok(i) => i,
         Err(e @ hosts::DecodeError::Skipped { .. }) => {
             tracing::debug!(host = adapter.name(), event = %event, "{e}");
-            return FireResult::none();
+            return Err(Stopped::Quiet);
         }
         Err(e) => {
             tracing::warn!(host = adapter.name(), event = %event, "undecodable payload: {e}");
-            let r = unavailable(
-                event,
-                format!("keryx-hooks could not decode the {event} payload: {e}"),
-                Vec::new(),
-            );
-            let loc = cwd_locations();
-            record_shim(adapter, None, &loc, RecordKind::PayloadInvalid, event, &r);
-            return r;
+            return Err(Stopped::Shim(Box::new(ShimAnswer {
+                kind: RecordKind::PayloadInvalid,
+                result: unavailable(
+                    event,
+                    format!("keryx-hooks could not decode the {event} payload: {e}"),
+                    Vec::new(),
+                ),
+                input: None,
+                loc: cwd_locations(),
+            })));
         }
     };
     if s.headless {
@@ -302,28 +372,16 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
         notices.push(line);
     }
     if !loaded.ok() {
-        let r = config_invalid(event, &loaded, notices);
-        record_shim(
-            adapter,
-            Some(&input),
-            &loc,
-            RecordKind::ConfigInvalid,
-            event,
-            &r,
-        );
-        return r;
+        let result = config_invalid(event, &loaded, notices);
+        return Err(Stopped::Shim(Box::new(ShimAnswer {
+            kind: RecordKind::ConfigInvalid,
+            result,
+            input: Some(input),
+            loc,
+        })));
     }
     let trust =
         crate::trust::apply_for_run(&mut loaded, &loc, &mut notices, event, !input.interactive);
-    if let Some(line) = trust_news(adapter, &input, &loc, &trust, &loaded) {
-        notices.push(line);
-    }
-    // Held-back project hooks that would have fired here: recorded as
-    // skipped, with the trust verdict as the reason.
-    let skipped: Vec<RecordEntry> = fire::select(&trust.held_back, &input, profile)
-        .into_iter()
-        .map(|r| skipped_entry(r, event, trust.state.as_str()))
-        .collect();
 
     // A child agent inherits every hook id, idle ports included: it runs
     // the same config and decides for itself what is idle.
@@ -334,43 +392,73 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
             .fields
             .insert("inheritedHookIds".into(), json!(inherited));
     }
-    let mut regs = crate::builtins::without_idle_ports(loaded.registrations, loc.settings());
-    if input.event == Event::SubagentStart && spawn_is_split(adapter) {
-        // Its gates already ran at the bridge, for this very spawn.
-        regs.retain(|r| !(r.event == Event::SubagentStart && r.class.has_decision_power()));
-    }
-    fire_with_state(
-        adapter,
-        &input,
-        &regs,
-        &inherited,
-        &loc,
+    Ok(Prepared {
+        input,
+        loc,
         profile,
-        (notices, skipped),
-    )
+        notices,
+        loaded,
+        trust,
+        inherited,
+    })
 }
 
-/// The entry of a project hook that did not run because its project is
-/// `why` (`untrusted`, `changed`, …).
-fn skipped_entry(reg: &Registration, event: Event, why: &str) -> RecordEntry {
+/// What fires for one event: the trace of the event itself and, at the
+/// subagent tool call of a host that cannot fire SubagentStart itself, the
+/// bridged SubagentStart's.
+pub(crate) struct Selection<'r> {
+    pub main: Trace<'r>,
+    pub bridged: Option<(EventInput, Trace<'r>)>,
+}
+
+impl<'r> Selection<'r> {
+    /// Every hook that fit the call but does not run, with why.
+    pub fn skipped(&self) -> impl Iterator<Item = (&'r Registration, &NotRun)> {
+        self.main
+            .skipped()
+            .chain(self.bridged.iter().flat_map(|(_, t)| t.skipped()))
+    }
+}
+
+/// The one selection `run` and `explain` make, over `all` (every
+/// registration in load order, held-back ones included).
+pub(crate) fn selection<'r>(
+    adapter: &Adapter,
+    p: &Prepared,
+    all: &[&'r Registration],
+) -> Selection<'r> {
+    let split = spawn_is_split(adapter);
+    let mut f = select::Filters::for_run(p.profile, Some(&p.trust), p.loc.settings(), &p.loaded);
+    if p.input.event == Event::SubagentStart && split {
+        f.split = Some(select::SplitSpawn::HostEvent);
+    }
+    let main = Trace::of(all.iter().copied(), &p.input, &f);
+    let bridged = bridged_subagent_start(adapter, &p.input, &p.inherited).map(|sub| {
+        f.split = split.then_some(select::SplitSpawn::Bridge);
+        let t = Trace::of(all.iter().copied(), &sub, &f);
+        (sub, t)
+    });
+    Selection { main, bridged }
+}
+
+/// The entry of a hook that fit the call but did not run.
+fn skipped_entry(reg: &Registration, why: &NotRun) -> RecordEntry {
     RecordEntry {
         kind: RecordKind::Skipped,
         record: crate::runtime::types::HookInvocationRecord {
             hook_id: reg.id.clone(),
-            event: event.as_str(),
+            event: reg.event.as_str(),
             class: reg.class,
             scope: reg.scope,
             outcome: Outcome::None,
             failure: None,
-            reason: Some(format!(
-                "not run: the project's hooks are {why} (see `keryx-hooks trust`)"
-            )),
+            reason: Some(format!("not run: {}", why.text())),
             duration_ms: 0,
             changed_outcome: false,
             exit_code: None,
         },
         anomalies: Vec::new(),
-        skipped_because: Some(why.to_owned()),
+        skipped_because: Some(why.code().to_owned()),
     }
 }
 
@@ -508,10 +596,12 @@ enum Work {
 }
 
 impl Work {
-    fn of(regs: &[Registration], inputs: &[&EventInput], profile: Profile) -> Work {
-        let mut selected = inputs
-            .iter()
-            .flat_map(|i| fire::select(regs, i, profile))
+    fn of(sel: &Selection, profile: Profile) -> Work {
+        let mut selected = sel
+            .main
+            .selected()
+            .into_iter()
+            .chain(sel.bridged.iter().flat_map(|(_, t)| t.selected()))
             .peekable();
         if selected.peek().is_none() {
             return Work::Nothing;
@@ -597,24 +687,14 @@ fn take_ids(l: &mut Locked, input: &EventInput, track_edits: bool) -> Ids {
 
 fn fire_with_state(
     adapter: &Adapter,
-    input: &EventInput,
-    regs: &[Registration],
-    inherited: &[String],
-    loc: &Locations,
-    profile: Profile,
-    // What to say, and the entries of hooks that were held back.
+    p: &Prepared,
+    sel: &Selection,
+    // What to say, and the entries of hooks that did not run.
     (mut notices, skipped): (Vec<String>, Vec<RecordEntry>),
 ) -> FireResult {
+    let (input, loc, profile, inherited) = (&p.input, &p.loc, p.profile, &p.inherited);
     let event = input.event;
-    let sub = bridged_subagent_start(adapter, input, inherited);
-    let work = Work::of(
-        regs,
-        &[Some(input), sub.as_ref()]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>(),
-        profile,
-    );
+    let work = Work::of(sel, profile);
 
     let session = match work {
         Work::Nothing => None,
@@ -665,7 +745,9 @@ fn fire_with_state(
     // Phase 1, under the session lock: ids and the first-edit decision.
     // In-process work keeps the lock through firing (microseconds) so the
     // whole event is one read and one write of the state.
-    let track_edits = regs
+    let track_edits = sel
+        .main
+        .selected()
         .iter()
         .any(|r| matches!(r.handler, Handler::Builtin(BuiltinPort::ImpactEvidence)));
     let mut held: Option<Locked> = None;
@@ -743,21 +825,10 @@ fn fire_with_state(
         host_env: adapter.hook_env(),
         locations: loc,
     };
-    let mut result = fire::fire(regs, input, &ctx);
+    let mut result = fire::fire_selected(&sel.main.selected(), input, &ctx);
 
-    if let Some(sub) = &sub {
-        let gates_only: Vec<Registration>;
-        let sub_regs = if spawn_is_split(adapter) {
-            gates_only = regs
-                .iter()
-                .filter(|r| r.event != Event::SubagentStart || r.class.has_decision_power())
-                .cloned()
-                .collect();
-            &gates_only[..]
-        } else {
-            regs
-        };
-        let s = fire::fire(sub_regs, sub, &ctx);
+    if let Some((sub, trace)) = &sel.bridged {
+        let s = fire::fire_selected(&trace.selected(), sub, &ctx);
         if s.outcome == Outcome::Deny && result.outcome != Outcome::Deny {
             result.outcome = Outcome::Deny;
             result.reason = s.reason.clone();

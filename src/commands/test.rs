@@ -17,6 +17,7 @@ use crate::output;
 use crate::runtime::events::Event;
 use crate::runtime::fire::{self, FireContext, Invocation};
 use crate::runtime::reply::HookReply;
+use crate::runtime::select;
 use crate::runtime::semantics::{self, Effect};
 use crate::runtime::types::{EventInput, Outcome};
 
@@ -42,7 +43,8 @@ pub fn run(args: &TestArgs) -> CmdResult {
         .map(|r| (r.id.clone(), r.scope))
         .collect();
     let mut notices = Vec::new();
-    crate::trust::apply_for_run(&mut loaded, &loc, &mut notices, Event::SessionStart, true);
+    let trust =
+        crate::trust::apply_for_run(&mut loaded, &loc, &mut notices, Event::SessionStart, true);
     let event = match &args.event {
         Some(e) => Some(e.parse::<Event>().map_err(CommandError::user)?),
         None => None,
@@ -91,16 +93,19 @@ pub fn run(args: &TestArgs) -> CmdResult {
         host_env: &[],
         locations: &loc,
     };
-    // The selection `run` makes: a hook its matcher (or profile, or a
-    // disable) keeps out of this payload is not run, and says so.
-    if fire::select(std::slice::from_ref(reg), &input, profile).is_empty() {
-        let why = not_selected(reg, &input, profile);
+    // The selection `run` makes: a hook its matcher (or profile, a
+    // disable, runtime.toml) keeps out of this payload is not run, and
+    // says so.
+    let filters = select::Filters::for_run(profile, Some(&trust), loc.settings(), &loaded);
+    if let Some(not_run) = select::verdict(reg, &input, &filters) {
+        let why = not_run.text();
         if args.json {
             output::json(&json!({
                 "hookId": reg.id,
                 "event": reg.event.as_str(),
                 "fires": false,
                 "why": why,
+                "because": not_run.code(),
             }));
         } else {
             output::line(&format!(
@@ -118,21 +123,6 @@ pub fn run(args: &TestArgs) -> CmdResult {
     } else {
         ExitCode::from(1)
     })
-}
-
-/// Why `select` leaves `reg` out for `input`.
-fn not_selected(reg: &Registration, input: &EventInput, profile: Profile) -> String {
-    if !reg.enabled {
-        return "it is disabled".into();
-    }
-    if !reg.applies_to_profile(profile) {
-        return format!("it does not apply to the {profile} profile");
-    }
-    format!(
-        "its matcher `{}` does not match the tool `{}`",
-        escape(&reg.matcher.source()),
-        escape(input.tool_name().unwrap_or(""))
-    )
 }
 
 /// A payload that makes `reg` match: a tool its matcher accepts.

@@ -61,6 +61,9 @@ pub struct Loaded {
     /// Built-in gates the user turned off with the acknowledgement.
     pub disabled_builtin_gates: Vec<String>,
     pub files: Vec<LoadedFile>,
+    /// The file each applied disable-only override came from, by built-in
+    /// id, in the order applied.
+    pub disabled_by: Vec<(String, PathBuf)>,
 }
 
 impl Loaded {
@@ -1173,6 +1176,9 @@ fn apply_overrides(loaded: &mut Loaded, overrides: &[Override]) {
             }
         };
         if allowed {
+            if let Some(p) = &path {
+                loaded.disabled_by.push((o.id.clone(), p.clone()));
+            }
             for r in loaded
                 .registrations
                 .iter_mut()

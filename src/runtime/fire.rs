@@ -89,10 +89,9 @@ pub fn select<'r>(
     input: &EventInput,
     profile: Profile,
 ) -> Vec<&'r Registration> {
-    let tool = input.tool_name().unwrap_or("");
+    let f = crate::runtime::select::Filters::plain(profile);
     regs.iter()
-        .filter(|r| r.enabled && r.event == input.event && r.applies_to_profile(profile))
-        .filter(|r| !input.event.is_per_tool() || r.matcher.matches(tool))
+        .filter(|r| crate::runtime::select::verdict(r, input, &f).is_none())
         .collect()
 }
 
@@ -452,7 +451,16 @@ impl Acc {
 /// Fires `input` against `regs` (already trust-filtered). `policy` is
 /// decide()'s outcome for PreToolUse, or the implicit allow elsewhere.
 pub fn fire(regs: &[Registration], input: &EventInput, ctx: &FireContext) -> FireResult {
-    let selected = select(regs, input, ctx.profile);
+    fire_selected(&select(regs, input, ctx.profile), input, ctx)
+}
+
+/// Fires `input` against `selected`, the registrations selection chose
+/// for it, in load order.
+pub fn fire_selected(
+    selected: &[&Registration],
+    input: &EventInput,
+    ctx: &FireContext,
+) -> FireResult {
     let event = input.event;
     let gate_capable = event.is_gate_capable();
     let policy = if event == Event::PreToolUse {
@@ -462,7 +470,8 @@ pub fn fire(regs: &[Registration], input: &EventInput, ctx: &FireContext) -> Fir
     };
 
     let (gates, others): (Vec<&Registration>, Vec<&Registration>) = selected
-        .into_iter()
+        .iter()
+        .copied()
         .partition(|r| r.class.has_decision_power() && gate_capable);
 
     let mut acc = Acc {

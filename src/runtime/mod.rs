@@ -6,5 +6,6 @@ pub mod compose;
 pub mod events;
 pub mod fire;
 pub mod reply;
+pub mod select;
 pub mod semantics;
 pub mod types;

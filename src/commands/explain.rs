@@ -1,0 +1,428 @@
+//! `keryx-hooks explain <host> <event>`: for one payload, every
+//! registration in load order, whether `run` would fire it and, if not,
+//! why; then what `run` would answer. No hook is run: the built-in gates
+//! that answer in this process (they start no process and write nothing)
+//! are evaluated, every other hook is named as what the answer depends on.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::{Value, json};
+
+use crate::cli::ExplainArgs;
+use crate::commands::run::{self, Prepared, RunSettings, Stopped};
+use crate::config::model::{Registration, RunsIn};
+use crate::error::{CmdResult, CommandError};
+use crate::escape::escape;
+use crate::hosts::{self, Adapter, stdin_guard};
+use crate::output;
+use crate::runtime::codec::{self, PayloadContext};
+use crate::runtime::compose;
+use crate::runtime::events::Event;
+use crate::runtime::select::{self, Trace};
+use crate::runtime::types::{EventInput, Outcome};
+
+pub fn run(args: &ExplainArgs) -> CmdResult {
+    let adapter = hosts::adapter(&args.host).ok_or_else(|| {
+        CommandError::user(format!(
+            "unknown host `{}`; known hosts: {}",
+            escape(&args.host),
+            hosts::host_names().join(", ")
+        ))
+    })?;
+    let Some(event) = adapter.canonical_event(&args.event) else {
+        return Err(CommandError::user(format!(
+            "host `{}` has no event `{}` that keryx-hooks handles",
+            adapter.name(),
+            escape(&args.event)
+        )));
+    };
+    let payload = match &args.payload_file {
+        Some(p) => {
+            let f = std::fs::File::open(p).map_err(|e| {
+                CommandError::user(format!("cannot read `{}`", p.display())).cause(e)
+            })?;
+            stdin_guard::read_json(f, &stdin_guard::Limits::default())
+        }
+        None => stdin_guard::read_json(std::io::stdin().lock(), &stdin_guard::Limits::default()),
+    }
+    .map_err(|e| e.to_string());
+    let (snapshot, wiring) = match &args.snapshot {
+        Some(k) => (Some(k.clone()), None),
+        None => wired_snapshot(adapter, &args.event),
+    };
+    let settings = RunSettings {
+        host: adapter.name().to_owned(),
+        host_event: args.event.clone(),
+        snapshot: snapshot.clone(),
+        profile: args.profile,
+        headless: args.headless,
+    };
+    let off = crate::env_vars::get(crate::env_vars::KERYX_HOOKS).as_deref() == Some("off");
+    let report = match run::prepare(adapter, event, &settings, payload) {
+        Ok(p) => explained(adapter, &p, snapshot, wiring, off),
+        Err(stopped) => stopped_report(adapter, event, stopped, off),
+    };
+    if args.json {
+        output::json(&report);
+    } else {
+        for l in human(&report) {
+            output::line(&l);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The snapshot the host's own wiring of `host_event` names, and the file
+/// that says so; the live user file when none does.
+fn wired_snapshot(adapter: &Adapter, host_event: &str) -> (Option<String>, Option<PathBuf>) {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let loc = crate::paths::Locations::resolve(&cwd);
+    for file in crate::install::classify::host_config_entries(&loc, adapter) {
+        let Ok(entries) = file.entries else { continue };
+        if let Some(key) = entries
+            .iter()
+            .filter(|e| e.host_event == host_event)
+            .find_map(|e| e.snapshot_key.clone())
+        {
+            return (Some(key), Some(file.path));
+        }
+    }
+    (None, None)
+}
+
+fn stopped_report(adapter: &Adapter, event: Event, stopped: Stopped, off: bool) -> Value {
+    let answer = match stopped {
+        Stopped::Quiet => json!({
+            "outcome": "none",
+            "reason": null,
+            "kind": "skipped-payload",
+            "note": "the host's adapter leaves this payload alone: run answers nothing",
+        }),
+        Stopped::Shim(a) => json!({
+            "outcome": a.result.outcome.as_str(),
+            "reason": a.result.reason,
+            "kind": serde_json::to_value(a.kind).unwrap_or_default(),
+            "note": "no hook is selected: the shim answers by itself",
+        }),
+    };
+    json!({
+        "host": adapter.name(),
+        "event": event.as_str(),
+        "keryxHooksOff": off,
+        "registrations": [],
+        "answer": if off { off_answer() } else { answer },
+    })
+}
+
+fn off_answer() -> Value {
+    json!({
+        "outcome": "none",
+        "reason": null,
+        "kind": "off",
+        "note": "KERYX_HOOKS=off is set: run answers nothing and no hook runs",
+    })
+}
+
+fn explained(
+    adapter: &Adapter,
+    p: &Prepared,
+    snapshot: Option<String>,
+    wiring: Option<PathBuf>,
+    off: bool,
+) -> Value {
+    let all = select::in_load_order(&p.loaded, &p.trust);
+    let sel = run::selection(adapter, p, &all);
+    let mut gates = Gates::default();
+    let main = entries(&sel.main, &p.input, p, &mut gates);
+    let bridged = sel.bridged.as_ref().map(|(sub, t)| {
+        json!({
+            "event": sub.event.as_str(),
+            "registrations": entries(t, sub, p, &mut gates),
+        })
+    });
+    let answer = if off {
+        off_answer()
+    } else {
+        gates.answer(&p.input)
+    };
+    json!({
+        "host": adapter.name(),
+        "event": p.input.event.as_str(),
+        "keryxHooksOff": off,
+        "tool": p.input.event.is_per_tool().then(|| p.input.tool_name()).flatten(),
+        "summary": p.input.event.is_per_tool().then(|| crate::session::call_summary(&p.input)).flatten(),
+        "profile": p.profile.as_str(),
+        "interactive": p.input.interactive,
+        "snapshot": snapshot,
+        "snapshotFrom": wiring,
+        "trust": p.trust.state.as_str(),
+        "registrations": main,
+        "bridged": bridged,
+        "answer": answer,
+    })
+}
+
+/// The gates in the order `run` fires them, with what the in-process
+/// ones answered.
+#[derive(Default)]
+struct Gates {
+    /// (hook id, `Some(decision)` when evaluated here, the reason).
+    seen: Vec<(String, Option<Outcome>, Option<String>)>,
+}
+
+impl Gates {
+    fn answer(&self, input: &EventInput) -> Value {
+        let event = input.event;
+        if !event.is_gate_capable() {
+            return json!({
+                "outcome": "none",
+                "reason": null,
+                "kind": "no-decision",
+                "note": format!("{event} carries no decision: run answers with context and notices only"),
+            });
+        }
+        let policy = if event == Event::PreToolUse {
+            input.decide_outcome
+        } else {
+            Outcome::Allow
+        };
+        let mut outcomes = Vec::new();
+        let mut depends = Vec::new();
+        let mut decided_by = None;
+        let mut reason = None;
+        let mut so_far = policy;
+        for (id, decision, why) in &self.seen {
+            if so_far == Outcome::Deny {
+                break;
+            }
+            match decision {
+                Some(d) => {
+                    outcomes.push(*d);
+                    let before = so_far;
+                    so_far = compose::tighten(so_far, *d);
+                    if so_far == Outcome::Ask && event.ask_means_deny() {
+                        so_far = Outcome::Deny;
+                    }
+                    if so_far != before && matches!(d, Outcome::Deny | Outcome::Ask) {
+                        decided_by = Some(id.clone());
+                        reason.clone_from(why);
+                    }
+                }
+                None => depends.push(id.clone()),
+            }
+        }
+        let (composed, _) = compose::compose_decision(event, policy, &outcomes, input.interactive);
+        if !depends.is_empty() && composed != Outcome::Deny {
+            return json!({
+                "outcome": null,
+                "reason": null,
+                "kind": "depends",
+                "dependsOn": depends,
+                "note": format!(
+                    "{} if the hooks it depends on allow; they are commands explain does not run",
+                    composed.as_str()
+                ),
+            });
+        }
+        json!({
+            "outcome": composed.as_str(),
+            "reason": if composed == Outcome::Allow { None } else { reason },
+            "kind": "evaluated",
+            "decidedBy": decided_by,
+            "dependsOn": depends,
+            "note": "the built-in gates were evaluated in this process; no hook was run",
+        })
+    }
+}
+
+/// One trace as JSON, the selected gates noted in `gates`.
+fn entries(trace: &Trace, input: &EventInput, p: &Prepared, gates: &mut Gates) -> Vec<Value> {
+    let gate_capable = input.event.is_gate_capable();
+    trace
+        .entries
+        .iter()
+        .map(|c| {
+            let reg = c.reg;
+            let mut v = json!({
+                "hookId": reg.id,
+                "event": reg.event.as_str(),
+                "scope": reg.scope.as_str(),
+                "class": reg.class.as_str(),
+                "matcher": reg.matcher.source(),
+                "source": select::source_text(reg),
+                "runs": c.not_run.is_none(),
+                "notRun": c.not_run.as_ref().map(select::NotRun::code),
+                "why": c.not_run.as_ref().map(select::NotRun::text),
+            });
+            if c.not_run.is_none() {
+                if let Some(note) = caveat(reg, p) {
+                    v["note"] = json!(note);
+                }
+                if gate_capable && reg.class.has_decision_power() {
+                    let (decision, why) = evaluate(reg, input, p);
+                    if let Some(d) = decision {
+                        v["evaluated"] = json!(d.as_str());
+                    }
+                    gates.seen.push((reg.id.clone(), decision, why));
+                }
+            }
+            v
+        })
+        .collect()
+}
+
+/// What will happen to a selected hook before it gets to answer.
+fn caveat(reg: &Registration, p: &Prepared) -> Option<String> {
+    reg.command()?;
+    let runs_in = reg.effective_runs_in(p.profile);
+    if runs_in == RunsIn::Unsandboxed && p.profile.isolation_required() {
+        return Some(format!(
+            "runsIn \"unsandboxed\" is refused under the {} profile: it fails as refused",
+            p.profile
+        ));
+    }
+    if runs_in == RunsIn::Sandbox
+        && let Err(why) = &p.loc.settings().launcher
+    {
+        return Some(format!(
+            "the sandbox is unavailable ({}): it fails as sandbox-unavailable",
+            escape(why)
+        ));
+    }
+    None
+}
+
+/// A built-in gate answered in this process, the way `run` answers it
+/// without a spawn; `None` for a hook explain will not run.
+fn evaluate(
+    reg: &Registration,
+    input: &EventInput,
+    p: &Prepared,
+) -> (Option<Outcome>, Option<String>) {
+    if !crate::builtins::answers_in_process(reg, p.profile) {
+        return (None, None);
+    }
+    let root = p
+        .loc
+        .project_root
+        .as_ref()
+        .map(|r| r.to_string_lossy().into_owned());
+    let payload = codec::build_hook_stdin(
+        input,
+        &PayloadContext {
+            hook_id: &reg.id,
+            run_id: "explain",
+            timestamp: &codec::timestamp_now(),
+            profile: p.profile,
+            project_root: root.as_deref(),
+        },
+    );
+    match crate::builtins::run_in_process(reg, &payload, &p.loc) {
+        Some(Ok(reply)) => (Some(reply.decision.unwrap_or(Outcome::Allow)), reply.reason),
+        Some(Err(e)) => (Some(Outcome::Deny), Some(e)),
+        None => (None, None),
+    }
+}
+
+/// The human report: a header, one line per registration, the answer.
+fn human(r: &Value) -> Vec<String> {
+    let s = |v: &Value| v.as_str().unwrap_or("").to_owned();
+    let mut out = Vec::new();
+    let mut head = format!("{} {}", s(&r["host"]), s(&r["event"]));
+    if let Some(tool) = r["tool"].as_str() {
+        head.push_str(&format!(": {}", escape(tool)));
+        if let Some(sum) = r["summary"].as_str() {
+            head.push_str(&format!(" {}", escape(sum)));
+        }
+    }
+    out.push(head);
+    if let Some(p) = r["profile"].as_str() {
+        let snap = match (r["snapshot"].as_str(), r["snapshotFrom"].as_str()) {
+            (Some(k), Some(f)) => format!("snapshot {k} (as `{}` wires it)", escape(f)),
+            (Some(k), None) => format!("snapshot {k}"),
+            _ => "the live user hooks file".to_owned(),
+        };
+        out.push(format!(
+            "profile {p}, {snap}, project hooks {}",
+            s(&r["trust"])
+        ));
+    }
+    let mut section = |label: Option<String>, regs: &Value| {
+        if let Some(l) = label {
+            out.push(l);
+        }
+        // Hooks on other events, one line: (id, [their events]).
+        let mut elsewhere: Vec<(String, Vec<String>)> = Vec::new();
+        for e in regs.as_array().into_iter().flatten() {
+            let id = escape(&s(&e["hookId"]));
+            if e["notRun"] == "other-event" {
+                match elsewhere.iter_mut().find(|(i, _)| *i == id) {
+                    Some((_, evs)) => evs.push(s(&e["event"])),
+                    None => elsewhere.push((id, vec![s(&e["event"])])),
+                }
+                continue;
+            }
+            let what = format!(
+                "{id} ({} {}, {})",
+                s(&e["scope"]),
+                s(&e["class"]),
+                s(&e["source"])
+            );
+            if e["runs"] == true {
+                let mut line = format!("  runs     {what}");
+                if let Some(d) = e["evaluated"].as_str() {
+                    line.push_str(&format!(": answers {d} (evaluated in this process)"));
+                }
+                if let Some(n) = e["note"].as_str() {
+                    line.push_str(&format!("; {n}"));
+                }
+                out.push(line);
+            } else {
+                out.push(format!("  not run  {what}: {}", s(&e["why"])));
+            }
+        }
+        if !elsewhere.is_empty() {
+            let list: Vec<String> = elsewhere
+                .into_iter()
+                .map(|(id, evs)| format!("{id} ({})", evs.join(", ")))
+                .collect();
+            out.push(format!("  on other events: {}", list.join("; ")));
+        }
+    };
+    section(None, &r["registrations"]);
+    if r["bridged"].is_object() {
+        section(
+            Some(format!(
+                "and the {} fired at this call:",
+                s(&r["bridged"]["event"])
+            )),
+            &r["bridged"]["registrations"],
+        );
+    }
+    let a = &r["answer"];
+    let mut line = match a["outcome"].as_str() {
+        Some(o) => format!("run would answer: {o}"),
+        None => format!(
+            "run would answer: depends on {}",
+            a["dependsOn"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|d| format!("`{}`", escape(d.as_str().unwrap_or(""))))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    if let Some(by) = a["decidedBy"].as_str() {
+        line.push_str(&format!(" (by {})", escape(by)));
+    }
+    if let Some(reason) = a["reason"].as_str() {
+        line.push_str(&format!(": {}", escape(reason)));
+    }
+    out.push(line);
+    if let Some(n) = a["note"].as_str() {
+        out.push(format!("  {n}"));
+    }
+    out
+}
