@@ -55,7 +55,7 @@ fn considered(v: &Value) -> BTreeSet<(String, String)> {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|r| matches!(r["notRun"].as_str(), None | Some("untrusted")))
+        .filter(|r| !matches!(r["notRun"].as_str(), Some("other-event" | "matcher")))
         .map(|r| {
             (
                 r["hookId"].as_str().unwrap().to_owned(),
@@ -65,7 +65,9 @@ fn considered(v: &Value) -> BTreeSet<(String, String)> {
         .collect()
 }
 
-/// What `run` recorded for tool call `call`: `(hookId, kind or skippedBecause)`.
+/// What `run` recorded for tool call `call`: `(hookId, kind or
+/// skippedBecause)`, a gate the denial kept from running counted as
+/// selected ("runs"), which is what explain says of it.
 fn recorded(env: &Env, call: &str) -> BTreeSet<(String, String)> {
     let log = env.run(&["log", "--json", "-n", "0"]);
     log.code(0);
@@ -74,9 +76,9 @@ fn recorded(env: &Env, call: &str) -> BTreeSet<(String, String)> {
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .filter(|v| v["correlationId"] == call)
         .map(|v| {
-            let what = match v["kind"].as_str().unwrap() {
-                "hook" => "runs".to_owned(),
-                _ => v["skippedBecause"].as_str().unwrap().to_owned(),
+            let what = match (v["kind"].as_str().unwrap(), v["skippedBecause"].as_str()) {
+                ("hook", _) | ("skipped", Some("already-denied")) => "runs".to_owned(),
+                (_, why) => why.unwrap().to_owned(),
             };
             (v["record"]["hookId"].as_str().unwrap().to_owned(), what)
         })
@@ -94,6 +96,7 @@ fn explain_and_run_agree_on_every_hook_considered() {
     write["tool_input"] = json!({"file_path": "notes.txt", "content": "hi\n"});
     for (call, payload) in [
         ("toolu_ls", claude_bash(&env, "toolu_ls", "ls -la")),
+        ("toolu_env", claude_bash(&env, "toolu_env", "cat .env")),
         ("toolu_write", write),
     ] {
         let said = explain(&env, &payload);
@@ -134,6 +137,61 @@ fn explain_and_run_agree_on_every_hook_considered() {
     assert_eq!(reason("project-gate")["notRun"], "untrusted");
     assert_eq!(said["answer"]["outcome"], Value::Null, "{said:#}");
     assert_eq!(said["answer"]["dependsOn"], json!(["always"]));
+}
+
+#[test]
+fn every_hook_considered_leaves_a_record_with_its_reason() {
+    let env = Env::new();
+    configure(&env);
+    env.run_stdin(
+        &["run", "claude-code", "PreToolUse"],
+        claude_bash(&env, "toolu_env", "cat .env").to_string(),
+    )
+    .code(0);
+    let log = env.run(&["log", "--json", "-n", "0"]);
+    let lines: Vec<Value> = log
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |id: &str| {
+        lines
+            .iter()
+            .find(|v| v["record"]["hookId"] == id)
+            .unwrap_or_else(|| panic!("no record of {id}: {lines:#?}"))
+    };
+    assert_eq!(of("keryx.ctx-guard")["kind"], "hook");
+    let not_reached = of("always");
+    assert_eq!(not_reached["kind"], "skipped");
+    assert_eq!(not_reached["skippedBecause"], "already-denied");
+    assert!(
+        not_reached["record"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("keryx.ctx-guard"),
+        "{not_reached}"
+    );
+    for (id, because) in [
+        ("review-only", "profile"),
+        ("turned-off", "disabled"),
+        ("keryx.learning-observer", "disabled"),
+        ("project-gate", "untrusted"),
+    ] {
+        let v = of(id);
+        assert_eq!(v["kind"], "skipped", "{v}");
+        assert_eq!(v["skippedBecause"], because, "{v}");
+        assert!(
+            v["record"]["reason"]
+                .as_str()
+                .unwrap()
+                .starts_with("not run: ")
+        );
+    }
+    // A matcher that does not fit is not a hook considered.
+    assert!(lines.iter().all(|v| v["record"]["hookId"] != "writes-only"));
+    // All of it in one append: one line per hook, each with the same time.
+    assert!(lines.iter().all(|v| v["time"] == lines[0]["time"]));
+    assert_eq!(crate::log::validate_all(&env), lines.len());
 }
 
 #[test]

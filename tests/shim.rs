@@ -341,7 +341,8 @@ fn an_enabled_learning_sink_is_invoked_and_an_idle_one_is_not() {
         .code(0);
     let text = std::fs::read_to_string(&records).unwrap();
     assert!(
-        text.lines().any(|l| l.contains("keryx.learning-observer")),
+        text.lines()
+            .any(|l| l.contains("keryx.learning-observer") && l.contains(r#""kind":"hook""#)),
         "{text}"
     );
     let learning = env.home.join(".local/state/keryx/learning");

@@ -232,11 +232,16 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
     }
     let all = select::in_load_order(&p.loaded, &p.trust);
     let sel = selection(adapter, &p, &all);
-    // Held-back project hooks that would have fired here: recorded as
-    // skipped, with the trust verdict as the reason.
+    // Every hook that fit the call but does not run (held back by trust,
+    // disabled, another profile, left off in runtime.toml): recorded as
+    // skipped, with the reason. When nothing runs at all, only a held-back
+    // hook is worth a write of its own: an event no hook applies to stays
+    // free of disk writes (the hot path), and a hook someone turned off
+    // says so whenever its event leaves records anyway.
+    let nothing_runs = Work::of(&sel, p.profile) == Work::Nothing;
     let skipped: Vec<RecordEntry> = sel
         .skipped()
-        .filter(|(_, why)| matches!(why, NotRun::Trust(_)))
+        .filter(|(_, why)| !nothing_runs || matches!(why, NotRun::Trust(_)))
         .map(|(r, why)| skipped_entry(r, why))
         .collect();
     fire_with_state(adapter, &p, &sel, (notices, skipped))
@@ -836,6 +841,7 @@ fn fire_with_state(
         result.matched_rules.extend(s.matched_rules);
         result.anomalies.extend(s.anomalies);
         result.records.extend(s.records);
+        result.not_reached.extend(s.not_reached);
     }
     if event == Event::SubagentStart {
         result.inherited_hook_ids = Some(inherited.to_vec());

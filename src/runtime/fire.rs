@@ -480,6 +480,8 @@ pub fn fire_selected(
     };
     let mut outcome = policy;
     let mut hook_outcomes = Vec::new();
+    // Gates invoked; the rest never ran, the call being denied already.
+    let mut ran = 0;
 
     // Observers and context hooks run alongside the gates. With no gate to
     // run, this thread is one of the workers (one observer, no thread).
@@ -506,6 +508,7 @@ pub fn fire_selected(
 
         if gates_run {
             for reg in &gates {
+                ran += 1;
                 let inv = invoke(reg, input, ctx);
                 let before = outcome;
                 let decided = account(&mut acc, reg, &inv, event, ctx.profile, outcome);
@@ -532,6 +535,24 @@ pub fn fire_selected(
     });
     for (i, inv) in &parallel {
         account(&mut acc, others[*i], inv, event, ctx.profile, outcome);
+    }
+    let by = match ran {
+        0 => "the policy".to_owned(),
+        n => format!("gate `{}`", gates[n - 1].id),
+    };
+    for reg in gates.iter().skip(ran) {
+        acc.result.not_reached.push(HookInvocationRecord {
+            hook_id: reg.id.clone(),
+            event: event.as_str(),
+            class: reg.class,
+            scope: reg.scope,
+            outcome: Outcome::None,
+            failure: None,
+            reason: Some(format!("not run: {by} already denied this call")),
+            duration_ms: 0,
+            changed_outcome: false,
+            exit_code: None,
+        });
     }
 
     if gate_capable {

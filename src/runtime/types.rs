@@ -171,23 +171,27 @@ pub struct RecordEntry {
 }
 
 impl RecordEntry {
-    /// One entry per invocation in `result`, each with its own anomalies.
+    /// One entry per invocation in `result`, each with its own anomalies,
+    /// then one per gate the call's denial kept from running.
     pub fn hooks(result: &FireResult) -> Vec<RecordEntry> {
-        result
-            .records
-            .iter()
-            .map(|r| RecordEntry {
-                kind: RecordKind::Hook,
-                record: r.clone(),
-                anomalies: result
-                    .anomalies
-                    .iter()
-                    .filter(|a| a.hook_id == r.hook_id)
-                    .cloned()
-                    .collect(),
-                skipped_because: None,
-            })
-            .collect()
+        let ran = result.records.iter().map(|r| RecordEntry {
+            kind: RecordKind::Hook,
+            record: r.clone(),
+            anomalies: result
+                .anomalies
+                .iter()
+                .filter(|a| a.hook_id == r.hook_id)
+                .cloned()
+                .collect(),
+            skipped_because: None,
+        });
+        let not_reached = result.not_reached.iter().map(|r| RecordEntry {
+            kind: RecordKind::Skipped,
+            record: r.clone(),
+            anomalies: Vec::new(),
+            skipped_because: Some(NOT_REACHED.to_owned()),
+        });
+        ran.chain(not_reached).collect()
     }
 
     /// An entry for a decision no hook made (`hook_id` names the shim).
@@ -211,6 +215,10 @@ impl RecordEntry {
         }
     }
 }
+
+/// The `skippedBecause` of a gate that never ran because the call was
+/// already denied.
+pub const NOT_REACHED: &str = "already-denied";
 
 /// The `hookId` of entries no hook produced.
 pub const SHIM_HOOK_ID: &str = "keryx-hooks";
@@ -258,6 +266,10 @@ pub struct FireResult {
     pub notices: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inherited_hook_ids: Option<Vec<String>>,
+    /// Selected gates that never ran because the call was already denied
+    /// (by the policy or an earlier gate): recorded, never said.
+    #[serde(skip)]
+    pub not_reached: Vec<HookInvocationRecord>,
 }
 
 impl FireResult {
@@ -272,6 +284,7 @@ impl FireResult {
             records: Vec::new(),
             notices: Vec::new(),
             inherited_hook_ids: None,
+            not_reached: Vec::new(),
         }
     }
 
