@@ -651,3 +651,87 @@ fn project_hooks_run_only_while_trusted() {
         .code(1)
         .stderr_has("not trusted");
 }
+
+// ---------------------------------------------------------------- reason caps
+
+/// The most a reason a host is shown may be, its truncation marker included.
+const REASON_CAP: usize = 4000;
+
+/// A PreToolUse answered by one user gate running `script` (the built-in
+/// gate that would answer first turned off).
+fn gate_answer(script: &str) -> Value {
+    let env = Env::new();
+    user_hooks(
+        &env,
+        json!({"PreToolUse": [
+            {"id": "keryx.ctx-guard", "enabled": false, "acknowledge": "disable-builtin-gate"},
+            hook("long", "gate", script)
+        ]}),
+    );
+    fire(&env, "PreToolUse", json!({}))
+}
+
+fn assert_capped(text: &str) {
+    assert!(text.len() <= REASON_CAP, "{} bytes", text.len());
+    assert!(
+        text.ends_with("…[truncated]"),
+        "{}",
+        &text[text.len() - 40..]
+    );
+}
+
+#[test]
+fn a_denial_reason_that_grows_when_escaped_is_still_capped() {
+    // 3000 right-to-left overrides: 9000 bytes, each shown as a 6-byte escape.
+    let v = gate_answer(
+        "cat >/dev/null; i=0; while [ $i -lt 3000 ]; do printf '\\342\\200\\256'; i=$((i+1)); done >&2; exit 2",
+    );
+    assert_eq!(v["outcome"], "deny", "{v}");
+    let reason = v["reason"].as_str().unwrap();
+    assert!(reason.starts_with("\\u202E"), "{}", &reason[..20]);
+    assert_capped(reason);
+}
+
+#[test]
+fn a_failing_gates_reason_is_capped() {
+    // A crash: the last stderr line becomes part of the fail-closed reason.
+    let v = gate_answer("cat >/dev/null; head -c 9000 /dev/zero | tr '\\0' x >&2; exit 1");
+    assert_eq!(v["outcome"], "deny", "{v}");
+    let reason = v["reason"].as_str().unwrap();
+    assert!(reason.contains("hook `long`"), "{}", &reason[..60]);
+    assert_capped(reason);
+}
+
+#[test]
+fn a_system_message_notice_is_capped() {
+    let v = gate_answer(
+        "cat >/dev/null; printf '{\"systemMessage\": \"'; head -c 9000 /dev/zero | tr '\\0' y; printf '\"}'",
+    );
+    let notice = v["notices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|n| n.as_str().filter(|n| n.starts_with("long: ")))
+        .unwrap_or_else(|| panic!("{v}"));
+    assert_capped(notice);
+}
+
+#[test]
+fn an_invalid_config_is_a_few_lines_and_the_way_to_the_rest() {
+    let env = Env::new();
+    let bad: Vec<Value> = (0..6)
+        .map(|i| {
+            json!({"id": format!("bad id {i} {}", "z".repeat(2000)), "class": "gate",
+                        "command": {"argv": ["true"]}})
+        })
+        .collect();
+    user_hooks(&env, json!({"PreToolUse": bad}));
+    let v = fire(&env, "PreToolUse", json!({}));
+    assert_eq!(v["outcome"], "deny", "{v}");
+    let reason = v["reason"].as_str().unwrap();
+    assert!(reason.len() <= REASON_CAP, "{} bytes", reason.len());
+    assert!(reason.starts_with("hook-config-invalid: "), "{reason}");
+    assert!(reason.ends_with("(run `keryx-hooks validate`)"), "{reason}");
+    assert!(reason.lines().count() <= 5, "{reason}");
+    assert!(reason.contains("and 3 more"), "{reason}");
+}

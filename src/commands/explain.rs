@@ -319,8 +319,17 @@ fn evaluate(
         },
     );
     match crate::builtins::run_in_process(reg, &payload, &p.loc) {
-        Some(Ok(reply)) => (Some(reply.decision.unwrap_or(Outcome::Allow)), reply.reason),
-        Some(Err(e)) => (Some(Outcome::Deny), Some(e)),
+        Some(Ok(reply)) => (
+            Some(reply.decision.unwrap_or(Outcome::Allow)),
+            reply
+                .reason
+                .as_deref()
+                .map(crate::runtime::fire::reason_text),
+        ),
+        Some(Err(e)) => (
+            Some(Outcome::Deny),
+            Some(crate::runtime::fire::reason_text(&e)),
+        ),
         None => (None, None),
     }
 }

@@ -203,6 +203,18 @@ pub fn run(args: &RunArgs) -> ExitCode {
 }
 
 fn emit(adapter: &Adapter, host_event: &str, event: Event, result: &FireResult) -> ExitCode {
+    // Whatever the path to it, the reason a host shows is capped.
+    let capped;
+    let result = match &result.reason {
+        Some(r) if fire::reason_text(r) != *r => {
+            capped = FireResult {
+                reason: Some(fire::reason_text(r)),
+                ..result.clone()
+            };
+            &capped
+        }
+        _ => result,
+    };
     let enc = adapter.encode(host_event, event, result);
     if !enc.stdout.is_empty() {
         crate::output::stdout(&enc.stdout);
@@ -556,26 +568,44 @@ fn unavailable(event: Event, reason: String, notices: Vec<String>) -> FireResult
     r
 }
 
+/// The config errors a host is shown, at most: the rest are `validate`'s.
+const CONFIG_ERRORS_SHOWN: usize = 3;
+/// One config error line in a reason, at most.
+const CONFIG_ERROR_BYTES: usize = 600;
+
 fn config_invalid(event: Event, loaded: &Loaded, mut notices: Vec<String>) -> FireResult {
-    let first = loaded
-        .errors()
-        .next()
-        .map(|d| d.to_string())
-        .unwrap_or_default();
+    let errors: Vec<String> = loaded.errors().map(|d| d.to_string()).collect();
+    let first = errors.first().cloned().unwrap_or_default();
     tracing::error!("hook config invalid: {first}");
     let mut r = FireResult::none();
     if event.is_gate_capable() {
         r.outcome = Outcome::Deny;
-        r.reason = Some(format!(
-            "hook-config-invalid: {first} (run `keryx-hooks validate`)"
-        ));
+        r.reason = Some(config_invalid_reason(&errors));
         r.matched_rules.push("hook-config-invalid".into());
     }
-    notices.push(format!(
-        "keryx-hooks: the hook config is invalid, so every gate-capable event is denied until it is fixed: {first}"
-    ));
+    notices.push(fire::reason_text(&format!(
+        "keryx-hooks: the hook config is invalid, so every gate-capable event is denied until it is fixed: {}",
+        first.lines().next().unwrap_or("")
+    )));
     r.notices = notices;
     r
+}
+
+/// A few lines, each the first line of one error, then where the whole
+/// list is: never more than a reason may be.
+fn config_invalid_reason(errors: &[String]) -> String {
+    let mut lines: Vec<String> = errors
+        .iter()
+        .take(CONFIG_ERRORS_SHOWN)
+        .map(|e| fire::cap(e.lines().next().unwrap_or(""), CONFIG_ERROR_BYTES))
+        .collect();
+    if errors.len() > CONFIG_ERRORS_SHOWN {
+        lines.push(format!("and {} more", errors.len() - CONFIG_ERRORS_SHOWN));
+    }
+    fire::reason_text(&format!(
+        "hook-config-invalid: {} (run `keryx-hooks validate`)",
+        lines.join("\n")
+    ))
 }
 
 /// The file a Write/Edit touches, for the first-edit set.

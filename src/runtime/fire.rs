@@ -110,6 +110,32 @@ pub fn inherited_hook_ids(regs: &[Registration]) -> Vec<String> {
     out
 }
 
+/// What a cut text ends with.
+pub const TRUNCATED: &str = "…[truncated]";
+
+/// `text` in at most `max` bytes, [`TRUNCATED`] included when it is cut.
+pub fn cap(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let (kept, _) = truncate_utf8(text, max.saturating_sub(TRUNCATED.len()));
+    format!("{kept}{TRUNCATED}")
+}
+
+/// A reason as a host shows it: its invisible characters made visible
+/// (which can lengthen it), then capped at [`MAX_REASON_BYTES`], the marker
+/// included. Applying it twice changes nothing.
+pub fn reason_text(reason: &str) -> String {
+    // Escaping only ever lengthens: escape no more than can be kept.
+    let (head, cut) = truncate_utf8(reason, MAX_REASON_BYTES);
+    let shown = crate::escape::escape_text(head);
+    if !cut {
+        return cap(&shown, MAX_REASON_BYTES);
+    }
+    let (kept, _) = truncate_utf8(&shown, MAX_REASON_BYTES - TRUNCATED.len());
+    format!("{kept}{TRUNCATED}")
+}
+
 pub fn truncate_utf8(s: &str, max: usize) -> (&str, bool) {
     if s.len() <= max {
         return (s, false);
@@ -426,10 +452,11 @@ pub fn writable_refusal(path: &Path, loc: &Locations, project: Option<&Path>) ->
 /// A hook's `systemMessage` as a notice for the person: cut like a reason,
 /// its invisible characters made visible, and named after the hook.
 fn system_message_notice(reg: &Registration, line: &str) -> String {
-    let (kept, cut) = truncate_utf8(line.trim(), MAX_REASON_BYTES);
-    let kept = crate::escape::escape_text(kept);
-    let more = if cut { "…[truncated]" } else { "" };
-    format!("{}: {kept}{more}", crate::escape::escape(&reg.id))
+    reason_text(&format!(
+        "{}: {}",
+        crate::escape::escape(&reg.id),
+        line.trim()
+    ))
 }
 
 /// Accumulates records, anomalies and context while hooks finish.
@@ -612,15 +639,7 @@ fn account(
             }
             // Shown in the host's UI: bidi overrides, zero-width and
             // control characters become visible escapes.
-            let reason = reply.reason.as_deref().map(|r| {
-                let (kept, cut) = truncate_utf8(r, MAX_REASON_BYTES);
-                let kept = crate::escape::escape_text(kept);
-                if cut {
-                    format!("{kept}…[truncated]")
-                } else {
-                    kept
-                }
-            });
+            let reason = reply.reason.as_deref().map(reason_text);
             if let Some(d) = reply.decision {
                 if decision_power {
                     contributed = d;
@@ -685,7 +704,8 @@ fn account(
                     contributed = Outcome::Deny;
                     record.outcome = Outcome::Deny;
                     acc.result.matched_rules.push(format!("{code}:{}", reg.id));
-                    acc.result.reason = Some(format!("{code}: hook `{}` {msg}", reg.id));
+                    acc.result.reason =
+                        Some(reason_text(&format!("{code}: hook `{}` {msg}", reg.id)));
                 }
                 Effect::Proceed(code) => acc.anomaly(code, &reg.id, Some(msg.clone())),
             }

@@ -422,10 +422,7 @@ fn append_records(
     for entry in entries {
         let mut record = entry.record.clone();
         if let Some(r) = &record.reason {
-            let (kept, cut) = crate::runtime::fire::truncate_utf8(r, MAX_RECORD_REASON_BYTES);
-            if cut {
-                record.reason = Some(format!("{kept}…[truncated]"));
-            }
+            record.reason = Some(crate::runtime::fire::cap(r, MAX_RECORD_REASON_BYTES));
         }
         let line = Line {
             line_type: "hook_invocation",
@@ -743,7 +740,7 @@ mod tests {
         let v: Value = serde_json::from_str(text.trim()).unwrap();
         let reason = v["record"]["reason"].as_str().unwrap();
         assert!(reason.ends_with("…[truncated]"), "{reason}");
-        assert!(reason.len() <= MAX_RECORD_REASON_BYTES + "…[truncated]".len());
+        assert!(reason.len() <= MAX_RECORD_REASON_BYTES, "{}", reason.len());
         assert_eq!(v["kind"], "skipped");
         assert_eq!(v["skippedBecause"], "untrusted");
         assert_eq!(v["schemaVersion"], RECORD_SCHEMA_VERSION);
