@@ -34,6 +34,54 @@ fn list_on_a_fresh_home_prints_exactly_the_five_builtins() {
     assert_eq!(v["hooks"][3]["events"].as_array().unwrap().len(), 7);
 }
 
+#[test]
+fn list_shows_each_hooks_effective_state_runtime_toml_included() {
+    let env = Env::new();
+    env.write(
+        env.keryx_home().join("runtime.toml"),
+        "[learning]\nenabled = false\n",
+    );
+    env.write(
+        env.user_hooks(),
+        serde_json::json!({"schemaVersion": "1.0.0", "hooks": {"Stop": [
+            {"id": "quiet", "class": "observe", "enabled": false,
+             "command": {"argv": ["true"]}}
+        ]}})
+        .to_string(),
+    );
+    let v = env.run(&["list", "--json"]).json();
+    let hook = |id: &str| {
+        v["hooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    for id in ["keryx.learning-observer", "keryx.impact-evidence"] {
+        let h = hook(id);
+        assert_eq!(h["state"], "runtime-toml", "{h}");
+        assert!(
+            h["stateReason"].as_str().unwrap().contains("runtime.toml"),
+            "{h}"
+        );
+    }
+    let guard = hook("keryx.ctx-guard");
+    assert_eq!(guard["state"], "on");
+    assert_eq!(guard["effectiveRunsIn"], "unsandboxed");
+    assert_eq!(hook("quiet")["state"], "disabled");
+    assert_eq!(hook("quiet")["effectiveRunsIn"], "sandbox");
+
+    let text = env.run(&["list"]);
+    text.code(0)
+        .stdout_has(
+            "  effective: off, runtime.toml leaves it off (`[learning] enabled` is not true)\n",
+        )
+        .stdout_has("  effective: on, runsIn=unsandboxed\n")
+        .stdout_has("  effective: off, it is disabled (\"enabled\": false in `");
+}
+
 mod fixtures {
     use std::path::{Path, PathBuf};
 

@@ -12,6 +12,7 @@ use crate::config::{self, load};
 use crate::error::CmdResult;
 use crate::escape::escape;
 use crate::output;
+use crate::runtime::select::{self, Filters, NotRun};
 use crate::trust::display as trust_display;
 
 pub fn run(args: &ListArgs) -> CmdResult {
@@ -23,6 +24,7 @@ pub fn run(args: &ListArgs) -> CmdResult {
     let trust = crate::trust::apply(&mut loaded, &loc);
     let shown = trust_display::with_held_back(&loaded.registrations, &trust);
     let rows = rows(&shown);
+    let filters = Filters::for_run(profile, Some(&trust), loc.settings(), &loaded);
 
     if args.json {
         output::json(&json!({
@@ -34,6 +36,9 @@ pub fn run(args: &ListArgs) -> CmdResult {
             "projectTrust": trust_display::to_json(&trust),
             "hooks": rows.iter().map(|r| {
                 let mut v = row_json(r, profile);
+                let off = select::standing(r.first, &filters);
+                v["state"] = json!(off.as_ref().map_or("on", NotRun::code));
+                v["stateReason"] = json!(off.as_ref().map(NotRun::text));
                 if let Some(t) = trust_display::row_json(&trust, r.first) {
                     v["trust"] = t;
                 }
@@ -57,7 +62,7 @@ pub fn run(args: &ListArgs) -> CmdResult {
             output::line(&header);
         }
         for r in &rows {
-            let text = row_text(r, profile);
+            let text = row_text(r, profile, select::standing(r.first, &filters));
             match trust_display::row_mark(&trust, r.first) {
                 Some(mark) => output::stdout(&trust_display::mark_row_text(&text, mark)),
                 None => output::stdout(&text),
@@ -160,7 +165,7 @@ fn ungated(row: &Row) -> Vec<(&'static str, Vec<&'static str>)> {
         .collect()
 }
 
-fn row_text(row: &Row, profile: Profile) -> String {
+fn row_text(row: &Row, profile: Profile, off: Option<NotRun>) -> String {
     let r = row.first;
     let mut s = format!(
         "{}\n  scope={} class={} enabled={} appliesToChildAgents={}\n  events={} matcher={} timeoutMs={}",
@@ -192,6 +197,14 @@ fn row_text(row: &Row, profile: Profile) -> String {
         ));
     }
     s.push_str(&format!("\n  {}\n", handler_text(&r.handler)));
+    let runs_in = match r.command() {
+        Some(_) => format!("runsIn={}", r.effective_runs_in(profile)),
+        None => "in this process".to_owned(),
+    };
+    match off {
+        None => s.push_str(&format!("  effective: on, {runs_in}\n")),
+        Some(why) => s.push_str(&format!("  effective: off, {}\n", why.text())),
+    }
     if let Some(w) = writable_text(r) {
         s.push_str(&format!("  {w}\n"));
     }

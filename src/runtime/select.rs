@@ -161,6 +161,25 @@ pub fn verdict(reg: &Registration, input: &EventInput, f: &Filters) -> Option<No
             tool: tool.to_owned(),
         });
     }
+    if let Some(off) = standing(reg, f) {
+        return Some(off);
+    }
+    let gate = reg.class.has_decision_power();
+    match f.split {
+        Some(SplitSpawn::HostEvent) if reg.event == Event::SubagentStart && gate => {
+            Some(NotRun::RanAtBridge)
+        }
+        Some(SplitSpawn::Bridge) if reg.event == Event::SubagentStart && !gate => {
+            Some(NotRun::RunsAtHostEvent)
+        }
+        _ => None,
+    }
+}
+
+/// What keeps `reg` from firing on any call, whatever the call is: a
+/// disable, the profile, trust, runtime.toml. `None` when it is on (what
+/// `list` shows as its effective state).
+pub fn standing(reg: &Registration, f: &Filters) -> Option<NotRun> {
     if !reg.enabled {
         return Some(NotRun::Disabled {
             by: disabled_by(reg, f.disabled_by),
@@ -174,19 +193,7 @@ pub fn verdict(reg: &Registration, input: &EventInput, f: &Filters) -> Option<No
     {
         return Some(NotRun::Trust(t.state.as_str()));
     }
-    if let Some(table) = idle_port(reg, f.learning, f.impact) {
-        return Some(NotRun::RuntimeToml(table));
-    }
-    let gate = reg.class.has_decision_power();
-    match f.split {
-        Some(SplitSpawn::HostEvent) if reg.event == Event::SubagentStart && gate => {
-            Some(NotRun::RanAtBridge)
-        }
-        Some(SplitSpawn::Bridge) if reg.event == Event::SubagentStart && !gate => {
-            Some(NotRun::RunsAtHostEvent)
-        }
-        _ => None,
-    }
+    idle_port(reg, f.learning, f.impact).map(NotRun::RuntimeToml)
 }
 
 /// The runtime.toml table a built-in port waits for, while it is off.
