@@ -1632,3 +1632,80 @@ fn opencode_payload_fixtures_go_through_the_shim() {
         }
     }
 }
+
+#[test]
+fn doctor_checks_a_host_file_once_when_the_project_scope_is_the_user_file() {
+    // Run from the home directory, a host's project-scope file is its user
+    // file; a project whose `.claude` links to the home's is the same case.
+    let env = Env::new();
+    env.run(&["install", "claude-code"]).code(0);
+    std::os::unix::fs::symlink(env.home.join(".claude"), env.project.join(".claude")).unwrap();
+    let v: Value = serde_json::from_str(&env.run(&["doctor", "--json"]).stdout).unwrap();
+    let names: Vec<&str> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    for name in ["binary (claude-code)", "wiring (claude-code)"] {
+        assert_eq!(
+            names.iter().filter(|n| **n == name).count(),
+            1,
+            "{names:#?}"
+        );
+    }
+}
+
+#[test]
+fn doctor_reports_disabled_built_in_gates_unsandboxed_user_hooks_and_drift_by_name() {
+    let env = Env::new();
+    env.write(
+        env.user_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": {"PreToolUse": [
+            {"id": "keryx.ctx-guard", "enabled": false, "acknowledge": "disable-builtin-gate"},
+            {"id": "loose", "class": "observe", "runsIn": "unsandboxed",
+             "command": {"argv": ["true"]}},
+            {"id": "boxed", "class": "observe", "command": {"argv": ["true"]}}
+        ]}})
+        .to_string(),
+    );
+    let v: Value = serde_json::from_str(&env.run(&["doctor", "--json"]).stdout).unwrap();
+    let check = |name: &str| {
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} check: {v:#}"))
+            .clone()
+    };
+    let gates = check("builtin-gates");
+    assert_eq!(gates["status"], "warn");
+    let detail = gates["detail"].as_str().unwrap();
+    assert!(detail.contains("`keryx.ctx-guard`"), "{detail}");
+    assert!(
+        detail.contains(&env.user_hooks().display().to_string()),
+        "{detail}"
+    );
+    let loose = check("unsandboxed-hooks");
+    assert_eq!(loose["status"], "warn");
+    let detail = loose["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("`loose`") && !detail.contains("boxed"),
+        "{detail}"
+    );
+    // The drift state keeps its name in JSON; the detail says it in words.
+    let drift = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"].as_str().unwrap().starts_with("drift ("))
+        .unwrap();
+    assert_eq!(drift["state"], "never_migrated", "{drift}");
+    assert!(
+        drift["detail"]
+            .as_str()
+            .unwrap()
+            .contains("no snapshot has been taken of this source")
+    );
+}

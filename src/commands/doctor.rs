@@ -65,6 +65,10 @@ pub struct Check {
     pub detail: String,
     /// The command (or step) that fixes it.
     pub fix: Option<String>,
+    /// A drift check's state, spelled as `status --json` spells it
+    /// (`never_migrated`, …); the detail says it in plain words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<&'static str>,
 }
 
 impl Check {
@@ -74,6 +78,7 @@ impl Check {
             status,
             detail: detail.into(),
             fix: None,
+            state: None,
         }
     }
 
@@ -736,7 +741,10 @@ fn drift_checks(statuses: &[SourceStatus], out: &mut Vec<Check>) {
                 } else if a.state == DriftState::HalfApplied {
                     detail.push_str(" (no host is recorded as using it)");
                 }
-                Check::new(name, level, detail)
+                Check {
+                    state: Some(a.state.as_str()),
+                    ..Check::new(name, level, detail)
+                }
             }
             Err(w) => Check::new(
                 name,
@@ -795,6 +803,7 @@ fn config_checks(loc: &Locations, out: &mut Vec<Check>) -> Vec<config::model::Re
     for w in &trust.warnings {
         out.push(Check::new("project-trust", Level::Warn, escape(w)));
     }
+    let mut off_gates = disabled_gates(&live);
     let mut kept = live;
     crate::trust::apply(&mut kept, loc);
     regs.extend(kept.registrations);
@@ -815,6 +824,11 @@ fn config_checks(loc: &Locations, out: &mut Vec<Check>) -> Vec<config::model::Re
             &loaded,
             "fix the source's hooks.json (`keryx-hooks validate`), then `keryx-hooks doctor --fix`",
         );
+        for g in disabled_gates(&loaded) {
+            if !off_gates.contains(&g) {
+                off_gates.push(g);
+            }
+        }
         regs.extend(
             loaded
                 .registrations
@@ -822,7 +836,70 @@ fn config_checks(loc: &Locations, out: &mut Vec<Check>) -> Vec<config::model::Re
                 .filter(|r| r.scope == crate::config::model::Scope::User),
         );
     }
+    if !off_gates.is_empty() {
+        out.push(
+            Check::new(
+                "builtin-gates",
+                Level::Warn,
+                format!(
+                    "built-in gates turned off, so what they deny is let through: {}",
+                    off_gates.join(", ")
+                ),
+            )
+            .fix("keryx-hooks enable <id> --user (or remove the override from the file named)"),
+        );
+    }
+    unsandboxed_check(&regs, out);
     regs
+}
+
+/// `` `id` (in `file`) `` for each built-in gate `loaded` turns off.
+fn disabled_gates(loaded: &load::Loaded) -> Vec<String> {
+    loaded
+        .disabled_builtin_gates
+        .iter()
+        .map(|id| {
+            let file = loaded
+                .disabled_by
+                .iter()
+                .rev()
+                .find(|(i, _)| i == id)
+                .map(|(_, p)| format!(" (in `{}`)", escape(&p.to_string_lossy())))
+                .unwrap_or_default();
+            format!("`{}`{file}", escape(id))
+        })
+        .collect()
+}
+
+/// User command hooks that run outside the sandbox, with the user's full
+/// permissions: said, since nothing else confines them.
+fn unsandboxed_check(regs: &[config::model::Registration], out: &mut Vec<Check>) {
+    use crate::config::model::{RunsIn, Scope};
+    let mut ids: Vec<String> = Vec::new();
+    for r in regs.iter().filter(|r| {
+        r.scope == Scope::User
+            && r.enabled
+            && r.command().is_some()
+            && r.runs_in == RunsIn::Unsandboxed
+    }) {
+        let id = format!("`{}`", escape(&r.id));
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    if !ids.is_empty() {
+        out.push(
+            Check::new(
+                "unsandboxed-hooks",
+                Level::Warn,
+                format!(
+                    "user hooks that run outside the sandbox, with your full permissions: {}",
+                    ids.join(", ")
+                ),
+            )
+            .fix("drop `\"runsIn\": \"unsandboxed\"` from the hooks that do not need it"),
+        );
+    }
 }
 
 /// A user hook whose relative script is not beside the hooks file it is

@@ -487,8 +487,12 @@ pub struct HostFile {
 }
 
 /// Every existing config file `host` reads (user scope, then this
-/// project's) with our entries in it, or why it could not be read.
+/// project's) with our entries in it, or why it could not be read. A file
+/// is listed once: run from the home directory (or through a link to it),
+/// the project-scope file is the user file, and counts as that.
 pub fn host_config_entries(loc: &Locations, host: &hosts::Adapter) -> Vec<HostFile> {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen: Vec<(u64, u64)> = Vec::new();
     [Scope::User, Scope::Project]
         .into_iter()
         .flat_map(|scope| {
@@ -497,6 +501,14 @@ pub fn host_config_entries(loc: &Locations, host: &hosts::Adapter) -> Vec<HostFi
                 .map(move |path| (scope, path))
         })
         .filter(|(_, path)| std::fs::symlink_metadata(path).is_ok())
+        .filter(|(_, path)| match std::fs::metadata(path) {
+            Ok(m) if seen.contains(&(m.dev(), m.ino())) => false,
+            Ok(m) => {
+                seen.push((m.dev(), m.ino()));
+                true
+            }
+            Err(_) => true,
+        })
         .map(|(scope, path)| HostFile {
             entries: super::hostfile::wired_events(host, &path),
             scope,
