@@ -137,7 +137,7 @@ pub struct Settings {
     pub launcher: Result<Option<PathBuf>, String>,
     /// `ctx_guard.max_cat_bytes`.
     pub max_cat_bytes: u64,
-    /// `[learning]`, when `enabled = true`.
+    /// `[learning]`, unless `enabled = false` (on by default).
     pub learning: Option<Limits>,
     /// `[impact]`, when `enabled = true`.
     pub impact: Option<ImpactSettings>,
@@ -161,7 +161,7 @@ impl Settings {
             pin_scripts: Ok(false),
             launcher: Ok(None),
             max_cat_bytes: crate::builtins::ctx_guard::DEFAULT_MAX_CAT_BYTES,
-            learning: None,
+            learning: Some(Limits::default()),
             impact: None,
             security: None,
             rules: OnceLock::new(),
@@ -367,14 +367,16 @@ impl Settings {
             "max_cat_bytes",
             crate::builtins::ctx_guard::DEFAULT_MAX_CAT_BYTES,
         );
-        let enabled = |name: &str| {
+        let enabled = |name: &str, default: bool| {
             table(name)
                 .and_then(|t| t.get("enabled"))
                 .and_then(Item::as_bool)
-                .unwrap_or(false)
+                .unwrap_or(default)
         };
-        self.learning = enabled("learning").then(|| Limits::from_table(table("learning")));
-        self.impact = enabled("impact").then(|| ImpactSettings::from_table(table("impact")));
+        // The learning observer is on unless runtime.toml turns it off (the
+        // spec's default); impact evidence is off unless it is turned on.
+        self.learning = enabled("learning", true).then(|| Limits::from_table(table("learning")));
+        self.impact = enabled("impact", false).then(|| ImpactSettings::from_table(table("impact")));
         self.security = root.get("security").cloned();
         self.problems = found.problems;
     }
@@ -733,7 +735,9 @@ mod tests {
         assert_eq!(s.profile(), Profile::DEFAULT);
         assert_eq!(s.profile_fallback(), None);
         assert_eq!(s.pin_scripts, Ok(false));
-        assert!(s.learning.is_none() && s.impact.is_none());
+        // The learning observer is on by default, impact evidence off.
+        assert_eq!(s.learning, Some(Limits::default()));
+        assert!(s.impact.is_none());
         assert_eq!(s.rules().unwrap().ids(), Rules::builtin().ids());
         assert!(s.problems().is_empty());
     }
@@ -963,7 +967,9 @@ mod tests {
         assert_eq!(s.learning.unwrap().keep_files, 5);
         assert_eq!(s.impact.unwrap().ask_threshold, Some(4));
         assert!(s.problems().is_empty(), "{:#?}", s.problems());
-        let off = of("[learning]\nkeep_files = 5\n[impact]\nenabled = false\n");
+        let on = of("[learning]\nkeep_files = 5\n");
+        assert_eq!(on.learning.unwrap().keep_files, 5);
+        let off = of("[learning]\nenabled = false\n[impact]\nenabled = false\n");
         assert!(off.learning.is_none() && off.impact.is_none());
     }
 

@@ -318,13 +318,18 @@ fn the_learning_sink_records_redacted_observations_once_enabled() {
     let log = env
         .home
         .join(".local/state/keryx/learning/observations.jsonl");
-    fire("PostToolUse", "c1");
-    assert!(!log.exists(), "the sink is off by default");
-
     env.write(
         env.keryx_home().join("runtime.toml"),
-        "[learning]\nenabled = true\n",
+        "[learning]\nenabled = false\n",
     );
+    fire("PostToolUse", "c1");
+    assert!(
+        !log.exists(),
+        "the sink runs though runtime.toml turns it off"
+    );
+
+    // On by default.
+    std::fs::remove_file(env.keryx_home().join("runtime.toml")).unwrap();
     fire("PostToolUse", "c2");
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(!text.contains(&key), "{text}");
@@ -519,4 +524,74 @@ fn impact_ask_reaches_hosts_as_ask_or_as_deny_where_they_cannot_ask() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn the_learning_observer_runs_once_per_mapped_event_in_process_and_list_says_when_it_is_off() {
+    let env = Env::new();
+    let events = [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "Stop",
+        "SessionEnd",
+    ];
+    for (i, event) in events.iter().chain(&["PreCompact"]).enumerate() {
+        let payload = json!({
+            "event": event, "sessionId": "s-once", "cwd": env.project, "prompt": "hi",
+            "toolName": "Bash", "toolCallId": format!("once-{i}"), "toolInput": {"command": "ls"},
+            "error": {"message": "Exit code 1"}, "reason": "manual",
+        });
+        env.run_stdin(&["run", "keryx", event], payload.to_string())
+            .code(0);
+    }
+    let dir = env.home.join(".local/state/keryx");
+    let kinds: Vec<String> = std::fs::read_to_string(dir.join("learning/observations.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["kind"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "session-start",
+            "user-prompt",
+            "tool-start",
+            "tool-complete",
+            "tool-failed",
+            "turn-stop",
+            "session-end"
+        ],
+    );
+    let records = std::fs::read_to_string(dir.join("sessions/keryx-s-once/records.jsonl")).unwrap();
+    let observed = records
+        .lines()
+        .filter(|l| {
+            l.contains(r#""hookId":"keryx.learning-observer""#) && l.contains(r#""kind":"hook""#)
+        })
+        .count();
+    assert_eq!(observed, 7, "{records}");
+    // The gated Bash call stayed on the in-process path: no per-call
+    // de-duplication state, which only calls that spawn keep.
+    assert!(!dir.join("sessions/calls-s-once").exists());
+
+    env.write(
+        env.keryx_home().join("runtime.toml"),
+        "[learning]\nenabled = false\n",
+    );
+    let v = env.run(&["list", "--json"]).json();
+    let observer = v["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["id"] == "keryx.learning-observer")
+        .unwrap();
+    assert_eq!(observer["state"], "runtime-toml", "{observer}");
 }

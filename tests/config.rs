@@ -75,8 +75,9 @@ fn list_shows_each_hooks_effective_state_runtime_toml_included() {
 
     let text = env.run(&["list"]);
     text.code(0)
+        .stdout_has("  effective: off, runtime.toml turns it off (`[learning] enabled = false`)\n")
         .stdout_has(
-            "  effective: off, runtime.toml leaves it off (`[learning] enabled` is not true)\n",
+            "  effective: off, runtime.toml leaves it off (`[impact] enabled` is not true)\n",
         )
         .stdout_has("  effective: on, runsIn=unsandboxed\n")
         .stdout_has("  effective: off, it is disabled (\"enabled\": false in `");

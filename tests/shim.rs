@@ -273,9 +273,14 @@ fn session_dir(env: &Env, payload: &Value) -> std::path::PathBuf {
 
 #[test]
 fn an_event_no_hook_applies_to_touches_no_state() {
-    // Only the built-ins, none enabled for Glob: nothing to run, nothing to
-    // record, so nothing is written (this is the hot path of every session).
+    // Only the built-ins, none enabled for Glob (the learning observer
+    // turned off): nothing to run, nothing to record, so nothing is
+    // written.
     let env = Env::new();
+    env.write(
+        env.keryx_home().join("runtime.toml"),
+        "[learning]\nenabled = false\n",
+    );
     let mut p = fixture("claude-code", "PreToolUse-basic-Bash.json");
     p["cwd"] = json!(env.project);
     p["tool_name"] = json!("Glob");
@@ -322,6 +327,10 @@ fn in_process_built_ins_record_each_delivery_without_de_duplication_state() {
 #[test]
 fn an_enabled_learning_sink_is_invoked_and_an_idle_one_is_not() {
     let env = Env::new();
+    env.write(
+        env.keryx_home().join("runtime.toml"),
+        "[learning]\nenabled = false\n",
+    );
     let mut p = fixture("claude-code", "PreToolUse-basic-Bash.json");
     p["cwd"] = json!(env.project);
     p["tool_name"] = json!("Glob");
@@ -332,10 +341,8 @@ fn an_enabled_learning_sink_is_invoked_and_an_idle_one_is_not() {
     let records = session_dir(&env, &p).join("records.jsonl");
     assert!(!records.exists(), "an idle port left a record");
 
-    env.write(
-        env.keryx_home().join("runtime.toml"),
-        "[learning]\nenabled = true\n",
-    );
+    // On by default.
+    std::fs::remove_file(env.keryx_home().join("runtime.toml")).unwrap();
     p["tool_use_id"] = json!("learn-2");
     env.run_stdin(&["run", "claude-code", "PreToolUse"], p.to_string())
         .code(0);

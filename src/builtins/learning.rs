@@ -1,11 +1,12 @@
-//! The shipped learning sink, off unless `[learning] enabled = true`: one
+//! The shipped learning sink, on unless `[learning] enabled = false`: one
 //! JSONL line per observation under the state directory, redacted with the
 //! secret scanner (the user's rules included) and bounded three ways (bytes
 //! per record, bytes per session, bytes per file with rotation), so the
 //! observer, once on, can never leak or grow without limit.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -21,6 +22,8 @@ use crate::settings::int_setting;
 /// The file every record is appended to; rotated to `observations.N.jsonl`.
 pub const FILE: &str = "observations.jsonl";
 const LOCK: &str = ".lock";
+/// Observations are the user's prompts and tool calls: owner-only.
+const FILE_MODE: u32 = 0o600;
 const SESSIONS: &str = "sessions";
 /// Per-session counters untouched this long are from finished sessions.
 const COUNTER_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -105,13 +108,24 @@ impl JsonlSink {
     }
 
     fn write(&self, obs: &LearningObservation) -> std::io::Result<()> {
-        create_private_dir(&self.dir)?;
-        create_private_dir(&self.dir.join(SESSIONS))?;
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(self.dir.join(LOCK))?;
+        let open_lock = || {
+            OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .mode(FILE_MODE)
+                .open(self.dir.join(LOCK))
+        };
+        // The directories exist after the first observation: made only
+        // when the lock cannot be opened for want of them.
+        let lock = match open_lock() {
+            Ok(f) if self.dir.join(SESSIONS).is_dir() => f,
+            _ => {
+                create_private_dir(&self.dir)?;
+                create_private_dir(&self.dir.join(SESSIONS))?;
+                open_lock()?
+            }
+        };
         // Bounded like every lock on the event path: a lock held elsewhere
         // costs this observation, never the event.
         crate::session::lock_within(&lock, crate::session::LOCK_WAIT)?;
@@ -120,7 +134,15 @@ impl JsonlSink {
             .dir
             .join(SESSIONS)
             .join(format!("{}.bytes", session_component(&obs.session_id)));
-        let mut counter = Counter::read(&counter_path);
+        // One open of the counter, read now and rewritten in place below.
+        let counter_file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .mode(FILE_MODE)
+            .open(&counter_path)?;
+        let mut counter = Counter::read(&counter_file);
         if counter.capped {
             return Ok(());
         }
@@ -135,10 +157,11 @@ impl JsonlSink {
         let mut f = OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(FILE_MODE)
             .open(self.dir.join(FILE))?;
         f.write_all(line.as_bytes())?;
         counter.bytes += line.len() as u64;
-        counter.write(&counter_path)
+        counter.write(&counter_file)
     }
 
     fn rotate_if_needed(&self, incoming: u64) -> std::io::Result<()> {
@@ -196,14 +219,9 @@ struct Counter {
 }
 
 impl Counter {
-    fn read(path: &Path) -> Counter {
-        let mut s = String::new();
-        if File::open(path)
-            .and_then(|mut f| f.read_to_string(&mut s))
-            .is_err()
-        {
-            return Counter::default();
-        }
+    fn read(file: &File) -> Counter {
+        let text = crate::session::read_all(file);
+        let s = String::from_utf8_lossy(&text);
         let mut parts = s.split_whitespace();
         Counter {
             bytes: parts.next().and_then(|n| n.parse().ok()).unwrap_or(0),
@@ -211,16 +229,14 @@ impl Counter {
         }
     }
 
-    fn write(&self, path: &Path) -> std::io::Result<()> {
-        let mut f = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(false)
-            .open(path)?;
-        f.set_len(0)?;
-        f.seek(SeekFrom::Start(0))?;
+    /// Rewrites the counter in place: one `pwrite` at the start, the file
+    /// cut to it.
+    fn write(&self, file: &File) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt;
         let flag = if self.capped { " capped" } else { "" };
-        write!(f, "{}{flag}", self.bytes)
+        let text = format!("{}{flag}", self.bytes);
+        file.write_all_at(text.as_bytes(), 0)?;
+        file.set_len(text.len() as u64)
     }
 }
 

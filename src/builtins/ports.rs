@@ -256,10 +256,17 @@ mod tests {
         let state = tempfile::tempdir().unwrap();
         let obs = prompt_observation();
         let file = home.path().join("runtime.toml");
-        // No file: no-ops, nothing written.
+        // Turned off: a no-op, nothing written.
+        std::fs::write(&file, "[learning]\nenabled = false\n").unwrap();
         let (sink, _) = ports_from(&Settings::read(&file), state.path());
         sink.record(&obs).unwrap();
         assert!(!state.path().join("learning").exists());
+        // No file: the learning sink is on (the spec's default).
+        std::fs::remove_file(&file).unwrap();
+        let (sink, _) = ports_from(&Settings::read(&file), state.path());
+        sink.record(&obs).unwrap();
+        assert!(state.path().join("learning/observations.jsonl").is_file());
+        std::fs::remove_dir_all(state.path().join("learning")).unwrap();
 
         std::fs::write(
             &file,

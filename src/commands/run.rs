@@ -641,7 +641,12 @@ impl Work {
         if selected.peek().is_none() {
             return Work::Nothing;
         }
-        if selected.all(|r| crate::builtins::answers_in_process(r, profile)) {
+        // The learning observer is one append through its own lock: it
+        // keeps a gated call on the in-process path.
+        if selected.all(|r| {
+            crate::builtins::answers_in_process(r, profile)
+                || matches!(r.handler, Handler::Builtin(BuiltinPort::LearningObserver))
+        }) {
             Work::InProcess
         } else {
             Work::Spawns

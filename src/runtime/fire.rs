@@ -500,6 +500,12 @@ pub fn fire_selected(
         .iter()
         .copied()
         .partition(|r| r.class.has_decision_power() && gate_capable);
+    // Observers and context hooks that answer in this process (the
+    // built-in ports) take microseconds: run here, after the gates, rather
+    // than on a thread of their own.
+    let (here_only, others): (Vec<&Registration>, Vec<&Registration>) = others
+        .into_iter()
+        .partition(|r| matches!(r.handler, Handler::Builtin(_)));
 
     let mut acc = Acc {
         result: FireResult::none(),
@@ -562,6 +568,10 @@ pub fn fire_selected(
     });
     for (i, inv) in &parallel {
         account(&mut acc, others[*i], inv, event, ctx.profile, outcome);
+    }
+    for reg in here_only {
+        let inv = invoke(reg, input, ctx);
+        account(&mut acc, reg, &inv, event, ctx.profile, outcome);
     }
     let by = match ran {
         0 => "the policy".to_owned(),

@@ -81,6 +81,9 @@ impl NotRun {
             NotRun::Trust(state) => {
                 format!("the project's hooks are {state} (see `keryx-hooks trust`)")
             }
+            NotRun::RuntimeToml("learning") => {
+                "runtime.toml turns it off (`[learning] enabled = false`)".into()
+            }
             NotRun::RuntimeToml(table) => {
                 format!("runtime.toml leaves it off (`[{table}] enabled` is not true)")
             }
