@@ -163,28 +163,6 @@ pub fn answers_in_process(reg: &Registration, profile: crate::config::model::Pro
         )
 }
 
-/// `regs` without the port registrations left at their no-op defaults: a
-/// port that does nothing is not invoked, so it costs nothing and leaves no
-/// record.
-pub fn without_idle_ports(
-    mut regs: Vec<Registration>,
-    settings: &crate::settings::Settings,
-) -> Vec<Registration> {
-    if !regs
-        .iter()
-        .any(|r| matches!(r.handler, Handler::Builtin(_)))
-    {
-        return regs;
-    }
-    let (learning, impact) = (settings.learning.is_some(), settings.impact.is_some());
-    regs.retain(|r| match r.handler {
-        Handler::Builtin(BuiltinPort::LearningObserver) => learning,
-        Handler::Builtin(BuiltinPort::ImpactEvidence) => impact,
-        Handler::Command(_) => true,
-    });
-    regs
-}
-
 use crate::config::model::BuiltinPort as Port;
 use crate::paths::Locations;
 use crate::runtime::reply::HookReply;
