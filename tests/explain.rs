@@ -256,3 +256,53 @@ fn the_human_explanation_reads_like_this() {
         .replace(&env.home.display().to_string(), "[HOME]");
     insta::assert_snapshot!(out);
 }
+
+#[test]
+fn explain_reads_the_snapshot_the_hosts_wiring_names() {
+    let env = Env::new();
+    let allow = json!({"id": "in-snapshot", "class": "gate", "runsIn": "unsandboxed",
+                       "command": {"argv": ["/bin/sh", "-c", "cat >/dev/null"]}});
+    env.write(
+        env.user_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": {"PreToolUse": [allow]}}).to_string(),
+    );
+    env.run(&["install", "claude-code"]).code(0);
+    // The live file changes after the snapshot: run still reads the snapshot.
+    env.write(
+        env.user_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": {"PreToolUse": []}}).to_string(),
+    );
+    let said = explain(&env, &claude_bash(&env, "toolu_s", "ls"));
+    let key = said["snapshot"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{said:#}"));
+    assert!(key.starts_with("keryx-"), "{said:#}");
+    assert!(
+        said["snapshotFrom"]
+            .as_str()
+            .unwrap()
+            .ends_with(".claude/settings.json"),
+        "{said:#}"
+    );
+    let ids: Vec<&str> = said["registrations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["runs"] == true)
+        .map(|r| r["hookId"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&"in-snapshot"), "{ids:?}");
+    // `--snapshot` names another one; the live file is read without one.
+    let run = env.run_stdin(
+        &[
+            "explain",
+            "claude-code",
+            "PreToolUse",
+            "--json",
+            "--snapshot",
+            "keryx-000000000000",
+        ],
+        claude_bash(&env, "toolu_s", "ls").to_string(),
+    );
+    assert_eq!(run.json()["answer"]["kind"], "config-invalid");
+}

@@ -376,7 +376,7 @@ fn human(r: &Value) -> Vec<String> {
                 "{id} ({} {}, {})",
                 s(&e["scope"]),
                 s(&e["class"]),
-                s(&e["source"])
+                escape(&s(&e["source"]))
             );
             if e["runs"] == true {
                 let mut line = format!("  runs     {what}");
