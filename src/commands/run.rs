@@ -1,6 +1,7 @@
 //! `keryx-hooks run <host> <event>`: what hosts execute for every event.
 //! Read the payload (bounded), decode it with the host's adapter, load the
-//! layered config, fire, record, and answer in the host's own shape.
+//! layered config, select, fire, compose, record, and answer in the host's
+//! own shape: one stage after another over one event ([`handle`]).
 //!
 //! Nothing but protocol output reaches stdout, and no failure here turns a
 //! gate into an allow: on gate-capable events a broken shim denies.
@@ -225,11 +226,15 @@ fn emit(adapter: &Adapter, host_event: &str, event: Event, result: &FireResult) 
     ExitCode::from(enc.exit_code)
 }
 
-/// Reads, decodes and fires. Every failure becomes a result, never a panic
-/// or an exit code of its own.
+/// One event as a sequence of stages (ARCHITECTURE §1): read → decode and
+/// locate/load ([`prepare`]) → select ([`selection`], the trace `explain`
+/// and `test` read too) → fire → compose → record; `run` then encodes.
+/// Every failure becomes a result, never a panic or an exit code of its own.
 fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
+    // read
     let payload = stdin_guard::read_json(std::io::stdin().lock(), &stdin_guard::Limits::default())
         .map_err(|e| e.to_string());
+    // decode, locate, load
     let p = match prepare(adapter, event, s, payload) {
         Ok(p) => p,
         Err(Stopped::Quiet) => return FireResult::none(),
@@ -242,21 +247,33 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
     if let Some(line) = trust_news(adapter, &p.input, &p.loc, &p.trust, &p.loaded) {
         notices.push(line);
     }
+    // select
     let all = select::in_load_order(&p.loaded, &p.trust);
     let sel = selection(adapter, &p, &all);
-    // Every hook that fit the call but does not run (held back by trust,
-    // disabled, another profile, left off in runtime.toml): recorded as
-    // skipped, with the reason. When nothing runs at all, only a held-back
-    // hook is worth a write of its own: an event no hook applies to stays
-    // free of disk writes (the hot path), and a hook someone turned off
-    // says so whenever its event leaves records anyway.
-    let nothing_runs = Work::of(&sel, p.profile) == Work::Nothing;
-    let skipped: Vec<RecordEntry> = sel
-        .skipped()
+    let skipped = skipped_entries(&sel, p.profile);
+    // fire, compose, record
+    let mut ev = match EventRun::begin(adapter, &p, &sel, notices, skipped) {
+        Ok(ev) => ev,
+        Err(answer) => return answer,
+    };
+    let mut result = ev.fire();
+    ev.compose(&mut result);
+    ev.record(&result);
+    result
+}
+
+/// Every hook that fit the call but does not run (held back by trust,
+/// disabled, another profile, left off in runtime.toml), as a `skipped`
+/// entry with the reason. When nothing runs at all, only a held-back hook
+/// is worth a write of its own: an event no hook applies to stays free of
+/// disk writes (the hot path), and a hook someone turned off says so
+/// whenever its event leaves records anyway.
+fn skipped_entries(sel: &Selection, profile: Profile) -> Vec<RecordEntry> {
+    let nothing_runs = Work::of(sel, profile) == Work::Nothing;
+    sel.skipped()
         .filter(|(_, why)| !nothing_runs || matches!(why, NotRun::Trust(_)))
         .map(|(r, why)| skipped_entry(r, why))
-        .collect();
-    fire_with_state(adapter, &p, &sel, (notices, skipped))
+        .collect()
 }
 
 /// What the shim answers when it stops before selecting any hook.
@@ -725,226 +742,255 @@ fn take_ids(l: &mut Locked, input: &EventInput, track_edits: bool) -> Ids {
     }
 }
 
-fn fire_with_state(
-    adapter: &Adapter,
-    p: &Prepared,
-    sel: &Selection,
-    // What to say, and the entries of hooks that did not run.
-    (mut notices, skipped): (Vec<String>, Vec<RecordEntry>),
-) -> FireResult {
-    let (input, loc, profile, inherited) = (&p.input, &p.loc, p.profile, &p.inherited);
-    let event = input.event;
-    let work = Work::of(sel, profile);
+/// One event between selection and its answer: what the stages after
+/// `select` share, each adding to it.
+struct EventRun<'a, 'r> {
+    adapter: &'a Adapter,
+    p: &'a Prepared,
+    sel: &'a Selection<'r>,
+    /// The session's state, unless nothing runs.
+    session: Option<Session>,
+    /// This delivery's claim on its tool call, for the replays.
+    claimed: Option<calls::Claimed>,
+    /// The session lock, held through firing for in-process work.
+    held: Option<Locked>,
+    ids: Ids,
+    /// What to say to the person.
+    notices: Vec<String>,
+    /// The entries of hooks that fit the call but did not run.
+    skipped: Vec<RecordEntry>,
+    /// The Stop-block counter to save.
+    stop_blocks: u32,
+}
 
-    let session = match work {
-        Work::Nothing => None,
-        _ => Some(Session::at(
-            loc.session_dir(adapter.name(), &input.session_id),
-        )),
-    };
+impl<'a, 'r> EventRun<'a, 'r> {
+    /// De-duplication and phase 1 under the session lock (the sequence
+    /// number, the run id, the first-edit decision). `Err` is the answer
+    /// when the event ends here (a replayed delivery, a lock held
+    /// elsewhere), already recorded.
+    fn begin(
+        adapter: &'a Adapter,
+        p: &'a Prepared,
+        sel: &'a Selection<'r>,
+        notices: Vec<String>,
+        skipped: Vec<RecordEntry>,
+    ) -> Result<Self, FireResult> {
+        let (input, loc, profile) = (&p.input, &p.loc, p.profile);
+        let event = input.event;
+        let work = Work::of(sel, profile);
+        let session = match work {
+            Work::Nothing => None,
+            _ => Some(Session::at(
+                loc.session_dir(adapter.name(), &input.session_id),
+            )),
+        };
+        let shim = |kind, r: &FireResult| record_shim(adapter, Some(input), loc, kind, event, r);
 
-    // De-duplication is keyed by session, tool call and question, not by host:
-    // Cursor and Copilot also run the Claude Code wiring for one call.
-    let dedup_key = input
-        .tool_call_id()
-        .filter(|_| work == Work::Spawns)
-        .map(|id| calls::question_key(input, id, profile));
-    let calls_dir = loc.calls_dir(&input.session_id);
-    let calls = dedup_key.as_ref().map(|_| Calls::at(calls_dir.clone()));
-    let claimed = match (&calls, &dedup_key) {
-        (Some(calls), Some(key)) => match calls.claim(key, calls::WAIT) {
-            Claim::Answered(d) => {
-                let r = replay(&d);
-                record_shim(
-                    adapter,
-                    Some(input),
-                    loc,
-                    RecordKind::DuplicateDelivery,
-                    event,
-                    &r,
-                );
-                return r;
-            }
-            Claim::First(c) => Some(c),
-            Claim::Unavailable(why) => {
-                let r = unavailable(event, format!("keryx-hooks: {why}"), notices);
-                record_shim(
-                    adapter,
-                    Some(input),
-                    loc,
-                    RecordKind::Unavailable,
-                    event,
-                    &r,
-                );
-                return r;
-            }
-        },
-        _ => None,
-    };
-
-    // Phase 1, under the session lock: ids and the first-edit decision.
-    // In-process work keeps the lock through firing (microseconds) so the
-    // whole event is one read and one write of the state.
-    let track_edits = sel
-        .main
-        .selected()
-        .iter()
-        .any(|r| matches!(r.handler, Handler::Builtin(BuiltinPort::ImpactEvidence)));
-    let mut held: Option<Locked> = None;
-    let mut ids = Ids {
-        run_id: input.run_id.clone().unwrap_or_default(),
-        seq: 0,
-        first_edit: false,
-        stop_blocks: 0,
-    };
-    match session.as_ref().map(Session::lock) {
-        Some(Ok(mut l)) => {
-            ids = take_ids(&mut l, input, track_edits);
-            if work == Work::Spawns {
-                if let Err(e) = l.save() {
-                    tracing::warn!("could not save the session state: {e}");
+        // De-duplication is keyed by session, tool call and question, not
+        // by host: Cursor and Copilot also run the Claude Code wiring for
+        // one call.
+        let claimed = match input.tool_call_id().filter(|_| work == Work::Spawns) {
+            None => None,
+            Some(id) => {
+                let key = calls::question_key(input, id, profile);
+                match Calls::at(loc.calls_dir(&input.session_id)).claim(&key, calls::WAIT) {
+                    Claim::Answered(d) => {
+                        let r = replay(&d);
+                        shim(RecordKind::DuplicateDelivery, &r);
+                        return Err(r);
+                    }
+                    Claim::First(c) => Some(c),
+                    Claim::Unavailable(why) => {
+                        let r = unavailable(event, format!("keryx-hooks: {why}"), notices);
+                        shim(RecordKind::Unavailable, &r);
+                        return Err(r);
+                    }
                 }
-            } else {
-                held = Some(l);
+            }
+        };
+
+        // Phase 1, under the session lock. In-process work keeps the lock
+        // through firing (microseconds) so the whole event is one read and
+        // one write of the state.
+        let track_edits = sel
+            .main
+            .selected()
+            .iter()
+            .any(|r| matches!(r.handler, Handler::Builtin(BuiltinPort::ImpactEvidence)));
+        let mut held: Option<Locked> = None;
+        let mut ids = Ids {
+            run_id: input.run_id.clone().unwrap_or_default(),
+            seq: 0,
+            first_edit: false,
+            stop_blocks: 0,
+        };
+        match session.as_ref().map(Session::lock) {
+            Some(Ok(mut l)) => {
+                ids = take_ids(&mut l, input, track_edits);
+                if work == Work::Spawns {
+                    if let Err(e) = l.save() {
+                        tracing::warn!("could not save the session state: {e}");
+                    }
+                } else {
+                    held = Some(l);
+                }
+            }
+            Some(Err(e)) if crate::session::lock_timed_out(&e) => {
+                let why = format!(
+                    "keryx-hooks: the session lock `{}` is held by another process: {e}",
+                    session
+                        .as_ref()
+                        .map_or_else(PathBuf::new, |s| s.dir().join("lock"))
+                        .display()
+                );
+                let result = unavailable(event, why, notices);
+                shim(RecordKind::Unavailable, &result);
+                // Later deliveries of this call repeat the deny, not wait for it.
+                if let Some(c) = claimed {
+                    c.answer(&delivered(&result));
+                }
+                return Err(result);
+            }
+            Some(Err(e)) => tracing::warn!("session state unavailable: {e}"),
+            None => {}
+        }
+        if ids.run_id.is_empty() {
+            ids.run_id = "run-0".into();
+        }
+        if work == Work::Spawns {
+            crate::runner::install_signal_handlers();
+            // Hooks run in the project root: be there, so spawning one
+            // needs no chdir of its own (see runner::spawn).
+            let base = loc.project_root_or_cwd();
+            if std::env::current_dir().ok().as_deref() != Some(base) {
+                let _ = std::env::set_current_dir(base);
             }
         }
-        Some(Err(e)) if crate::session::lock_timed_out(&e) => {
-            let why = format!(
-                "keryx-hooks: the session lock `{}` is held by another process: {e}",
-                session
-                    .as_ref()
-                    .map_or_else(PathBuf::new, |s| s.dir().join("lock"))
-                    .display()
-            );
-            let result = unavailable(event, why, notices);
-            record_shim(
-                adapter,
-                Some(input),
-                loc,
-                RecordKind::Unavailable,
-                event,
-                &result,
-            );
-            // Later deliveries of this call repeat the deny, not wait for it.
-            if let Some(c) = claimed {
-                c.answer(&delivered(&result));
+        let stop_blocks = ids.stop_blocks;
+        Ok(EventRun {
+            adapter,
+            p,
+            sel,
+            session,
+            claimed,
+            held,
+            ids,
+            notices,
+            skipped,
+            stop_blocks,
+        })
+    }
+
+    /// Fires what selection chose: the event, then the SubagentStart
+    /// bridged at this call, if any.
+    fn fire(&self) -> FireResult {
+        let (input, loc) = (&self.p.input, &self.p.loc);
+        let first_edit = self.ids.first_edit;
+        let builtin = |port, inp: &EventInput| -> Result<HookReply, String> {
+            crate::builtins::run_port(port, inp, first_edit, loc)
+        };
+        let in_process = |reg: &Registration, payload: &Value| {
+            crate::builtins::run_in_process(reg, payload, loc)
+        };
+        let ambient = |k: &str| std::env::var(k).ok();
+        let ctx = FireContext {
+            profile: self.p.profile,
+            project_root: loc.project_root.as_deref(),
+            cwd: &loc.cwd,
+            run_id: &self.ids.run_id,
+            builtin: &builtin,
+            in_process: &in_process,
+            ambient: &ambient,
+            host_env: self.adapter.hook_env(),
+            locations: loc,
+        };
+        let mut result = fire::fire_selected(&self.sel.main.selected(), input, &ctx);
+        if let Some((sub, trace)) = &self.sel.bridged {
+            let s = fire::fire_selected(&trace.selected(), sub, &ctx);
+            if s.outcome == Outcome::Deny && result.outcome != Outcome::Deny {
+                result.outcome = Outcome::Deny;
+                result.reason = s.reason.clone();
             }
-            return result;
+            result.matched_rules.extend(s.matched_rules);
+            result.anomalies.extend(s.anomalies);
+            result.records.extend(s.records);
+            result.not_reached.extend(s.not_reached);
         }
-        Some(Err(e)) => tracing::warn!("session state unavailable: {e}"),
-        None => {}
-    }
-    if ids.run_id.is_empty() {
-        ids.run_id = "run-0".into();
-    }
-    if work == Work::Spawns {
-        crate::runner::install_signal_handlers();
-        // Hooks run in the project root: be there, so spawning one needs no
-        // chdir of its own (see runner::spawn).
-        let base = loc.project_root_or_cwd();
-        if std::env::current_dir().ok().as_deref() != Some(base) {
-            let _ = std::env::set_current_dir(base);
-        }
+        result
     }
 
-    let first_edit = ids.first_edit;
-    let builtin = |port, inp: &EventInput| -> Result<HookReply, String> {
-        crate::builtins::run_port(port, inp, first_edit, loc)
-    };
-    let in_process =
-        |reg: &Registration, payload: &Value| crate::builtins::run_in_process(reg, payload, loc);
-    let ambient = |k: &str| std::env::var(k).ok();
-    let ctx = FireContext {
-        profile,
-        project_root: loc.project_root.as_deref(),
-        cwd: &loc.cwd,
-        run_id: &ids.run_id,
-        builtin: &builtin,
-        in_process: &in_process,
-        ambient: &ambient,
-        host_env: adapter.hook_env(),
-        locations: loc,
-    };
-    let mut result = fire::fire_selected(&sel.main.selected(), input, &ctx);
-
-    if let Some((sub, trace)) = &sel.bridged {
-        let s = fire::fire_selected(&trace.selected(), sub, &ctx);
-        if s.outcome == Outcome::Deny && result.outcome != Outcome::Deny {
-            result.outcome = Outcome::Deny;
-            result.reason = s.reason.clone();
+    /// What the shim adds to the hooks' answer: the ids a child agent
+    /// inherits, the Stop-loop guard, the notices.
+    fn compose(&mut self, result: &mut FireResult) {
+        let (event, loc) = (self.p.input.event, &self.p.loc);
+        if event == Event::SubagentStart {
+            result.inherited_hook_ids = Some(self.p.inherited.clone());
         }
-        result.matched_rules.extend(s.matched_rules);
-        result.anomalies.extend(s.anomalies);
-        result.records.extend(s.records);
-        result.not_reached.extend(s.not_reached);
-    }
-    if event == Event::SubagentStart {
-        result.inherited_hook_ids = Some(inherited.to_vec());
-    }
-
-    // The Stop-loop guard.
-    let stop_blocks = ids.stop_blocks;
-    let mut new_stop_blocks = stop_blocks;
-    if event == Event::Stop {
-        if result.outcome == Outcome::Deny {
-            if stop_blocks >= STOP_BLOCK_LIMIT {
+        if event == Event::Stop {
+            let blocks = self.ids.stop_blocks;
+            self.stop_blocks = if result.outcome != Outcome::Deny {
+                0
+            } else if blocks >= STOP_BLOCK_LIMIT {
                 result.outcome = Outcome::Allow;
                 result.reason = None;
                 result.matched_rules.push("stop-loop-guard".into());
-                notices.push(format!(
+                self.notices.push(format!(
                     "keryx-hooks: a Stop hook blocked {STOP_BLOCK_LIMIT} times in a row; letting this turn end"
                 ));
-                new_stop_blocks = 0;
+                0
             } else {
-                new_stop_blocks = stop_blocks + 1;
-            }
-        } else {
-            new_stop_blocks = 0;
+                blocks + 1
+            };
         }
+        if event == Event::SessionStart {
+            crate::session::prune(&loc.sessions_dir());
+        }
+        result.notices.append(&mut self.notices);
     }
-    if event == Event::SessionStart {
-        crate::session::prune(&loc.sessions_dir());
-    }
-    result.notices.extend(notices);
 
-    // Phase 3: records (one O_APPEND write, no lock needed) and, for Stop,
-    // the block counter under the lock; then the answer for replays.
-    let correlation = input.tool_call_id().map_or_else(
-        || format!("{}-{}", input.session_id, ids.seq),
-        str::to_owned,
-    );
-    let locked = match held {
-        Some(l) => Some(l),
-        None if event == Event::Stop => session.as_ref().and_then(|s| s.lock().ok()),
-        None => None,
-    };
-    // One O_APPEND write, whether or not the lock is held.
-    let mut entries = skipped;
-    entries.extend(RecordEntry::hooks(&result));
-    if !entries.is_empty() {
-        let ctx = record_context(adapter, input, loc);
-        let dir = loc.session_dir(adapter.name(), &input.session_id);
-        let appended = match &session {
-            Some(s) => s.append_records(&ctx, &entries, &correlation, &ids.run_id),
-            None => Session::at(dir).append_records(&ctx, &entries, &correlation, &ids.run_id),
+    /// Phase 3: the records (one O_APPEND write, no lock needed) and, for
+    /// Stop, the block counter under the lock; then the answer for replays.
+    fn record(self, result: &FireResult) {
+        let (adapter, input, loc) = (self.adapter, &self.p.input, &self.p.loc);
+        let event = input.event;
+        let correlation = input.tool_call_id().map_or_else(
+            || format!("{}-{}", input.session_id, self.ids.seq),
+            str::to_owned,
+        );
+        let locked = match self.held {
+            Some(l) => Some(l),
+            None if event == Event::Stop => self.session.as_ref().and_then(|s| s.lock().ok()),
+            None => None,
         };
-        if let Err(e) = appended {
-            tracing::warn!("could not append records: {e}");
+        // One O_APPEND write, whether or not the lock is held.
+        let mut entries = self.skipped;
+        entries.extend(RecordEntry::hooks(result));
+        if !entries.is_empty() {
+            let ctx = record_context(adapter, input, loc);
+            let dir = loc.session_dir(adapter.name(), &input.session_id);
+            let run_id = &self.ids.run_id;
+            let appended = match &self.session {
+                Some(s) => s.append_records(&ctx, &entries, &correlation, run_id),
+                None => Session::at(dir).append_records(&ctx, &entries, &correlation, run_id),
+            };
+            if let Err(e) = appended {
+                tracing::warn!("could not append records: {e}");
+            }
+        }
+        if let Some(mut l) = locked {
+            l.state.stop_blocks = self.stop_blocks;
+            let _ = l.save();
+        }
+        if let Some(c) = self.claimed {
+            c.answer(&delivered(result));
+        }
+        // Answers are only needed while a call can still be re-delivered;
+        // the end of a turn is a good moment to forget the old ones.
+        let calls_dir = loc.calls_dir(&input.session_id);
+        if matches!(event, Event::Stop | Event::SessionEnd) && calls_dir.is_dir() {
+            Calls::at(calls_dir).prune(calls::KEEP);
         }
     }
-    if let Some(mut l) = locked {
-        l.state.stop_blocks = new_stop_blocks;
-        let _ = l.save();
-    }
-    if let Some(c) = claimed {
-        c.answer(&delivered(&result));
-    }
-    // Answers are only needed while a call can still be re-delivered; the
-    // end of a turn is a good moment to forget the old ones.
-    if matches!(event, Event::Stop | Event::SessionEnd) && calls_dir.is_dir() {
-        Calls::at(calls_dir).prune(calls::KEEP);
-    }
-    result
 }
 
 /// The answer later deliveries of this call repeat.
