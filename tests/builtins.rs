@@ -578,6 +578,20 @@ fn the_learning_observer_runs_once_per_mapped_event_in_process_and_list_says_whe
         })
         .count();
     assert_eq!(observed, 7, "{records}");
+    // Each observation carries the run id its event's hooks were given.
+    let first: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(dir.join("learning/observations.jsonl"))
+            .unwrap()
+            .lines()
+            .nth(1)
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(first["kind"], "user-prompt");
+    assert!(
+        first["runId"].as_str().unwrap().starts_with("run-"),
+        "{first}"
+    );
     // The gated Bash call stayed on the in-process path: no per-call
     // de-duplication state, which only calls that spawn keep.
     assert!(!dir.join("sessions/calls-s-once").exists());

@@ -170,11 +170,13 @@ use crate::runtime::types::{EventInput, Outcome};
 
 /// Runs one of the two in-process built-ins through its port (the no-op
 /// defaults unless `runtime.toml` enables the shipped ones).
-/// `first_edit` says whether this is the session's first edit of the file.
+/// `first_edit` says whether this is the session's first edit of the file;
+/// `run_id` is the event's (`KERYX_RUN_ID`).
 pub fn run_port(
     port: Port,
     input: &EventInput,
     first_edit: bool,
+    run_id: &str,
     loc: &Locations,
 ) -> Result<HookReply, String> {
     let (sink, impact) = ports::ports_from(loc.settings(), &loc.state_dir);
@@ -186,7 +188,8 @@ pub fn run_port(
             let obs = ports::LearningObservation {
                 kind,
                 session_id: input.session_id.clone(),
-                run_id: input.run_id.clone().unwrap_or_default(),
+                // The run id every hook of this event is given.
+                run_id: run_id.to_owned(),
                 timestamp: crate::runtime::codec::timestamp_now(),
                 payload: serde_json::Value::Object(input.fields.clone()),
             };

@@ -885,9 +885,9 @@ impl<'a, 'r> EventRun<'a, 'r> {
     /// bridged at this call, if any.
     fn fire(&self) -> FireResult {
         let (input, loc) = (&self.p.input, &self.p.loc);
-        let first_edit = self.ids.first_edit;
+        let (first_edit, run_id) = (self.ids.first_edit, self.ids.run_id.as_str());
         let builtin = |port, inp: &EventInput| -> Result<HookReply, String> {
-            crate::builtins::run_port(port, inp, first_edit, loc)
+            crate::builtins::run_port(port, inp, first_edit, run_id, loc)
         };
         let in_process = |reg: &Registration, payload: &Value| {
             crate::builtins::run_in_process(reg, payload, loc)

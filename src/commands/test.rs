@@ -77,7 +77,7 @@ pub fn run(args: &TestArgs) -> CmdResult {
         None => synthetic(reg),
     };
     let builtin = |port, inp: &EventInput| -> Result<HookReply, String> {
-        crate::builtins::run_port(port, inp, true, &loc)
+        crate::builtins::run_port(port, inp, true, "test-run", &loc)
     };
     let in_process =
         |r: &Registration, payload: &Value| crate::builtins::run_in_process(r, payload, &loc);
