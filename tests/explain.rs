@@ -306,3 +306,45 @@ fn explain_reads_the_snapshot_the_hosts_wiring_names() {
     );
     assert_eq!(run.json()["answer"]["kind"], "config-invalid");
 }
+
+#[test]
+fn a_sandboxed_hook_without_a_sandbox_is_said_to_fail_as_run_fails_it() {
+    let env = Env::new();
+    env.write(
+        env.keryx_home().join("runtime.toml"),
+        "[sandbox]\nlauncher = \"/nonexistent/bwrap\"\n",
+    );
+    env.write(
+        env.user_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": {"Stop": [
+            {"id": "boxed", "class": "observe", "command": {"argv": ["true"]}}
+        ]}})
+        .to_string(),
+    );
+    let payload = json!({"session_id": "s-box", "hook_event_name": "Stop", "cwd": env.project});
+    let said = env
+        .run_stdin(
+            &["explain", "claude-code", "Stop", "--json"],
+            payload.to_string(),
+        )
+        .json();
+    let boxed = said["registrations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["hookId"] == "boxed")
+        .unwrap()
+        .clone();
+    assert_eq!(boxed["runs"], true, "{said:#}");
+    assert!(
+        boxed["note"]
+            .as_str()
+            .unwrap()
+            .contains("sandbox-unavailable"),
+        "{boxed}"
+    );
+    env.run_stdin(&["run", "claude-code", "Stop"], payload.to_string());
+    let log = env.run(&["log", "--json", "--hook", "boxed"]);
+    let rec: Value = serde_json::from_str(log.stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(rec["record"]["failure"], "sandbox-unavailable", "{rec}");
+}

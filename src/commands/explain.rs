@@ -282,13 +282,21 @@ fn caveat(reg: &Registration, p: &Prepared) -> Option<String> {
             p.profile
         ));
     }
-    if runs_in == RunsIn::Sandbox
-        && let Err(why) = &p.loc.settings().launcher
-    {
-        return Some(format!(
-            "the sandbox is unavailable ({}): it fails as sandbox-unavailable",
-            escape(why)
-        ));
+    if runs_in == RunsIn::Sandbox {
+        // The launcher `run` would use (probed once, then cached on disk,
+        // as `run` and `doctor` do).
+        let pin = p.loc.settings().launcher.as_ref().map(Option::as_deref);
+        let search = crate::runner::LauncherSearch {
+            pin: pin.map_err(String::as_str),
+            project: p.loc.project_root.as_deref(),
+            cwd: Some(&p.loc.cwd),
+        };
+        if let Err(why) = crate::runner::sandbox_launcher(&search) {
+            return Some(format!(
+                "the sandbox is unavailable ({}): it fails as sandbox-unavailable",
+                escape(&why)
+            ));
+        }
     }
     None
 }
