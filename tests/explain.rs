@@ -348,3 +348,21 @@ fn a_sandboxed_hook_without_a_sandbox_is_said_to_fail_as_run_fails_it() {
     let rec: Value = serde_json::from_str(log.stdout.lines().next().unwrap()).unwrap();
     assert_eq!(rec["record"]["failure"], "sandbox-unavailable", "{rec}");
 }
+
+#[test]
+fn an_event_keryx_does_not_handle_is_explained_as_run_answers_it() {
+    let env = Env::new();
+    let run = env.run_stdin(&["explain", "claude-code", "PostToolBatch", "--json"], "{}");
+    run.code(0);
+    let v = run.json();
+    assert_eq!(v["answer"]["kind"], "unmapped", "{v:#}");
+    assert_eq!(v["answer"]["outcome"], "none");
+    // run says nothing for it either.
+    let run = env.run_stdin(&["run", "claude-code", "PostToolBatch"], "{}");
+    run.code(0);
+    assert_eq!(run.stdout, "");
+    // An event no host has is a user error.
+    env.run_stdin(&["explain", "claude-code", "NoSuchEvent"], "{}")
+        .code(1)
+        .stderr_has("has no event");
+}

@@ -31,6 +31,26 @@ pub fn run(args: &ExplainArgs) -> CmdResult {
         ))
     })?;
     let Some(event) = adapter.canonical_event(&args.event) else {
+        if adapter.unmapped_events().contains(&args.event) {
+            // `run` answers such an event with nothing at all.
+            let note = format!(
+                "{} {}: keryx-hooks has no canonical event for it, so run reads nothing and answers nothing",
+                adapter.name(),
+                escape(&args.event)
+            );
+            if args.json {
+                output::json(&json!({
+                    "host": adapter.name(),
+                    "event": null,
+                    "hostEvent": args.event,
+                    "registrations": [],
+                    "answer": {"outcome": "none", "reason": null, "kind": "unmapped", "note": note},
+                }));
+            } else {
+                output::line(&note);
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
         return Err(CommandError::user(format!(
             "host `{}` has no event `{}` that keryx-hooks handles",
             adapter.name(),
