@@ -10,6 +10,7 @@ mod conventions;
 mod e2e;
 mod fuzz_regressions;
 mod hardening_state;
+mod import;
 mod install;
 mod log;
 mod notices;

@@ -160,6 +160,36 @@ pub fn run(args: &ImportArgs) -> CmdResult {
     })
 }
 
+/// How many of `host`'s own hooks at `scope` `import` would move (for
+/// `install`'s note).
+pub fn importable(loc: &Locations, host: &Adapter, scope: Scope) -> usize {
+    if !import::HOSTS.contains(&host.name()) {
+        return 0;
+    }
+    let root = loc.project_root.clone();
+    let read = |w: &str| read_script(w, loc, root.as_deref());
+    import::source_files(host, scope, loc)
+        .iter()
+        .filter_map(|src| {
+            let text = file::resolve(&src.path)
+                .and_then(|r| file::read(&r))
+                .ok()??;
+            let listed = import::list(&text, src.format).ok()?;
+            Some(
+                import::plan_file(host, scope, src, &listed, &read)
+                    .iter()
+                    .filter(|p| matches!(p.outcome, Outcome::Import(_)))
+                    .count(),
+            )
+        })
+        .sum()
+}
+
+/// The hooks file `import` writes at `scope`, when there is one here.
+pub fn hooks_file_at(loc: &Locations, scope: Scope) -> Option<PathBuf> {
+    hooks_file(loc, scope).ok()
+}
+
 /// The adapters for `names`, each once; only hosts `import` reads.
 fn resolve_hosts(names: &[String]) -> Result<Vec<&'static Adapter>, CommandError> {
     let mut out: Vec<&'static Adapter> = Vec::new();
