@@ -275,14 +275,23 @@ fn install_points_at_import_and_uninstall_undoes_it() {
         .code(0)
         .stdout_has("has 2 hooks of its own")
         .stdout_has("`keryx-hooks import claude-code`");
-    env.run(&["import", "claude-code"]).code(0);
+    env.run(&["import", "claude-code"])
+        .code(0)
+        .stdout_has("updating the snapshot the hosts read your hooks from");
     let wired: Value = serde_json::from_str(&read(&settings)).unwrap();
-    assert!(
-        wired["hooks"]["PreToolUse"]
-            .to_string()
-            .contains(" run claude-code PreToolUse")
-    );
+    let shim = wired["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(shim.contains(" run claude-code PreToolUse"), "{shim}");
     assert!(!wired.to_string().contains("block-rm.sh"));
+    // The host runs the snapshot, which now holds the imported gate.
+    let key = shim.rsplit(' ').next().unwrap();
+    let r = env.run_stdin(
+        &["run", "claude-code", "PreToolUse", "--snapshot", key],
+        claude_bash(&env, "c1", "rm -rf build").to_string(),
+    );
+    assert!(r.stdout.contains("no rm -rf here"), "{}", r.stdout);
     env.run(&["uninstall", "claude-code"])
         .code(0)
         .stdout_has("as it was before the import");

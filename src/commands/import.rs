@@ -128,7 +128,24 @@ pub fn run(args: &ImportArgs) -> CmdResult {
     }
 
     let wired = hosts_wired(&loc, &hosts, scope);
-    let notes = notes(scope, &hosts, &wired, &plan);
+    let mut notes = notes(scope, &hosts, &wired, &plan, !args.dry_run && !args.json);
+    // A user hook runs from the snapshot the host is wired to: bring it up
+    // to date now, or the moved hooks would run nowhere until the next install.
+    let resync: Vec<String> = hosts
+        .iter()
+        .filter(|h| wired.iter().any(|w| w == h.name()))
+        .filter(|h| {
+            plan.iter()
+                .any(|p| p.host == h.name() && matches!(p.outcome, Outcome::Import(_)))
+        })
+        .map(|h| h.name().to_owned())
+        .collect();
+    if args.json && scope == Scope::User && !resync.is_empty() && !new_regs.is_empty() {
+        notes.push(format!(
+            "the installed snapshot does not hold the imported hooks yet: `keryx-hooks install {}`",
+            resync.join(" ")
+        ));
+    }
     if args.json {
         output::json(&json!({
             "ok": errors.is_empty(),
@@ -153,7 +170,26 @@ pub fn run(args: &ImportArgs) -> CmdResult {
             output::line("dry run: nothing was written");
         }
     }
-    Ok(if errors.is_empty() {
+    let mut resync_failed = false;
+    if scope == Scope::User
+        && !args.dry_run
+        && !args.json
+        && !resync.is_empty()
+        && !new_regs.is_empty()
+    {
+        output::line("updating the snapshot the hosts read your hooks from:");
+        let code = super::install::run(&crate::cli::InstallArgs {
+            hosts: resync,
+            scope: crate::cli::ScopeArg::User,
+            format: crate::cli::FormatArg::Settings,
+            out: None,
+            source: None,
+            dry_run: false,
+            json: false,
+        })?;
+        resync_failed = code != ExitCode::SUCCESS;
+    }
+    Ok(if errors.is_empty() && !resync_failed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -708,6 +744,7 @@ fn notes(
     hosts: &[&'static Adapter],
     wired: &[String],
     plan: &[Planned],
+    resyncs: bool,
 ) -> Vec<String> {
     let mut notes = Vec::new();
     let imported = |h: &str| {
@@ -721,7 +758,7 @@ fn notes(
                 h.display_name(),
                 h.name()
             ));
-        } else if imported(h.name()) && scope == Scope::User {
+        } else if imported(h.name()) && scope == Scope::User && !resyncs {
             notes.push(format!(
                 "{} reads your hooks from the installed snapshot: `keryx-hooks install {}` (or `keryx-hooks doctor --fix`) brings it up to date",
                 h.display_name(),
