@@ -484,3 +484,18 @@ fn a_host_file_edited_between_imports_is_undone_as_far_as_it_can_be() {
             .exists()
     );
 }
+
+#[test]
+fn what_a_repository_wrote_is_shown_escaped() {
+    let env = Env::new();
+    env.write(
+        env.project.join(".claude/settings.json"),
+        json!({"hooks": {"Pre\u{1b}[2JToolUse": [{"hooks": [
+            {"type": "command", "command": "echo \u{1b}[31mhi"}
+        ]}]}})
+        .to_string(),
+    );
+    let r = env.run(&["import", "claude-code", "--scope", "project", "--dry-run"]);
+    r.code(0).stdout_has("stays with the host");
+    assert!(!r.stdout.contains('\u{1b}'), "{}", r.stdout);
+}

@@ -287,6 +287,13 @@ fn read_script(word: &str, loc: &Locations, root: Option<&Path>) -> Option<Strin
     } else {
         PathBuf::from(word)
     };
+    // Never a credential store, whatever a command names.
+    if crate::runner::HOME_SECRETS
+        .iter()
+        .any(|secret| crate::paths::is_inside(&path, &loc.home.join(secret)))
+    {
+        return None;
+    }
     let meta = std::fs::metadata(&path).ok()?;
     if !meta.is_file() || meta.len() > MAX_SCRIPT_BYTES {
         return None;
@@ -833,7 +840,7 @@ fn print_plan(plan: &[Planned], hooks_file: &Path, dry_run: bool, added: usize) 
                 output::line(&format!(
                     "{} {}{matcher} {what}: {} `{}` ({} on {}, timeout {} ms)",
                     p.host,
-                    p.host_event,
+                    escape(&p.host_event),
                     if dry_run {
                         "would import as"
                     } else {
@@ -857,7 +864,7 @@ fn print_plan(plan: &[Planned], hooks_file: &Path, dry_run: bool, added: usize) 
             Outcome::Leave { reason } => output::line(&format!(
                 "{} {}{matcher} {what}: stays with the host: {}",
                 p.host,
-                p.host_event,
+                escape(&p.host_event),
                 escape(reason)
             )),
         }
