@@ -1085,6 +1085,25 @@ mod tests {
     }
 
     #[test]
+    fn removal_picks_by_event_and_command_and_keeps_every_other_byte() {
+        let text = "{\n  // mine\n  \"hooks\": {\n    \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"n.sh\"}]}],\n    \"Notification\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"n.sh\"}]}]\n  }\n}\n";
+        let format = wiring::format(claude()).unwrap();
+        let out = remove(text, format, &|k, c| k == "Stop" && c == "n.sh").unwrap();
+        assert_eq!(
+            out,
+            "{\n  // mine\n  \"hooks\": {\n    \"Notification\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"n.sh\"}]}]\n  }\n}\n"
+        );
+        let kimi = crate::hosts::adapter("kimi").unwrap();
+        let toml = "[[hooks]]\nevent = \"Stop\"\ncommand = \"n.sh\"\n\n[[hooks]]\nevent = \"Notification\"\ncommand = \"n.sh\"\n";
+        let out = remove(toml, wiring::format(kimi).unwrap(), &|k, _| k == "Stop").unwrap();
+        // The blank line that separated the two tables stays.
+        assert_eq!(
+            out,
+            "\n[[hooks]]\nevent = \"Notification\"\ncommand = \"n.sh\"\n"
+        );
+    }
+
+    #[test]
     fn matchers_name_canonical_tools() {
         let gemini = crate::hosts::adapter("gemini-cli").unwrap();
         assert_eq!(canonical_matcher(gemini, "run_shell_command"), "Bash");
