@@ -4,6 +4,7 @@ pub mod completions;
 pub mod ctx;
 pub mod doctor;
 pub mod explain;
+pub mod import;
 pub mod install;
 pub mod list;
 pub mod log;
