@@ -717,7 +717,7 @@ fn uses_network(text: &str) -> Option<String> {
         "https://",
         "http://",
     ];
-    words(text)
+    shell_words(text)
         .find(|w| PROGRAMS.contains(w))
         .map(str::to_owned)
         .or_else(|| {
@@ -743,9 +743,25 @@ fn uses_desktop(text: &str) -> Option<String> {
         "gdbus",
         "dbus-send",
     ];
-    words(text)
+    shell_words(text)
         .find(|w| PROGRAMS.contains(w))
         .map(str::to_owned)
+}
+
+/// The words of a text the shell runs. A Node, Python, Ruby or Bun script
+/// names programs in strings and patterns (a blocker's `/\bcurl\b/`), not
+/// as commands, so its words are not read as programs it starts.
+fn shell_words(text: &str) -> Box<dyn Iterator<Item = &str> + '_> {
+    let first = text.lines().next().unwrap_or("");
+    let interpreted = first.starts_with("#!")
+        && ["node", "python", "bun", "deno", "ruby", "perl", "uv"]
+            .iter()
+            .any(|i| first.contains(i));
+    if interpreted {
+        Box::new(std::iter::empty())
+    } else {
+        Box::new(words(text))
+    }
 }
 
 /// `~/…` form of a path written as `~/x`, `$HOME/x` or `${HOME}/x`.
@@ -836,6 +852,147 @@ pub fn home_writes(text: &str) -> Vec<String> {
                 if let Some(p) = home_form(w) {
                     push(p);
                 }
+            }
+        }
+    }
+    // A script that builds a home path in one place and writes through a
+    // variable elsewhere (`LOG_DIR = path.join(process.env.HOME, '.claude',
+    // 'logs')` … `fs.appendFileSync(path.join(LOG_DIR, f), …)`): every home
+    // path it builds counts when it writes any file at all.
+    if writes_files(text) {
+        for p in built_home_paths(text) {
+            push(p);
+        }
+    }
+    out
+}
+
+/// Whether a script text writes files anywhere (Node, Python, shell).
+fn writes_files(text: &str) -> bool {
+    const CALLS: &[&str] = &[
+        "appendFile",
+        "writeFile",
+        "mkdirSync",
+        "createWriteStream",
+        "makedirs",
+        "write_text",
+        "write_bytes",
+        ".mkdir(",
+    ];
+    CALLS.iter().any(|c| text.contains(c))
+        || text.lines().any(|l| {
+            l.contains("open(")
+                && [
+                    "'a'", "\"a\"", "'w'", "\"w\"", "'a+'", "\"a+\"", "'w+'", "\"w+\"",
+                ]
+                .iter()
+                .any(|m| l.contains(m))
+        })
+}
+
+/// The home itself, as a script names it in code.
+const HOME_EXPRS: &[&str] = &[
+    "process.env.HOME",
+    "os.homedir()",
+    "homedir()",
+    "Path.home()",
+    "str(Path.home())",
+    "os.path.expanduser(\"~\")",
+    "os.path.expanduser('~')",
+    "os.environ[\"HOME\"]",
+    "os.environ['HOME']",
+    "os.environ.get(\"HOME\")",
+    "os.environ.get('HOME')",
+    "os.getenv(\"HOME\")",
+    "os.getenv('HOME')",
+];
+
+/// A quoted string literal at the start of `s` (after blanks): its text
+/// and the rest.
+fn literal(s: &str) -> Option<(&str, &str)> {
+    let s = s.trim_start();
+    let q = s.chars().next().filter(|c| matches!(c, '\'' | '"' | '`'))?;
+    let body = &s[1..];
+    let end = body.find(q)?;
+    let text = &body[..end];
+    (!text.contains(['\\', '$', '{', '\n'])).then_some((text, &body[end + 1..]))
+}
+
+/// `~/…` paths a script builds from the home in code:
+/// `path.join(process.env.HOME, '.claude', 'logs')` (also `os.homedir()`,
+/// `path.resolve`, `os.path.join(os.path.expanduser("~"), …)`),
+/// `Path.home() / ".claude" / "logs"` and `os.path.expanduser("~/x")`.
+pub fn built_home_paths(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |parts: Vec<&str>| {
+        let parts: Vec<&str> = parts
+            .into_iter()
+            .flat_map(|p| p.split('/'))
+            .filter(|p| !p.is_empty() && *p != ".")
+            .collect();
+        if parts.is_empty() || parts.contains(&"..") {
+            return;
+        }
+        let p = format!("~/{}", parts.join("/"));
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    };
+    // join/resolve calls whose first argument is the home.
+    for call in ["path.join(", "path.resolve(", "os.path.join("] {
+        for (at, _) in text.match_indices(call) {
+            let args = &text[at + call.len()..];
+            let Some(home) = HOME_EXPRS
+                .iter()
+                .find(|h| args.trim_start().starts_with(**h))
+            else {
+                continue;
+            };
+            let mut rest = &args.trim_start()[home.len()..];
+            // `process.env.HOME || '/tmp'`: the fallback is not the home.
+            if let Some(r) = rest.trim_start().strip_prefix("||") {
+                match literal(r) {
+                    Some((_, r)) => rest = r,
+                    None => continue,
+                }
+            }
+            let mut parts = Vec::new();
+            while let Some(r) = rest.trim_start().strip_prefix(',') {
+                match literal(r) {
+                    Some((t, r)) => {
+                        parts.push(t);
+                        rest = r;
+                    }
+                    None => break,
+                }
+            }
+            push(parts);
+        }
+    }
+    // `Path.home() / ".claude" / "logs"`, also across the parentheses of a
+    // fallback: `Path(os.environ.get("X", Path.home() / ".a")) / "b"`.
+    for (at, _) in text.match_indices("Path.home()") {
+        let mut rest = &text[at + "Path.home()".len()..];
+        let mut parts = Vec::new();
+        loop {
+            let r = rest.trim_start().trim_start_matches(')').trim_start();
+            let Some(r) = r.strip_prefix('/') else { break };
+            match literal(r) {
+                Some((t, r)) => {
+                    parts.push(t);
+                    rest = r;
+                }
+                None => break,
+            }
+        }
+        push(parts);
+    }
+    for call in ["expanduser(", "expandUser("] {
+        for (at, _) in text.match_indices(call) {
+            if let Some((t, _)) = literal(&text[at + call.len()..])
+                && let Some(r) = t.strip_prefix("~/")
+            {
+                push(vec![r]);
             }
         }
     }
@@ -948,6 +1105,52 @@ mod tests {
         )
         .unwrap();
         assert_eq!(g, Grants::default());
+    }
+
+    #[test]
+    fn home_paths_built_in_code_are_granted_when_the_script_writes() {
+        let node = "const LOG_DIR = path.join(process.env.HOME, '.claude', 'hooks-logs');\n\
+                    const STATE = path.join(process.env.HOME || '/tmp', '.claude', 'state', 'x');\n\
+                    const OTHER = path.join(os.homedir(), \".cache/tool\", name);\n\
+                    fs.mkdirSync(LOG_DIR, { recursive: true });\n";
+        assert_eq!(
+            built_home_paths(node),
+            ["~/.claude/hooks-logs", "~/.claude/state/x", "~/.cache/tool"]
+        );
+        let g = detect("node ~/h.js", &[node.to_owned()], Scope::User, claude()).unwrap();
+        assert_eq!(
+            g.writable,
+            ["~/.claude/hooks-logs", "~/.claude/state/x", "~/.cache/tool"]
+        );
+
+        let py = "logs = Path(os.environ.get(\"CLAUDE_CONFIG_DIR\", Path.home() / \".claude\")) / \"hooks-logs\"\n\
+                  logs.mkdir(parents=True, exist_ok=True)\n\
+                  cfg = os.path.expanduser(\"~/.config/tool/a.toml\")\n";
+        assert_eq!(
+            built_home_paths(py),
+            ["~/.claude/hooks-logs", "~/.config/tool/a.toml"]
+        );
+
+        // Named but never written: nothing granted.
+        let reads = "const CFG = path.join(os.homedir(), '.claude', 'cfg.json');\n\
+                     const c = JSON.parse(fs.readFileSync(CFG));\n";
+        let g = detect("node ~/h.js", &[reads.to_owned()], Scope::User, claude()).unwrap();
+        assert!(g.writable.is_empty(), "{g:?}");
+        // A join that climbs out (`..`) or has no literal part grants nothing.
+        assert!(built_home_paths("path.join(process.env.HOME, '..', 'x')").is_empty());
+        assert!(built_home_paths("path.join(os.homedir(), dir)").is_empty());
+    }
+
+    #[test]
+    fn programs_named_in_a_scripts_patterns_are_not_programs_it_runs() {
+        let js =
+            "#!/usr/bin/env node\nconst RULES = [/\\bcurl\\b.*\\|\\s*sh/, 'say'];\n".to_owned();
+        let g = detect("node ~/.claude/hooks/b.js", &[js], Scope::User, claude()).unwrap();
+        assert!(!g.unsandboxed, "{g:?}");
+        // The same word as a command in a shell script is a program it runs.
+        let sh = "#!/bin/sh\ncurl -s -d done http://127.0.0.1:9/\n".to_owned();
+        let g = detect("sh ~/n.sh", &[sh], Scope::User, claude()).unwrap();
+        assert!(g.unsandboxed, "{g:?}");
     }
 
     #[test]
