@@ -428,7 +428,7 @@ pub fn writable_refusal(path: &Path, loc: &Locations, project: Option<&Path>) ->
 /// its invisible characters made visible, and named after the hook.
 fn system_message_notice(reg: &Registration, line: &str) -> String {
     let (kept, cut) = truncate_utf8(line.trim(), MAX_REASON_BYTES);
-    let kept = crate::escape::escape_text(kept);
+    let kept = crate::escape::hook_text(kept);
     let more = if cut { "…[truncated]" } else { "" };
     format!("{}: {kept}{more}", crate::escape::escape(&reg.id))
 }
@@ -584,7 +584,7 @@ fn account(
             // control characters become visible escapes.
             let reason = reply.reason.as_deref().map(|r| {
                 let (kept, cut) = truncate_utf8(r, MAX_REASON_BYTES);
-                let kept = crate::escape::escape_text(kept);
+                let kept = crate::escape::hook_text(kept);
                 if cut {
                     format!("{kept}…[truncated]")
                 } else {
