@@ -14,6 +14,7 @@ mod install;
 mod log;
 mod notices;
 mod readme;
+mod real_hooks;
 mod runtime;
 mod sandbox;
 mod secrets_corpus;
