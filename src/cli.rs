@@ -44,6 +44,8 @@ pub enum Command {
     Install(InstallArgs),
     /// Take keryx-hooks out of agent hosts' configs, leaving everything else as it was.
     Uninstall(UninstallArgs),
+    /// Move a host's own hooks into keryx-hooks, so they run once, sandboxed.
+    Import(ImportArgs),
     /// Show whether each hook snapshot is current and wired (exit 1 when not).
     Status(StatusArgs),
     /// Check the installation; with --fix, repair what can be repaired.
@@ -301,6 +303,27 @@ pub struct UninstallArgs {
     /// Print what would change, as a diff, and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// Hosts whose hooks to move: claude-code, gemini-cli, codex, qwen-code, copilot, kimi.
+    #[arg(required = true, value_name = "HOST")]
+    pub hosts: Vec<String>,
+    /// Your own host configs (into `$KERYX_HOME/hooks.json`) or this
+    /// project's (into `.metaproject/hooks.json`, which then needs `trust`).
+    #[arg(long, value_enum, default_value = "user")]
+    pub scope: ScopeArg,
+    /// Print what would be imported and granted, and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the plan as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Put the host configs back as they were before the import and remove
+    /// the imported registrations.
+    #[arg(long)]
+    pub undo: bool,
 }
 
 #[derive(Debug, clap::Args)]

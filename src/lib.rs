@@ -61,6 +61,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Command::Init(a) => commands::init::run(a),
         Command::Install(a) => commands::install::run(a),
         Command::Uninstall(a) => commands::uninstall::run(a),
+        Command::Import(a) => commands::import::run(a),
         Command::Status(a) => commands::status::run(a),
         Command::Doctor(a) => commands::doctor::run(a),
         Command::Log(a) => commands::log::run(a),

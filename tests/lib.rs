@@ -10,6 +10,7 @@ mod conventions;
 mod e2e;
 mod fuzz_regressions;
 mod hardening_state;
+mod import;
 mod init;
 mod install;
 mod log;

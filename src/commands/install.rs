@@ -369,6 +369,17 @@ fn notes(s: &Settings, loc: &Locations, outcomes: &[HostOutcome]) -> Vec<String>
             ));
         }
     }
+    for o in outcomes.iter().filter(|o| o.error.is_none()) {
+        let n = super::import::importable(loc, o.host, s.scope);
+        if n > 0 {
+            notes.push(format!(
+                "{} also has {n} hooks of its own, which it keeps running outside keryx-hooks; `keryx-hooks import {}{}` moves them in, so they run once, sandboxed and logged.",
+                o.host.display_name(),
+                o.host.name(),
+                if s.scope == Scope::Project { " --scope project" } else { "" }
+            ));
+        }
+    }
     if s.scope == Scope::User && loc.project_hooks_file().is_some_and(|p| p.is_file()) {
         notes.push(
             "Host timeouts cover the built-in and your own hooks; for this project's gates too, also run `keryx-hooks install --scope project <host>...`."

@@ -3,6 +3,7 @@
 pub mod completions;
 pub mod ctx;
 pub mod doctor;
+pub mod import;
 pub mod init;
 pub mod install;
 pub mod list;

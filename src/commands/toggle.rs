@@ -10,7 +10,7 @@
 //! the result, since the user just approved that change; an untrusted one
 //! stays untrusted and the command says so.
 
-mod edit;
+pub(crate) mod edit;
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;

@@ -7,6 +7,8 @@
 //! is OpenCode's plugin file. The manifests forget those wirings, and a
 //! snapshot nothing is wired to any more is deleted — only if it carries
 //! our manifest. Unwiring a host that was never wired changes nothing.
+//! Hooks `import` moved out of the host go back first, byte for byte, and
+//! their registrations leave the hooks file.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -42,8 +44,18 @@ pub fn run(args: &UninstallArgs) -> CmdResult {
                 .insert((host.name().to_owned(), path.clone()));
         }
     };
+    let import_target = super::import::hooks_file_at(&loc, scope);
     for host in &hosts {
         let name = host.display_name();
+        // Hooks `import` moved out of this host go back first, so the
+        // host file then holds exactly what our wiring was added to.
+        if let Some(hooks_file) = &import_target {
+            let undone = super::import::undo(&loc, host, scope, hooks_file, dry_run);
+            failed |= undone.iter().any(|u| u.error.is_some());
+            if !undone.is_empty() {
+                super::import::print_undone(&[*host], &undone, dry_run);
+            }
+        }
         let files = hostfile::config_files(host, scope, &loc);
         let packages = recorded_packages(&loc, host, scope);
         if files.is_empty() && packages.is_empty() {

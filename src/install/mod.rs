@@ -8,6 +8,7 @@ pub mod classify;
 pub mod codex_trust;
 pub mod hash;
 pub mod hostfile;
+pub mod import;
 pub mod manifest;
 pub mod plugin;
 pub mod resync;

@@ -612,6 +612,10 @@ pub struct Found {
 
 type Ours<'a> = &'a dyn Fn(&str) -> bool;
 
+/// Which handlers an edit is about, by event key and command: ours (any
+/// event), or the ones `import` takes over.
+pub type Pick<'a> = &'a dyn Fn(&str, &str) -> bool;
+
 fn command_of<'a>(shape: &Shape, handler: &'a Value) -> Option<&'a str> {
     shape
         .command_keys
@@ -635,7 +639,13 @@ struct Scan {
     mixed: Vec<Hit>,
 }
 
-fn scan(text: &str, shape: &Shape, ours: Ours, event: usize, arr: &Container) -> Scan {
+fn scan(
+    text: &str,
+    shape: &Shape,
+    ours: Pick,
+    (event, key): (usize, &str),
+    arr: &Container,
+) -> Scan {
     let mut s = Scan {
         pure: Vec::new(),
         mixed: Vec::new(),
@@ -652,7 +662,9 @@ fn scan(text: &str, shape: &Shape, ours: Ours, event: usize, arr: &Container) ->
                 .children
                 .iter()
                 .enumerate()
-                .filter(|(_, h)| command_of(shape, &to_value(text, &h.value)).is_some_and(ours))
+                .filter(|(_, h)| {
+                    command_of(shape, &to_value(text, &h.value)).is_some_and(|c| ours(key, c))
+                })
                 .map(|(j, _)| j)
                 .collect();
             if mine.is_empty() {
@@ -667,7 +679,7 @@ fn scan(text: &str, shape: &Shape, ours: Ours, event: usize, arr: &Container) ->
                     handler: Some(j),
                 }));
             }
-        } else if command_of(shape, &to_value(text, &item.value)).is_some_and(ours) {
+        } else if command_of(shape, &to_value(text, &item.value)).is_some_and(|c| ours(key, c)) {
             s.pure.push(i);
         }
     }
@@ -745,19 +757,25 @@ fn removal(text: &str, root: &Node, hooks_idx: usize, hit: Hit) -> Vec<Splice> {
 /// other entry of ours (an event no longer wired, a duplicate, our handler
 /// inside someone else's group).
 pub fn install(text: &str, shape: &Shape, entries: &[Entry], ours: Ours) -> Result<String, String> {
-    edit(text, shape, entries, ours, true)
+    edit(text, shape, entries, &|_, c| ours(c), true)
 }
 
 /// Removes every entry of ours, and the containers that only held ours.
 pub fn uninstall(text: &str, shape: &Shape, ours: Ours) -> Result<String, String> {
-    edit(text, shape, &[], ours, false)
+    edit(text, shape, &[], &|_, c| ours(c), false)
+}
+
+/// Removes the handlers `pick` names (by event key and command), and the
+/// containers that only held them; everything else stays byte for byte.
+pub fn remove(text: &str, shape: &Shape, pick: Pick) -> Result<String, String> {
+    edit(text, shape, &[], pick, false)
 }
 
 fn edit(
     text: &str,
     shape: &Shape,
     entries: &[Entry],
-    ours: Ours,
+    ours: Pick,
     install: bool,
 ) -> Result<String, String> {
     if !install && text.trim_start_matches(BOM).trim().is_empty() {
@@ -789,7 +807,7 @@ fn next_edit(
     root: &Node,
     shape: &Shape,
     entries: &[Entry],
-    ours: Ours,
+    ours: Pick,
     install: bool,
 ) -> Result<Option<Vec<Splice>>, String> {
     let Some(rootc) = root.object() else {
@@ -838,7 +856,7 @@ fn next_edit(
             }
             continue;
         };
-        let s = scan(text, shape, ours, ei, arr);
+        let s = scan(text, shape, ours, (ei, key), arr);
         if let Some(hit) = s.mixed.first() {
             return Ok(Some(removal(text, root, hooks_idx, *hit)));
         }
@@ -901,7 +919,7 @@ fn verify(
     result: &str,
     shape: &Shape,
     entries: &[Entry],
-    ours: Ours,
+    ours: Pick,
 ) -> Result<(), String> {
     let fail = |why: String| {
         Err(format!(
@@ -931,7 +949,7 @@ fn verify(
         };
         let mut out = all_handlers(text, &root, shape)
             .into_iter()
-            .filter(|(_, h)| !command_of(shape, h).is_some_and(ours))
+            .filter(|(k, h)| !command_of(shape, h).is_some_and(|c| ours(k, c)))
             .map(|(k, h)| format!("{k} {h}"))
             .collect::<Vec<_>>();
         out.sort();
@@ -971,11 +989,11 @@ fn all_handlers(text: &str, root: &Node, shape: &Shape) -> Vec<(String, Value)> 
     out
 }
 
-fn find_in(text: &str, root: &Node, shape: &Shape, ours: Ours) -> Vec<Found> {
+fn find_in(text: &str, root: &Node, shape: &Shape, ours: Pick) -> Vec<Found> {
     all_handlers(text, root, shape)
         .into_iter()
         .filter_map(|(key, h)| {
-            let command = command_of(shape, &h).filter(|c| ours(c))?.to_owned();
+            let command = command_of(shape, &h).filter(|c| ours(&key, c))?.to_owned();
             let timeout = shape
                 .timeout_keys
                 .iter()
@@ -989,6 +1007,61 @@ fn find_in(text: &str, root: &Node, shape: &Shape, ours: Ours) -> Vec<Found> {
         .collect()
 }
 
+/// One handler of any tool, as `import` reads it: its event key, the
+/// matcher it runs under (its group's, in a nested shape; its own, in a
+/// flat one) and the handler itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listed {
+    pub key: String,
+    pub matcher: Option<String>,
+    pub handler: Value,
+}
+
+/// Every handler under `hooks.<Event>`, in file order.
+pub fn list(text: &str, shape: &Shape) -> Result<Vec<Listed>, String> {
+    let body = text.strip_prefix(BOM).unwrap_or(text);
+    if body.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let root = parse(body).map_err(|e| describe(&e))?;
+    let v = to_value(body, &root);
+    Ok(listed(v.get("hooks"), shape.nested))
+}
+
+/// The handlers of a `hooks` value (an object of event arrays).
+pub fn listed(hooks: Option<&Value>, nested: bool) -> Vec<Listed> {
+    let mut out = Vec::new();
+    let Some(events) = hooks.and_then(Value::as_object) else {
+        return out;
+    };
+    let matcher = |v: &Value| v.get("matcher").and_then(Value::as_str).map(str::to_owned);
+    for (key, items) in events {
+        for item in items.as_array().into_iter().flatten() {
+            if nested {
+                for h in item
+                    .get("hooks")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    out.push(Listed {
+                        key: key.clone(),
+                        matcher: matcher(item),
+                        handler: h.clone(),
+                    });
+                }
+            } else {
+                out.push(Listed {
+                    key: key.clone(),
+                    matcher: matcher(item),
+                    handler: item.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
 /// Our handlers in a file, in file order.
 pub fn find(text: &str, shape: &Shape, ours: Ours) -> Result<Vec<Found>, String> {
     let body = text.strip_prefix(BOM).unwrap_or(text);
@@ -996,7 +1069,7 @@ pub fn find(text: &str, shape: &Shape, ours: Ours) -> Result<Vec<Found>, String>
         return Ok(Vec::new());
     }
     let root = parse(body).map_err(|e| describe(&e))?;
-    Ok(find_in(body, &root, shape, ours))
+    Ok(find_in(body, &root, shape, &|_, c| ours(c)))
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use crate::config::model::Registration;
 use crate::hosts::Adapter;
 use crate::paths::Locations;
 
-use wiring::Format;
+pub use wiring::Format;
 pub use wiring::{
     Desired, ShimCommand, desired, needed_timeouts, parse_shim_command, shim_command, worst_case_ms,
 };
@@ -279,6 +279,36 @@ fn entries_in(ed: &Editor<'_>, config_file: &Path) -> Result<Vec<WiredEntry>, St
             .find(&text)
             .map_err(|e| format!("`{}`: {e}", config_file.display())),
     }
+}
+
+/// `text` without our entries for `host`, laid out as `format`.
+pub fn strip_wiring(host: &Adapter, format: Format, text: &str) -> Result<String, String> {
+    Editor::with_format(host, format)?.uninstall(text)
+}
+
+/// `base` wired exactly as `like` is: our entries in `like` put into
+/// `base` (or, when `like` has none, `base` without ours).
+pub fn rewire_like(
+    host: &Adapter,
+    format: Format,
+    base: &str,
+    like: &str,
+) -> Result<String, String> {
+    let ed = Editor::with_format(host, format)?;
+    let found = ed.find(like)?;
+    if found.is_empty() {
+        return ed.uninstall(base);
+    }
+    let wanted: Vec<Desired> = found
+        .iter()
+        .map(|f| Desired {
+            host_event: f.host_event.clone(),
+            command: f.command.clone(),
+            timeout: f.timeout.unwrap_or(1),
+            gate: false,
+        })
+        .collect();
+    ed.install(base, &wanted)
 }
 
 // ------------------------------------------------------------------ changes

@@ -21,6 +21,7 @@ pub enum Shape {
 pub use super::json::{Entry, Found};
 
 type Ours<'a> = &'a dyn Fn(&str) -> bool;
+use super::json::Pick;
 
 // ------------------------------------------------------------------ lists
 
@@ -208,12 +209,16 @@ fn handlers(group: &mut dyn TableLike) -> Option<List<'_>> {
 }
 
 /// Handlers of a group: (ours, total).
-fn count(group: &dyn TableLike, ours: Ours) -> (usize, usize) {
+fn count(key: &str, group: &dyn TableLike, ours: Pick) -> (usize, usize) {
     match group.get("hooks").map(item_json) {
         Some(Json::Array(hs)) => {
             let mine = hs
                 .iter()
-                .filter(|h| h.get("command").and_then(Json::as_str).is_some_and(ours))
+                .filter(|h| {
+                    h.get("command")
+                        .and_then(Json::as_str)
+                        .is_some_and(|c| ours(key, c))
+                })
                 .count();
             (mine, hs.len())
         }
@@ -239,19 +244,25 @@ fn parse(text: &str) -> Result<DocumentMut, String> {
 /// Adds or updates our entries, one per event in `entries`, and removes any
 /// other entry of ours.
 pub fn install(text: &str, shape: Shape, entries: &[Entry], ours: Ours) -> Result<String, String> {
-    edit(text, shape, entries, ours, true)
+    edit(text, shape, entries, &|_, c| ours(c), true)
 }
 
 /// Removes every entry of ours and the tables that only held ours.
 pub fn uninstall(text: &str, shape: Shape, ours: Ours) -> Result<String, String> {
-    edit(text, shape, &[], ours, false)
+    edit(text, shape, &[], &|_, c| ours(c), false)
+}
+
+/// Removes the handlers `pick` names (by event key and command), and the
+/// tables that only held them.
+pub fn remove(text: &str, shape: Shape, pick: Pick) -> Result<String, String> {
+    edit(text, shape, &[], pick, false)
 }
 
 fn edit(
     text: &str,
     shape: Shape,
     entries: &[Entry],
-    ours: Ours,
+    ours: Pick,
     install: bool,
 ) -> Result<String, String> {
     let mut doc = parse(text)?;
@@ -270,7 +281,7 @@ fn edit(
 fn edit_nested(
     doc: &mut DocumentMut,
     entries: &[Entry],
-    ours: Ours,
+    ours: Pick,
     install: bool,
 ) -> Result<(), String> {
     if doc.get("hooks").is_none() {
@@ -307,7 +318,7 @@ fn edit_nested(
         let mut pure = Vec::new();
         for gi in 0..list.len() {
             let Some(group) = list.get(gi) else { continue };
-            let (mine, total) = count(group, ours);
+            let (mine, total) = count(key, group, ours);
             if mine == 0 {
                 continue;
             }
@@ -318,7 +329,11 @@ fn edit_nested(
             // Ours inside someone else's group: take ours out of it.
             if let Some(mut hs) = list.get_mut(gi).and_then(handlers) {
                 for hi in (0..hs.len()).rev() {
-                    if hs.get(hi).and_then(command_of).is_some_and(ours) {
+                    if hs
+                        .get(hi)
+                        .and_then(command_of)
+                        .is_some_and(|c| ours(key, c))
+                    {
                         hs.remove(hi);
                         touched = true;
                     }
@@ -378,7 +393,7 @@ fn edit_nested(
 fn edit_flat(
     doc: &mut DocumentMut,
     entries: &[Entry],
-    ours: Ours,
+    ours: Pick,
     install: bool,
 ) -> Result<(), String> {
     if doc.get("hooks").is_none() {
@@ -399,14 +414,14 @@ fn edit_flat(
     let mut drop = Vec::new();
     for i in 0..list.len() {
         let Some(t) = list.get(i) else { continue };
-        if !command_of(t).is_some_and(ours) {
-            continue;
-        }
         let event = t
             .get("event")
             .and_then(Item::as_str)
             .unwrap_or("")
             .to_owned();
+        if !command_of(t).is_some_and(|c| ours(&event, c)) {
+            continue;
+        }
         let wanted = entries.iter().find(|e| e.key == event);
         match wanted {
             Some(entry) if !kept.contains(&event) => {
@@ -437,7 +452,7 @@ fn edit_flat(
     Ok(())
 }
 
-fn find_nested(hooks: &dyn TableLike, ours: Ours) -> Vec<Found> {
+fn find_nested(hooks: &dyn TableLike, ours: Pick) -> Vec<Found> {
     let mut out = Vec::new();
     for (key, item) in hooks.iter() {
         let Json::Array(groups) = item_json(item) else {
@@ -455,8 +470,12 @@ fn find_nested(hooks: &dyn TableLike, ours: Ours) -> Vec<Found> {
     out
 }
 
-fn found(out: &mut Vec<Found>, key: &str, h: &Json, ours: Ours) {
-    if let Some(command) = h.get("command").and_then(Json::as_str).filter(|c| ours(c)) {
+fn found(out: &mut Vec<Found>, key: &str, h: &Json, ours: Pick) {
+    if let Some(command) = h
+        .get("command")
+        .and_then(Json::as_str)
+        .filter(|c| ours(key, c))
+    {
         out.push(Found {
             key: key.to_owned(),
             command: command.to_owned(),
@@ -465,13 +484,37 @@ fn found(out: &mut Vec<Found>, key: &str, h: &Json, ours: Ours) {
     }
 }
 
+/// Every handler in a file, as `import` reads it (see [`super::json::list`]).
+pub fn list(text: &str, shape: Shape) -> Result<Vec<super::json::Listed>, String> {
+    let doc = parse(text)?;
+    let hooks = doc.get("hooks").map(item_json);
+    Ok(match shape {
+        Shape::Nested => super::json::listed(hooks.as_ref(), true),
+        Shape::Flat => hooks
+            .as_ref()
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+            .map(|h| super::json::Listed {
+                key: h
+                    .get("event")
+                    .and_then(Json::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
+                matcher: h.get("matcher").and_then(Json::as_str).map(str::to_owned),
+                handler: h.clone(),
+            })
+            .collect(),
+    })
+}
+
 /// Our entries in a file, in file order.
 pub fn find(text: &str, shape: Shape, ours: Ours) -> Result<Vec<Found>, String> {
     let doc = parse(text)?;
-    Ok(find_doc(&doc, shape, ours))
+    Ok(find_doc(&doc, shape, &|_, c| ours(c)))
 }
 
-fn find_doc(doc: &DocumentMut, shape: Shape, ours: Ours) -> Vec<Found> {
+fn find_doc(doc: &DocumentMut, shape: Shape, ours: Pick) -> Vec<Found> {
     match shape {
         Shape::Nested => doc
             .get("hooks")
@@ -496,10 +539,14 @@ fn find_doc(doc: &DocumentMut, shape: Shape, ours: Ours) -> Vec<Found> {
 }
 
 /// Every handler that is not ours, for the check that none changed.
-fn foreign(doc: &DocumentMut, shape: Shape, ours: Ours) -> Vec<String> {
+fn foreign(doc: &DocumentMut, shape: Shape, ours: Pick) -> Vec<String> {
     let mut out = Vec::new();
     let hooks = doc.get("hooks").map(item_json).unwrap_or(Json::Null);
-    let is_ours = |h: &Json| h.get("command").and_then(Json::as_str).is_some_and(ours);
+    let is_ours = |key: &str, h: &Json| {
+        h.get("command")
+            .and_then(Json::as_str)
+            .is_some_and(|c| ours(key, c))
+    };
     match (shape, hooks) {
         (Shape::Nested, Json::Object(events)) => {
             for (key, groups) in events {
@@ -510,7 +557,7 @@ fn foreign(doc: &DocumentMut, shape: Shape, ours: Ours) -> Vec<String> {
                         .into_iter()
                         .flatten()
                     {
-                        if !is_ours(h) {
+                        if !is_ours(&key, h) {
                             out.push(format!("{key} {h}"));
                         }
                     }
@@ -518,7 +565,12 @@ fn foreign(doc: &DocumentMut, shape: Shape, ours: Ours) -> Vec<String> {
             }
         }
         (Shape::Flat, Json::Array(items)) => {
-            out.extend(items.iter().filter(|h| !is_ours(h)).map(Json::to_string));
+            out.extend(
+                items
+                    .iter()
+                    .filter(|h| !is_ours(h.get("event").and_then(Json::as_str).unwrap_or(""), h))
+                    .map(Json::to_string),
+            );
         }
         _ => {}
     }
@@ -531,7 +583,7 @@ fn verify(
     after: &str,
     shape: Shape,
     entries: &[Entry],
-    ours: Ours,
+    ours: Pick,
 ) -> Result<(), String> {
     let fail = |why: String| {
         Err(format!(

@@ -1,0 +1,1047 @@
+//! What `import` makes of a host's own hook entries: for each handler, a
+//! keryx registration (id, class, matcher, timeout, `/bin/sh -c` argv as
+//! the host runs it) with exactly the grants its command text shows it
+//! needs, or the reason it stays with the host. Pure: the command reads
+//! the files and writes the results.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use super::hostfile::json::{Listed, Shape};
+use super::hostfile::wiring::{self, Format};
+use super::hostfile::{Scope, config_files};
+use crate::config::model::HookClass;
+use crate::hosts::{Adapter, TimeoutUnit};
+use crate::paths::Locations;
+
+/// The hosts whose own hook entries `import` reads.
+pub const HOSTS: &[&str] = &[
+    "claude-code",
+    "gemini-cli",
+    "codex",
+    "qwen-code",
+    "copilot",
+    "kimi",
+];
+
+/// The `$schema` a hooks file created by `import` names.
+pub const SCHEMA_URL: &str = "https://keryx.dev/schema/hook-config.schema.json";
+
+/// The longest a registration may run (`timeoutMs` maximum).
+const MAX_TIMEOUT_MS: u64 = 60_000;
+
+/// The environment every hook gets anyway (the allowlist and the runner's
+/// own variables): never worth a passthrough.
+const ALWAYS_SET: &[&str] = &[
+    "PATH",
+    "HOME",
+    "TMPDIR",
+    "LANG",
+    "LC_ALL",
+    "TERM",
+    "CLAUDE_PROJECT_DIR",
+    "XDG_CACHE_HOME",
+];
+
+/// Shell variables that are the shell's own, not the environment's.
+const SHELL_OWN: &[&str] = &[
+    "PWD",
+    "OLDPWD",
+    "IFS",
+    "RANDOM",
+    "LINENO",
+    "SECONDS",
+    "BASH_SOURCE",
+    "BASH_REMATCH",
+    "BASHPID",
+    "FUNCNAME",
+    "PIPESTATUS",
+    "REPLY",
+    "OPTARG",
+    "OPTIND",
+    "HOSTNAME",
+    "UID",
+    "EUID",
+    "PPID",
+    "SHLVL",
+    "BASH_VERSION",
+    "ZSH_VERSION",
+    "_",
+];
+
+/// One host file `import` reads, and how it is laid out.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    pub path: PathBuf,
+    pub format: Format,
+}
+
+/// The files `host` keeps its hooks in at `scope`: the ones `install`
+/// edits, plus Codex's `hooks.json` beside its `config.toml` and every
+/// other file in Copilot's hooks directory.
+pub fn source_files(host: &Adapter, scope: Scope, loc: &Locations) -> Vec<SourceFile> {
+    let Some(format) = wiring::format(host) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for path in config_files(host, scope, loc) {
+        match host.name() {
+            "copilot" => {
+                let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+                let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "json") && p.is_file())
+                    .collect();
+                found.sort();
+                out.extend(found.into_iter().map(|path| SourceFile { path, format }));
+            }
+            "codex" => {
+                let sibling = path.with_file_name("hooks.json");
+                out.push(SourceFile { path, format });
+                out.push(SourceFile {
+                    path: sibling,
+                    format: Format::Json(wiring::NESTED_JSON),
+                });
+            }
+            _ => out.push(SourceFile { path, format }),
+        }
+    }
+    out
+}
+
+/// Every handler in `text`, laid out as `format`.
+pub fn list(text: &str, format: Format) -> Result<Vec<Listed>, String> {
+    match format {
+        Format::Json(shape) => super::hostfile::json::list(text, &shape),
+        Format::Toml(shape) => super::hostfile::toml::list(text, shape),
+        Format::PluginFile => Ok(Vec::new()),
+    }
+}
+
+/// `text` without the handlers `pick` names.
+pub fn remove(
+    text: &str,
+    format: Format,
+    pick: super::hostfile::json::Pick,
+) -> Result<String, String> {
+    match format {
+        Format::Json(shape) => super::hostfile::json::remove(text, &shape, pick),
+        Format::Toml(shape) => super::hostfile::toml::remove(text, shape, pick),
+        Format::PluginFile => Ok(text.to_owned()),
+    }
+}
+
+fn command_keys(format: Format) -> &'static [&'static str] {
+    match format {
+        Format::Json(Shape { command_keys, .. }) => command_keys,
+        _ => &["command"],
+    }
+}
+
+fn timeout_keys(format: Format) -> &'static [&'static str] {
+    match format {
+        Format::Json(Shape { timeout_keys, .. }) => timeout_keys,
+        _ => &["timeout"],
+    }
+}
+
+/// What a handler's command needs beyond the sandbox's defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Grants {
+    /// `sandbox.writable` entries.
+    pub writable: Vec<String>,
+    /// `runsIn: "unsandboxed"`.
+    pub unsandboxed: bool,
+    /// `command.envPassthrough`.
+    pub env_passthrough: Vec<String>,
+    /// One line per grant: what it is and what in the command asked for it.
+    pub why: Vec<String>,
+}
+
+/// What `import` does with one handler.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase", tag = "action")]
+pub enum Outcome {
+    /// It becomes a keryx registration.
+    Import(Box<Imported>),
+    /// It stays in the host config, for this reason.
+    Leave { reason: String },
+}
+
+/// One handler as a keryx registration.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Imported {
+    pub id: String,
+    pub event: &'static str,
+    pub class: &'static str,
+    pub matcher: String,
+    pub timeout_ms: u64,
+    pub grants: Grants,
+    /// Notes on the conversion (a clamped timeout, a renamed tool).
+    pub notes: Vec<String>,
+    /// The entry written under `hooks.<event>`.
+    pub registration: Value,
+}
+
+/// One handler found in a host file and what happens to it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Planned {
+    pub host: String,
+    pub file: PathBuf,
+    pub host_event: String,
+    pub matcher: Option<String>,
+    /// `None` for a handler that is not a shell command (a prompt, an agent, a URL).
+    pub command: Option<String>,
+    #[serde(flatten)]
+    pub outcome: Outcome,
+}
+
+/// Reads a script a command names, for the grant detection.
+pub type ReadScript<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// The plan for every handler in one host file; keryx-hooks' own wiring is
+/// skipped. `read_script` gives the text of a local file the command names
+/// (or `None`).
+pub fn plan_file(
+    host: &Adapter,
+    scope: Scope,
+    file: &SourceFile,
+    handlers: &[Listed],
+    read_script: ReadScript,
+) -> Vec<Planned> {
+    let current = crate::paths::self_exe();
+    let mut out: Vec<Planned> = Vec::new();
+    for l in handlers {
+        let command = command_keys(file.format)
+            .iter()
+            .find_map(|k| l.handler.get(*k).and_then(Value::as_str))
+            .map(str::to_owned);
+        if command
+            .as_deref()
+            .is_some_and(|c| wiring::is_ours(c, host.name(), Some(current)))
+        {
+            continue;
+        }
+        let outcome = plan_one(host, scope, file.format, l, command.as_deref(), read_script);
+        out.push(Planned {
+            host: host.name().to_owned(),
+            file: file.path.clone(),
+            host_event: l.key.clone(),
+            matcher: l.matcher.clone(),
+            command,
+            outcome,
+        });
+    }
+    // A command left with the host under an event cannot also be taken out
+    // of it there (the editor picks handlers by event and command).
+    let left: BTreeSet<(String, String)> = out
+        .iter()
+        .filter(|p| matches!(p.outcome, Outcome::Leave { .. }))
+        .filter_map(|p| Some((p.host_event.clone(), p.command.clone()?)))
+        .collect();
+    for p in &mut out {
+        if let (Outcome::Import(_), Some(c)) = (&p.outcome, &p.command)
+            && left.contains(&(p.host_event.clone(), c.clone()))
+        {
+            p.outcome = Outcome::Leave {
+                reason: "the same command is registered again under this event in a form that stays with the host".into(),
+            };
+        }
+    }
+    out
+}
+
+fn plan_one(
+    host: &Adapter,
+    scope: Scope,
+    format: Format,
+    l: &Listed,
+    command: Option<&str>,
+    read_script: ReadScript,
+) -> Outcome {
+    let leave = |reason: String| Outcome::Leave { reason };
+    let Some(event) = host.canonical_event(&l.key) else {
+        return leave(format!(
+            "keryx-hooks has no `{}` event; {} keeps running it",
+            l.key,
+            host.display_name()
+        ));
+    };
+    let ty = l.handler.get("type").and_then(Value::as_str);
+    if let Some(t) = ty.filter(|t| *t != "command") {
+        return leave(format!(
+            "a `type: \"{t}\"` hook is not a shell command; keryx-hooks runs only commands"
+        ));
+    }
+    let Some(command) = command.filter(|c| !c.trim().is_empty()) else {
+        return leave("it has no shell command keryx-hooks can run".into());
+    };
+    if l.handler.get("async").and_then(Value::as_bool) == Some(true) {
+        return leave(
+            "it runs in the background (`async: true`), which keryx-hooks does not do".into(),
+        );
+    }
+    if l.handler.get("enabled").and_then(Value::as_bool) == Some(false) {
+        return leave("it is turned off in the host config".into());
+    }
+    let mut notes = Vec::new();
+    let matcher = match l.matcher.as_deref() {
+        _ if !event.is_per_tool() => "*".to_owned(),
+        None | Some("") | Some("*") => "*".to_owned(),
+        Some(m) => {
+            if crate::config::load::looks_like_permission_rule(m) {
+                return leave(format!(
+                    "its matcher `{m}` looks like a permission rule, not a tool-name pattern"
+                ));
+            }
+            let mapped = canonical_matcher(host, m);
+            if crate::config::matcher::Matcher::compile(&mapped).is_err() {
+                return leave(format!("its matcher `{m}` is not a valid pattern"));
+            }
+            if mapped != m {
+                notes.push(format!(
+                    "matcher `{m}` becomes `{mapped}`: keryx-hooks matches the canonical tool names"
+                ));
+            }
+            mapped
+        }
+    };
+    let host_ev = host.events().iter().find(|e| e.name() == l.key);
+    let class = match host_ev {
+        Some(ev) if ev.can_deny() && event.is_gate_capable() => HookClass::Gate,
+        Some(ev) if ev.can_add_context() => HookClass::Context,
+        _ => HookClass::Observe,
+    };
+    let timeout_ms = timeout_ms(host, format, &l.handler, &mut notes);
+    let script = script_texts(command, read_script);
+    let grants = match detect(command, &script, scope, host) {
+        Ok(g) => g,
+        Err(reason) => return leave(reason),
+    };
+    let id = derive_id(host.name(), &l.key, &matcher, command);
+    let registration = registration(
+        &id,
+        &matcher,
+        class,
+        command,
+        timeout_ms,
+        &grants,
+        &format!("{} {} hook, imported", host.display_name(), l.key),
+    );
+    Outcome::Import(Box::new(Imported {
+        id,
+        event: event.as_str(),
+        class: class.as_str(),
+        matcher,
+        timeout_ms,
+        grants,
+        notes,
+        registration,
+    }))
+}
+
+/// The handler's timeout in milliseconds: the host's own unit converted,
+/// the host's default when it names none, never above the keryx maximum.
+fn timeout_ms(host: &Adapter, format: Format, h: &Value, notes: &mut Vec<String>) -> u64 {
+    let to_ms = |v: u64| match host.timeout_unit() {
+        TimeoutUnit::Seconds => v.saturating_mul(1000),
+        TimeoutUnit::Milliseconds => v,
+    };
+    let unit = match host.timeout_unit() {
+        TimeoutUnit::Seconds => "s",
+        TimeoutUnit::Milliseconds => "ms",
+    };
+    let given = timeout_keys(format)
+        .iter()
+        .find_map(|k| h.get(*k).and_then(Value::as_u64));
+    let (ms, said) = match given {
+        Some(v) => (to_ms(v), format!("timeout {v} {unit}")),
+        None => match host.default_timeout() {
+            Some(d) => (
+                to_ms(d),
+                format!("the host's default timeout of {d} {unit}"),
+            ),
+            None => (5_000, String::new()),
+        },
+    };
+    if ms > MAX_TIMEOUT_MS {
+        notes.push(format!(
+            "{said} is longer than keryx-hooks allows; it gets {} s",
+            MAX_TIMEOUT_MS / 1000
+        ));
+        return MAX_TIMEOUT_MS;
+    }
+    ms.max(1)
+}
+
+/// A host matcher with the host's tool names replaced by the canonical
+/// names the runtime matches (`run_shell_command` → `Bash`).
+pub fn canonical_matcher(host: &Adapter, matcher: &str) -> String {
+    let mut out = String::new();
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if !word.is_empty() {
+            let c = host.canonical_tool(word);
+            out.push_str(if c.is_empty() { word } else { &c });
+            word.clear();
+        }
+    };
+    for ch in matcher.chars() {
+        if ch.is_ascii_alphanumeric() || ch == '_' {
+            word.push(ch);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(ch);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// `<host>-<event>-<words of the command>-<hash>`: the same handler gets
+/// the same id on every run, two different ones never share it.
+pub fn derive_id(host: &str, host_event: &str, matcher: &str, command: &str) -> String {
+    let hash = Sha256::digest(format!("{host}\0{host_event}\0{matcher}\0{command}").as_bytes());
+    let short = crate::config::schema::hex(&hash[..3]);
+    let mut slug = String::new();
+    // The words that say what it is: the script's name, not its directory.
+    let words = command
+        .split_whitespace()
+        .filter(|w| !w.contains('='))
+        .map(|w| w.rsplit('/').next().unwrap_or(w))
+        .flat_map(|w| w.split(|c: char| !c.is_ascii_alphanumeric()))
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase);
+    for w in words {
+        if slug.len() + w.len() + 1 > 20 {
+            break;
+        }
+        if !slug.is_empty() {
+            slug.push('-');
+        }
+        slug.push_str(&w);
+    }
+    let event: String = host_event
+        .to_ascii_lowercase()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    let mut id = format!("{host}-{event}");
+    if !slug.is_empty() {
+        id.push('-');
+        id.push_str(&slug);
+    }
+    id.truncate(64 - short.len() - 1);
+    let id = id.trim_end_matches('-').to_owned();
+    format!("{id}-{short}")
+}
+
+/// The registration `import` writes for one handler.
+pub fn registration(
+    id: &str,
+    matcher: &str,
+    class: HookClass,
+    command: &str,
+    timeout_ms: u64,
+    grants: &Grants,
+    description: &str,
+) -> Value {
+    let mut r = Map::new();
+    r.insert("id".into(), id.into());
+    if matcher != "*" {
+        r.insert("matcher".into(), matcher.into());
+    }
+    r.insert("class".into(), class.as_str().into());
+    let mut c = Map::new();
+    c.insert("argv".into(), json!(["/bin/sh", "-c", command]));
+    if !grants.env_passthrough.is_empty() {
+        c.insert("envPassthrough".into(), json!(grants.env_passthrough));
+    }
+    r.insert("command".into(), Value::Object(c));
+    r.insert("timeoutMs".into(), timeout_ms.into());
+    if grants.unsandboxed {
+        r.insert("runsIn".into(), "unsandboxed".into());
+    } else if !grants.writable.is_empty() {
+        r.insert("sandbox".into(), json!({ "writable": grants.writable }));
+    }
+    r.insert("description".into(), description.into());
+    Value::Object(r)
+}
+
+// ------------------------------------------------------------------ grants
+
+/// The text of the scripts `command` names that can be read: an absolute
+/// path, or one under `~`, `$HOME` or the project directory variables.
+fn script_texts(command: &str, read: ReadScript) -> Vec<String> {
+    command
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c| c == '"' || c == '\''))
+        .filter(|w| {
+            w.starts_with('/')
+                || w.starts_with("~/")
+                || w.starts_with("$HOME/")
+                || w.starts_with("${HOME}/")
+                || w.contains("_PROJECT_DIR")
+                || w.starts_with("./")
+        })
+        .take(4)
+        .filter_map(read)
+        .collect()
+}
+
+/// What `command` (and the script text it runs) needs: the ambient
+/// variables it reads, the places outside the project it writes, or, when
+/// no narrower grant works, running unsandboxed (a user hook only; a
+/// project hook that needs it stays with the host: `Err` says why).
+pub fn detect(
+    command: &str,
+    scripts: &[String],
+    scope: Scope,
+    host: &Adapter,
+) -> Result<Grants, String> {
+    let mut g = Grants::default();
+    let texts: Vec<&str> = std::iter::once(command)
+        .chain(scripts.iter().map(String::as_str))
+        .collect();
+
+    let mut vars: Vec<String> = Vec::new();
+    for t in &texts {
+        let assigned = assigned_names(t);
+        for v in env_references(t) {
+            let skip = ALWAYS_SET.contains(&v.as_str())
+                || SHELL_OWN.contains(&v.as_str())
+                || v.starts_with("KERYX_")
+                || host.hook_env().iter().any(|h| h == &v)
+                || assigned.contains(&v);
+            if !skip && !vars.contains(&v) {
+                vars.push(v);
+            }
+        }
+    }
+    vars.truncate(64);
+    if !vars.is_empty() {
+        g.why.push(format!(
+            "envPassthrough {}: the command reads {}",
+            vars.join(", "),
+            if vars.len() == 1 {
+                "this variable"
+            } else {
+                "these variables"
+            }
+        ));
+        g.env_passthrough = vars;
+    }
+
+    let mut unsandboxed_because: Option<String> = None;
+    if texts.iter().any(|t| runs_uv(t)) {
+        unsandboxed_because = Some(
+            "`uv` needs to lock and fill its cache in your home and may download packages".into(),
+        );
+    }
+    if let Some(w) = texts.iter().find_map(|t| uses_network(t)) {
+        unsandboxed_because.get_or_insert(format!(
+            "it uses the network (`{w}`), which a sandboxed hook does not have"
+        ));
+    }
+    if let Some(w) = texts.iter().find_map(|t| uses_desktop(t)) {
+        unsandboxed_because.get_or_insert(format!(
+            "it talks to your desktop session (`{w}`), whose sockets the sandbox hides"
+        ));
+    }
+    for t in &texts {
+        for target in home_writes(t) {
+            let dir = writable_dir(&target);
+            if let Some(why) = crate::config::load::sandbox_writable_refusal(&dir) {
+                unsandboxed_because.get_or_insert(format!(
+                    "it writes `{target}`, and the nearest directory to grant is refused ({why})"
+                ));
+                continue;
+            }
+            if !g.writable.contains(&dir) {
+                g.why.push(format!(
+                    "sandbox.writable `{dir}`: the command writes `{target}`"
+                ));
+                g.writable.push(dir);
+            }
+        }
+    }
+    g.writable.truncate(32);
+    if let Some(why) = unsandboxed_because {
+        if scope == Scope::Project {
+            return Err(format!(
+                "it needs to run unsandboxed ({why}), which import does not grant a project hook"
+            ));
+        }
+        g.unsandboxed = true;
+        g.writable.clear();
+        g.why.retain(|w| !w.starts_with("sandbox.writable"));
+        g.why.push(format!("runsIn unsandboxed: {why}"));
+    }
+    Ok(g)
+}
+
+fn is_name_start(c: u8) -> bool {
+    c.is_ascii_alphabetic() || c == b'_'
+}
+
+fn is_name(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// The environment variables a text reads: `$VAR`, `${VAR…}`,
+/// `os.environ["VAR"]`, `os.environ.get("VAR")`, `os.getenv("VAR")`,
+/// `process.env.VAR`, `process.env["VAR"]`, `Bun.env.VAR`, `Deno.env.get("VAR")`.
+pub fn env_references(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |name: &str| {
+        if !name.is_empty() && !out.iter().any(|n| n == name) {
+            out.push(name.to_owned());
+        }
+    };
+    let b = text.as_bytes();
+    let mut in_single = false;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            // A shell's single quotes keep `$` literal, but a script in
+            // another language uses them for strings: only a shell
+            // command's own quoting is tracked, which is the command text.
+            b'\'' if !text.contains('\n') => in_single = !in_single,
+            b'\\' => i += 1,
+            b'$' if !in_single => {
+                let start = i + 1 + usize::from(b.get(i + 1) == Some(&b'{'));
+                if b.get(start).copied().is_some_and(is_name_start) {
+                    let mut end = start;
+                    while b.get(end).copied().is_some_and(is_name) {
+                        end += 1;
+                    }
+                    push(&text[start..end]);
+                    i = end;
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    for prefix in [
+        "process.env.",
+        "Bun.env.",
+        "process.env[",
+        "os.environ[",
+        "os.environ.get(",
+        "os.getenv(",
+        "Deno.env.get(",
+        "environ.get(",
+    ] {
+        for (at, _) in text.match_indices(prefix) {
+            let rest = text[at + prefix.len()..].trim_start_matches(['"', '\'', '`']);
+            let n = rest.bytes().take_while(|c| is_name(*c)).count();
+            if rest.bytes().next().is_some_and(is_name_start) {
+                push(&rest[..n]);
+            }
+        }
+    }
+    out
+}
+
+/// Names a shell text sets itself (`NAME=…`, `export NAME=…`, `local
+/// NAME`, `read NAME`, `for NAME in`): reading those is not ambient.
+fn assigned_names(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let words: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || c == ';' || c == '(' || c == '|' || c == '&')
+        .collect();
+    for (i, w) in words.iter().enumerate() {
+        if let Some((name, _)) = w.split_once('=')
+            && !name.is_empty()
+            && name.bytes().next().is_some_and(is_name_start)
+            && name.bytes().all(is_name)
+        {
+            out.insert(name.to_owned());
+        }
+        if matches!(
+            *w,
+            "local" | "read" | "for" | "declare" | "typeset" | "readonly"
+        ) && let Some(next) = words.get(i + 1)
+            && next.bytes().next().is_some_and(is_name_start)
+            && next.bytes().all(is_name)
+        {
+            out.insert((*next).to_owned());
+        }
+    }
+    out
+}
+
+/// Whether the text runs `uv run` or `uvx`.
+fn runs_uv(text: &str) -> bool {
+    text.split(|c: char| c.is_whitespace() || c == ';' || c == '&' || c == '|')
+        .collect::<Vec<_>>()
+        .windows(2)
+        .any(|w| w[0].rsplit('/').next() == Some("uv") && w[1] == "run")
+        || text
+            .split(|c: char| c.is_whitespace() || c == ';' || c == '&' || c == '|')
+            .any(|w| w.rsplit('/').next() == Some("uvx"))
+}
+
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| c.is_whitespace() || ";&|()`$\"'".contains(c))
+        .map(|w| w.rsplit('/').next().unwrap_or(w))
+}
+
+/// The first sign that a text talks to the network.
+fn uses_network(text: &str) -> Option<String> {
+    const PROGRAMS: &[&str] = &["curl", "wget", "http", "nc", "ssh", "scp", "ntfy", "gh"];
+    const CALLS: &[&str] = &[
+        "requests.",
+        "urllib",
+        "http.client",
+        "httpx",
+        "fetch(",
+        "axios",
+        "https://",
+        "http://",
+    ];
+    words(text)
+        .find(|w| PROGRAMS.contains(w))
+        .map(str::to_owned)
+        .or_else(|| {
+            CALLS
+                .iter()
+                .find(|c| text.contains(**c))
+                .map(|c| (*c).to_owned())
+        })
+}
+
+/// The first sign that a text needs the desktop session (notifications, sound).
+fn uses_desktop(text: &str) -> Option<String> {
+    const PROGRAMS: &[&str] = &[
+        "notify-send",
+        "osascript",
+        "terminal-notifier",
+        "paplay",
+        "aplay",
+        "afplay",
+        "say",
+        "espeak",
+        "spd-say",
+        "gdbus",
+        "dbus-send",
+    ];
+    words(text)
+        .find(|w| PROGRAMS.contains(w))
+        .map(str::to_owned)
+}
+
+/// `~/…` form of a path written as `~/x`, `$HOME/x` or `${HOME}/x`.
+fn home_form(word: &str) -> Option<String> {
+    let w = word.trim_matches(|c| c == '"' || c == '\'' || c == '`' || c == ',' || c == ')');
+    for p in ["~/", "$HOME/", "${HOME}/"] {
+        if let Some(rest) = w.strip_prefix(p) {
+            let rest: String = rest
+                .chars()
+                .take_while(|c| !c.is_whitespace() && !"\"'`;|&)<>".contains(*c))
+                .collect();
+            if rest.is_empty() {
+                return None;
+            }
+            return Some(format!("~/{rest}"));
+        }
+    }
+    None
+}
+
+/// Paths in the home a text writes: the target of a `>`/`>>` redirection,
+/// of `tee`, `mkdir`, `touch`, `cp`/`mv`/`ln` (their last word), and any
+/// home path on a line that opens a file for writing (`open(…, "a")`,
+/// `appendFile`, `writeFile`, `mkdirSync`, `makedirs`, `write_text`).
+pub fn home_writes(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |p: String| {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    };
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        for (i, w) in words.iter().enumerate() {
+            // `>>~/x`, `> ~/x`, `2>>~/x`
+            if let Some(pos) = w.find('>') {
+                let after = w[pos..].trim_start_matches('>').trim_start_matches('&');
+                let target = if after.is_empty() {
+                    words.get(i + 1).copied()
+                } else {
+                    Some(after)
+                };
+                if let Some(p) = target.and_then(home_form) {
+                    push(p);
+                }
+            }
+            let cmd = w.rsplit('/').next().unwrap_or(w);
+            if matches!(cmd, "tee" | "mkdir" | "touch") {
+                for a in words[i + 1..]
+                    .iter()
+                    .take_while(|a| !a.starts_with(['|', ';', '&']))
+                {
+                    if let Some(p) = home_form(a) {
+                        push(p);
+                    }
+                }
+            }
+            if matches!(cmd, "cp" | "mv" | "ln" | "rsync") {
+                let args: Vec<&&str> = words[i + 1..]
+                    .iter()
+                    .take_while(|a| !a.starts_with(['|', ';', '&']))
+                    .collect();
+                if let Some(p) = args.last().and_then(|a| home_form(a)) {
+                    push(p);
+                }
+            }
+        }
+        let writes = [
+            "appendFile",
+            "writeFile",
+            "mkdirSync",
+            "makedirs",
+            "write_text",
+            "write_bytes",
+            "createWriteStream",
+            ".mkdir(",
+        ]
+        .iter()
+        .any(|k| line.contains(k))
+            || (line.contains("open(")
+                && [
+                    "'a'", "\"a\"", "'w'", "\"w\"", "'a+'", "\"a+\"", "'w+'", "\"w+\"",
+                ]
+                .iter()
+                .any(|m| line.contains(m)));
+        if writes {
+            for w in line.split(|c: char| c.is_whitespace() || c == '(' || c == ',') {
+                if let Some(p) = home_form(w) {
+                    push(p);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The directory to make writable for a written path: the path itself when
+/// it names a directory (no extension in its last part), else its parent.
+fn writable_dir(target: &str) -> String {
+    let t = target.trim_end_matches('/');
+    let last = t.rsplit('/').next().unwrap_or(t);
+    let is_file = last.contains('.') && !last.starts_with('.') || last.ends_with("log");
+    if is_file {
+        match t.rsplit_once('/') {
+            Some((dir, _)) if dir != "~" => dir.to_owned(),
+            _ => t.to_owned(),
+        }
+    } else {
+        t.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claude() -> &'static Adapter {
+        crate::hosts::adapter("claude-code").unwrap()
+    }
+
+    #[test]
+    fn env_references_in_shell_python_and_node() {
+        assert_eq!(
+            env_references("curl -d @- \"$SLACK_WEBHOOK_URL\" && echo ${DISPLAY:-:0} '$NOT_THIS'"),
+            ["SLACK_WEBHOOK_URL", "DISPLAY"]
+        );
+        assert_eq!(
+            env_references("import os\nu = os.environ[\"NTFY_URL\"]\nt = os.getenv('TOKEN_X')\n"),
+            ["NTFY_URL", "TOKEN_X"]
+        );
+        assert_eq!(
+            env_references("const a = process.env.PUSHOVER_KEY; process.env['B_C'];"),
+            ["PUSHOVER_KEY", "B_C"]
+        );
+        assert!(env_references("echo $1 $@ $? \\$ESCAPED").is_empty());
+    }
+
+    #[test]
+    fn detection_grants_exactly_what_the_command_uses() {
+        let g = detect(
+            "printf %s \"$DISPLAY\" $HOME $CLAUDE_PROJECT_DIR $CLAUDE_ENV_FILE",
+            &[],
+            Scope::User,
+            claude(),
+        )
+        .unwrap();
+        // HOME and CLAUDE_PROJECT_DIR are always set; CLAUDE_ENV_FILE is
+        // Claude Code's own hook variable, which passes anyway.
+        assert_eq!(g.env_passthrough, ["DISPLAY"]);
+        assert!(!g.unsandboxed && g.writable.is_empty());
+        assert_eq!(g.why.len(), 1, "{:?}", g.why);
+
+        // A variable the script sets itself is not ambient.
+        let g = detect(
+            "f=/tmp/x; for n in a b; do echo $f $n; done",
+            &[],
+            Scope::User,
+            claude(),
+        )
+        .unwrap();
+        assert!(g.env_passthrough.is_empty(), "{:?}", g.env_passthrough);
+    }
+
+    #[test]
+    fn detection_of_writes_in_the_home() {
+        let g = detect(
+            "jq -c . >> ~/.claude/logs/tool-use.jsonl",
+            &[],
+            Scope::Project,
+            claude(),
+        )
+        .unwrap();
+        assert_eq!(g.writable, ["~/.claude/logs"]);
+        assert!(
+            g.why[0].contains("~/.claude/logs/tool-use.jsonl"),
+            "{:?}",
+            g.why
+        );
+
+        // A script the command runs is read too.
+        let script = "#!/usr/bin/env python3\nwith open(os.path.expanduser('~/.local/share/hooklog/x.log'), 'a') as f:\n    f.write(os.environ.get('WEBHOOK'))\n".to_owned();
+        let g = detect("python3 /opt/h.py", &[script], Scope::User, claude()).unwrap();
+        assert_eq!(g.writable, ["~/.local/share/hooklog"]);
+        assert_eq!(g.env_passthrough, ["WEBHOOK"]);
+
+        // Right beside the host's own settings: no directory there may be
+        // granted, so a user hook runs unsandboxed and a project hook stays.
+        let cmd = "cat >> ~/.claude/hooks.log";
+        let g = detect(cmd, &[], Scope::User, claude()).unwrap();
+        assert!(g.unsandboxed && g.writable.is_empty(), "{g:?}");
+        assert!(g.why.iter().any(|w| w.starts_with("runsIn unsandboxed")));
+        assert!(detect(cmd, &[], Scope::Project, claude()).is_err());
+
+        // Nothing outside the project: nothing granted.
+        let g = detect(
+            "jq -r .tool_input.command | grep -q rm && exit 2",
+            &[],
+            Scope::User,
+            claude(),
+        )
+        .unwrap();
+        assert_eq!(g, Grants::default());
+    }
+
+    #[test]
+    fn network_and_desktop_need_unsandboxed() {
+        let g = detect(
+            "curl -s -d done \"$SLACK_WEBHOOK_URL\"",
+            &[],
+            Scope::User,
+            claude(),
+        )
+        .unwrap();
+        assert!(
+            g.unsandboxed && g.env_passthrough == ["SLACK_WEBHOOK_URL"],
+            "{g:?}"
+        );
+        assert!(
+            g.why.iter().any(|w| w.contains("network (`curl`)")),
+            "{:?}",
+            g.why
+        );
+        let g = detect("notify-send 'Claude' done", &[], Scope::User, claude()).unwrap();
+        assert!(g.unsandboxed);
+        let e = detect("/usr/bin/osascript -e x", &[], Scope::Project, claude()).unwrap_err();
+        assert!(e.contains("desktop session"), "{e}");
+        let py = "import requests\nrequests.post(os.environ['HOOK_URL'])\n".to_owned();
+        assert!(
+            detect("python3 /x.py", &[py], Scope::User, claude())
+                .unwrap()
+                .unsandboxed
+        );
+        assert!(
+            !detect("grep -q curly file", &[], Scope::User, claude())
+                .unwrap()
+                .unsandboxed
+        );
+    }
+
+    #[test]
+    fn uv_runs_unsandboxed_as_a_user_hook_only() {
+        let g = detect("uv run ~/.claude/hooks/gate.py", &[], Scope::User, claude()).unwrap();
+        assert!(g.unsandboxed);
+        assert!(detect("uvx ruff check .", &[], Scope::Project, claude()).is_err());
+        assert!(
+            !detect("echo uv", &[], Scope::User, claude())
+                .unwrap()
+                .unsandboxed
+        );
+    }
+
+    #[test]
+    fn ids_are_stable_valid_and_distinct() {
+        let a = derive_id(
+            "claude-code",
+            "PreToolUse",
+            "Bash",
+            "~/.claude/hooks/block-rm.sh",
+        );
+        assert_eq!(
+            a,
+            derive_id(
+                "claude-code",
+                "PreToolUse",
+                "Bash",
+                "~/.claude/hooks/block-rm.sh"
+            )
+        );
+        assert!(a.starts_with("claude-code-pretooluse-block-rm-sh-"), "{a}");
+        assert!(crate::config::load::valid_id(&a), "{a}");
+        assert_ne!(
+            a,
+            derive_id(
+                "claude-code",
+                "PreToolUse",
+                "Edit",
+                "~/.claude/hooks/block-rm.sh"
+            )
+        );
+        let long = derive_id("qwen-code", "UserPromptSubmit", "*", &"x".repeat(300));
+        assert!(
+            long.len() <= 64 && crate::config::load::valid_id(&long),
+            "{long}"
+        );
+        assert!(crate::config::load::valid_id(&derive_id(
+            "kimi", "Stop", "*", "$$$ ---"
+        )));
+    }
+
+    #[test]
+    fn matchers_name_canonical_tools() {
+        let gemini = crate::hosts::adapter("gemini-cli").unwrap();
+        assert_eq!(canonical_matcher(gemini, "run_shell_command"), "Bash");
+        assert_eq!(
+            canonical_matcher(gemini, "write_file|replace"),
+            "Write|Edit"
+        );
+        assert_eq!(canonical_matcher(claude(), "Task|Bash"), "Agent|Bash");
+        assert_eq!(
+            canonical_matcher(claude(), "mcp__.*__write"),
+            "mcp__.*__write"
+        );
+    }
+}

@@ -1,0 +1,450 @@
+//! `import`: a host's own hooks move into keryx-hooks (once, with the grants
+//! they need), what keryx cannot run stays with the host, and `--undo` or
+//! `uninstall` puts the host file back byte for byte.
+
+use serde_json::{Value, json};
+
+use crate::common::{Env, claude_bash, fixture};
+
+/// A gate that counts its runs in the project and denies `rm -rf`.
+const GATE: &str = "#!/bin/sh\necho run >> \"$CLAUDE_PROJECT_DIR/gate-runs\"\nif grep -q 'rm -rf'; then echo 'no rm -rf here' >&2; exit 2; fi\nexit 0\n";
+
+const GATE_COMMAND: &str = "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/block-rm.sh";
+
+/// A Claude Code settings file with hooks of every kind `import` meets.
+fn claude_settings(env: &Env) -> String {
+    // In the project: a sandboxed hook sees the project, and the test's
+    // home sits under the sandbox's private /tmp.
+    env.script(env.project.join(".claude/hooks/block-rm.sh"), GATE);
+    let gate = GATE_COMMAND;
+    serde_json::to_string_pretty(&json!({
+        "model": "opus",
+        "hooks": {
+            "PreToolUse": [{
+                "matcher": "Bash",
+                "hooks": [{"type": "command", "command": gate, "timeout": 10}]
+            }],
+            "PostToolUse": [{
+                "matcher": "Edit|Write",
+                "hooks": [{"type": "command", "command": "cat >> ~/.claude/logs/edits.jsonl"}]
+            }],
+            "Notification": [{
+                "hooks": [{"type": "command", "command": "notify-send \"$DISPLAY\" 'Claude needs you'"}]
+            }],
+            "Stop": [{
+                "hooks": [{"type": "prompt", "prompt": "Are all tasks done?"}]
+            }]
+        }
+    }))
+    .unwrap()
+        + "\n"
+}
+
+fn read(p: &std::path::Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn ids(hooks_file: &std::path::Path) -> Vec<String> {
+    let v: Value = serde_json::from_str(&read(hooks_file)).unwrap();
+    v["hooks"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|l| l.as_array().unwrap().iter())
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn entry(hooks_file: &std::path::Path, event: &str) -> Value {
+    let v: Value = serde_json::from_str(&read(hooks_file)).unwrap();
+    let list = v["hooks"][event].as_array().unwrap().clone();
+    assert_eq!(list.len(), 1, "{event}: {list:?}");
+    list[0].clone()
+}
+
+#[test]
+fn claude_code_hooks_move_and_the_rest_stays_with_the_host() {
+    let env = Env::new();
+    let settings = env.write(
+        env.home.join(".claude/settings.json"),
+        claude_settings(&env),
+    );
+    let original = read(&settings);
+
+    let r = env.run(&["import", "claude-code", "--scope", "user"]);
+    r.code(0)
+        .stdout_has("stays with the host: keryx-hooks has no `Notification` event")
+        .stdout_has("a `type: \"prompt\"` hook is not a shell command")
+        .stdout_has("granted sandbox.writable `~/.claude/logs`")
+        .stdout_has("granted nothing beyond the sandbox's defaults")
+        .stdout_has("2 new registrations");
+
+    let hooks = env.user_hooks();
+    let doc: Value = serde_json::from_str(&read(&hooks)).unwrap();
+    assert_eq!(
+        doc["$schema"],
+        "https://keryx.dev/schema/hook-config.schema.json"
+    );
+    let gate = entry(&hooks, "PreToolUse");
+    assert_eq!(gate["class"], "gate");
+    assert_eq!(gate["matcher"], "Bash");
+    assert_eq!(gate["timeoutMs"], 10_000, "Claude's timeout is in seconds");
+    assert_eq!(
+        gate["command"]["argv"],
+        json!(["/bin/sh", "-c", GATE_COMMAND])
+    );
+    let log = entry(&hooks, "PostToolUse");
+    assert_eq!(log["matcher"], "Edit|Write");
+    assert_eq!(log["sandbox"]["writable"], json!(["~/.claude/logs"]));
+    assert_eq!(log["timeoutMs"], 60_000, "Claude's default 600 s, capped");
+
+    // The host keeps only what keryx-hooks cannot run, the rest as it was.
+    let left: Value = serde_json::from_str(&read(&settings)).unwrap();
+    assert_eq!(left["model"], "opus");
+    assert_eq!(
+        left["hooks"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["Notification", "Stop"]
+    );
+    assert_eq!(left["hooks"]["Stop"][0]["hooks"][0]["type"], "prompt");
+    let backup = env.home.join(".claude/settings.json.keryx-import.bak");
+    assert_eq!(read(&backup), original);
+    env.run(&["validate"]).code(0);
+
+    // Run again: nothing new, nothing changed.
+    let (hooks_once, settings_once) = (read(&hooks), read(&settings));
+    env.run(&["import", "claude-code"])
+        .code(0)
+        .stdout_has("stays with the host");
+    assert_eq!(read(&hooks), hooks_once);
+    assert_eq!(read(&settings), settings_once);
+
+    // Undo: the host file's bytes come back, the registrations go.
+    env.run(&["import", "--undo", "claude-code"])
+        .code(0)
+        .stdout_has("as it was before the import; removed 2 imported hooks");
+    assert_eq!(read(&settings), original);
+    assert!(ids(&hooks).is_empty(), "{}", read(&hooks));
+    assert!(!backup.exists());
+    env.run(&["import", "--undo", "claude-code"])
+        .code(0)
+        .stdout_has("nothing imported to undo");
+}
+
+#[test]
+fn an_imported_gate_runs_once_and_its_exit_2_denies() {
+    let env = Env::new();
+    env.write(
+        env.home.join(".claude/settings.json"),
+        claude_settings(&env),
+    );
+    env.run(&["import", "claude-code", "--scope", "user"])
+        .code(0);
+    let runs = env.project.join("gate-runs");
+
+    let deny = env.run_stdin(
+        &["run", "claude-code", "PreToolUse"],
+        claude_bash(&env, "c1", "rm -rf build").to_string(),
+    );
+    deny.code(0);
+    let out: Value = serde_json::from_str(&deny.stdout).unwrap();
+    assert_eq!(
+        out["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{}",
+        deny.stdout
+    );
+    assert!(
+        out["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("no rm -rf here"),
+        "{}",
+        deny.stdout
+    );
+    assert_eq!(read(&runs), "run\n", "the imported gate ran exactly once");
+
+    let allow = env.run_stdin(
+        &["run", "claude-code", "PreToolUse"],
+        claude_bash(&env, "c2", "ls").to_string(),
+    );
+    allow.code(0);
+    assert!(!allow.stdout.contains("\"deny\""), "{}", allow.stdout);
+    assert_eq!(read(&runs), "run\nrun\n");
+
+    // The log hook writes where it did under Claude Code, through its grant.
+    let mut post = fixture("claude-code", "PostToolUse-basic-Edit.json");
+    post["cwd"] = json!(env.project);
+    env.run_stdin(&["run", "claude-code", "PostToolUse"], post.to_string())
+        .code(0);
+    let logged = read(&env.home.join(".claude/logs/edits.jsonl"));
+    assert!(logged.contains("PostToolUse"), "{logged}");
+}
+
+#[test]
+fn a_dry_run_prints_the_plan_and_writes_nothing() {
+    let env = Env::new();
+    let settings = env.write(
+        env.home.join(".claude/settings.json"),
+        claude_settings(&env),
+    );
+    let original = read(&settings);
+    env.run(&["import", "claude-code", "--dry-run"])
+        .code(0)
+        .stdout_has("would import as `claude-code-pretooluse-block-rm-sh-")
+        .stdout_has("dry run: nothing was written");
+    let r = env.run(&["import", "claude-code", "--dry-run", "--json"]);
+    r.code(0);
+    let v = r.json();
+    assert_eq!(v["dryRun"], true);
+    let hooks = v["hooks"].as_array().unwrap();
+    assert_eq!(hooks.len(), 4, "{v:#}");
+    let post = hooks
+        .iter()
+        .find(|h| h["hostEvent"] == "PostToolUse")
+        .unwrap();
+    assert_eq!(post["action"], "import");
+    assert_eq!(post["grants"]["writable"], json!(["~/.claude/logs"]));
+    assert!(
+        post["grants"]["why"][0]
+            .as_str()
+            .unwrap()
+            .contains("~/.claude/logs/edits.jsonl")
+    );
+    let note = hooks
+        .iter()
+        .find(|h| h["hostEvent"] == "Notification")
+        .unwrap();
+    assert_eq!(note["action"], "leave");
+    assert_eq!(read(&settings), original);
+    assert!(!env.user_hooks().exists());
+    assert!(
+        !env.home
+            .join(".claude/settings.json.keryx-import.bak")
+            .exists()
+    );
+}
+
+#[test]
+fn project_hooks_need_trust_before_they_run() {
+    let env = Env::new();
+    env.script(env.project.join(".claude/hooks/gate.sh"), GATE);
+    let settings = env.write(
+        env.project.join(".claude/settings.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/gate.sh"}
+        ]}]}})
+        .to_string(),
+    );
+    let original = read(&settings);
+    env.run(&["import", "claude-code", "--scope", "project"])
+        .code(0)
+        .stdout_has("`keryx-hooks trust`");
+    assert_eq!(ids(&env.project_hooks()).len(), 1);
+    let runs = env.project.join("gate-runs");
+    env.run_stdin(
+        &["run", "claude-code", "PreToolUse"],
+        claude_bash(&env, "c1", "rm -rf x").to_string(),
+    );
+    assert!(!runs.exists(), "an untrusted project hook ran");
+
+    env.run(&["trust", "--yes"]).code(0);
+    let r = env.run_stdin(
+        &["run", "claude-code", "PreToolUse"],
+        claude_bash(&env, "c2", "rm -rf x").to_string(),
+    );
+    assert!(r.stdout.contains("\"deny\""), "{}", r.stdout);
+    assert_eq!(read(&runs), "run\n");
+
+    env.run(&["import", "--undo", "--scope", "project", "claude-code"])
+        .code(0);
+    assert_eq!(read(&settings), original);
+}
+
+#[test]
+fn install_points_at_import_and_uninstall_undoes_it() {
+    let env = Env::new();
+    let settings = env.write(
+        env.home.join(".claude/settings.json"),
+        claude_settings(&env),
+    );
+    let original = read(&settings);
+    env.run(&["install", "claude-code"])
+        .code(0)
+        .stdout_has("has 2 hooks of its own")
+        .stdout_has("`keryx-hooks import claude-code`");
+    env.run(&["import", "claude-code"])
+        .code(0)
+        .stdout_has("updating the snapshot the hosts read your hooks from");
+    let wired: Value = serde_json::from_str(&read(&settings)).unwrap();
+    let shim = wired["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(shim.contains(" run claude-code PreToolUse"), "{shim}");
+    assert!(!wired.to_string().contains("block-rm.sh"));
+    // The host runs the snapshot, which now holds the imported gate.
+    let key = shim.rsplit(' ').next().unwrap();
+    let r = env.run_stdin(
+        &["run", "claude-code", "PreToolUse", "--snapshot", key],
+        claude_bash(&env, "c1", "rm -rf build").to_string(),
+    );
+    assert!(r.stdout.contains("no rm -rf here"), "{}", r.stdout);
+    env.run(&["uninstall", "claude-code"])
+        .code(0)
+        .stdout_has("as it was before the import");
+    assert_eq!(read(&settings), original);
+    assert!(ids(&env.user_hooks()).is_empty());
+
+    // Import first, then install, then uninstall: the same bytes again.
+    env.run(&["import", "claude-code"]).code(0);
+    env.run(&["install", "claude-code"]).code(0);
+    env.run(&["uninstall", "claude-code"]).code(0);
+    assert_eq!(read(&settings), original);
+}
+
+// ------------------------------------------------------------------ other hosts
+
+#[test]
+fn gemini_cli_tool_names_and_milliseconds() {
+    let env = Env::new();
+    let settings = env.write(
+        env.home.join(".gemini/settings.json"),
+        json!({"ui": {"theme": "dark"}, "hooks": {
+            "BeforeTool": [{"matcher": "run_shell_command", "hooks": [
+                {"type": "command", "name": "no-rm", "command": "/opt/hooks/bt-deny.sh", "timeout": 3000}
+            ]}],
+            "Notification": [{"hooks": [{"type": "command", "command": "notify.sh"}]}]
+        }})
+        .to_string(),
+    );
+    let original = read(&settings);
+    env.run(&["import", "gemini-cli"])
+        .code(0)
+        .stdout_has("matcher `run_shell_command` becomes `Bash`");
+    let e = entry(&env.user_hooks(), "PreToolUse");
+    assert_eq!(e["matcher"], "Bash");
+    assert_eq!(e["timeoutMs"], 3000, "Gemini's timeout is in milliseconds");
+    assert_eq!(e["class"], "gate");
+    let left: Value = serde_json::from_str(&read(&settings)).unwrap();
+    assert_eq!(left["ui"]["theme"], "dark");
+    assert!(left["hooks"].get("BeforeTool").is_none());
+    assert!(left["hooks"].get("Notification").is_some());
+    env.run(&["import", "--undo", "gemini-cli"]).code(0);
+    assert_eq!(read(&settings), original);
+}
+
+#[test]
+fn codex_config_toml_and_hooks_json() {
+    let env = Env::new();
+    let toml_text = "model = \"o3\"\n\n[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"/opt/cx/pre-deny.sh\"\ntimeout = 20\n\n[[hooks.PermissionRequest]]\n[[hooks.PermissionRequest.hooks]]\ntype = \"command\"\ncommand = \"/opt/cx/perm.sh\"\n";
+    let config = env.write(env.home.join(".codex/config.toml"), toml_text);
+    let hooks_json = env.write(
+        env.home.join(".codex/hooks.json"),
+        json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/opt/cx/stop-block.sh"}]}]}})
+            .to_string(),
+    );
+    let hooks_json_text = read(&hooks_json);
+    env.run(&["import", "codex"])
+        .code(0)
+        .stdout_has("keryx-hooks has no `PermissionRequest` event");
+    let pre = entry(&env.user_hooks(), "PreToolUse");
+    assert_eq!(pre["timeoutMs"], 20_000);
+    assert_eq!(pre["matcher"], "Bash");
+    assert_eq!(entry(&env.user_hooks(), "Stop")["class"], "gate");
+    let left = read(&config);
+    assert!(
+        left.contains("model = \"o3\"") && left.contains("perm.sh"),
+        "{left}"
+    );
+    assert!(!left.contains("pre-deny.sh"), "{left}");
+    assert!(!read(&hooks_json).contains("stop-block.sh"));
+    env.run(&["import", "--undo", "codex"]).code(0);
+    assert_eq!(read(&config), toml_text);
+    assert_eq!(read(&hooks_json), hooks_json_text);
+}
+
+#[test]
+fn qwen_code_settings() {
+    let env = Env::new();
+    let settings = env.write(
+        env.home.join(".qwen/settings.json"),
+        json!({"model": {"name": "qwen3-coder-plus"}, "hooks": {
+            "PreToolUse": [{"matcher": "run_shell_command|edit", "hooks": [
+                {"type": "command", "command": "/opt/q/hook PreToolUse", "timeout": 30}
+            ]}],
+            "SessionStart": [{"matcher": "*", "hooks": [
+                {"type": "command", "command": "cat ./CONTEXT.md", "timeout": 30}
+            ]}],
+            "Notification": [{"matcher": "*", "hooks": [
+                {"type": "command", "command": "/opt/q/hook Notification", "timeout": 30}
+            ]}]
+        }})
+        .to_string(),
+    );
+    let original = read(&settings);
+    env.run(&["import", "qwen-code"]).code(0);
+    let pre = entry(&env.user_hooks(), "PreToolUse");
+    assert_eq!(pre["matcher"], "Bash|Edit");
+    assert_eq!(pre["timeoutMs"], 30_000);
+    assert_eq!(entry(&env.user_hooks(), "SessionStart")["class"], "context");
+    assert!(read(&settings).contains("Notification"));
+    env.run(&["import", "--undo", "qwen-code"]).code(0);
+    assert_eq!(read(&settings), original);
+}
+
+#[test]
+fn copilot_hook_files_beside_ours() {
+    let env = Env::new();
+    let mine = env.write(
+        env.home.join(".copilot/hooks/mine.json"),
+        json!({"version": 1, "hooks": {
+            "preToolUse": [{"type": "command", "bash": "/opt/cp/hook.sh preToolUse", "timeoutSec": 15}],
+            "notification": [{"type": "command", "bash": "/opt/cp/hook.sh notification"}]
+        }})
+        .to_string(),
+    );
+    let original = read(&mine);
+    env.run(&["import", "copilot"])
+        .code(0)
+        .stdout_has("no `notification` event");
+    let pre = entry(&env.user_hooks(), "PreToolUse");
+    assert_eq!(pre["timeoutMs"], 15_000);
+    assert_eq!(
+        pre["command"]["argv"],
+        json!(["/bin/sh", "-c", "/opt/cp/hook.sh preToolUse"])
+    );
+    assert!(!read(&mine).contains("preToolUse\""));
+    env.run(&["import", "--undo", "copilot"]).code(0);
+    assert_eq!(read(&mine), original);
+}
+
+#[test]
+fn kimi_flat_hooks_list() {
+    let env = Env::new();
+    let text = "default_model = \"k2\"\n\n[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Shell\"\ncommand = \"/opt/k/hook.sh PreToolUse\"\ntimeout = 30\n\n[[hooks]]\nevent = \"Notification\"\ncommand = \"/opt/k/hook.sh Notification\"\ntimeout = 30\n";
+    let config = env.write(env.home.join(".kimi-code/config.toml"), text);
+    env.run(&["import", "kimi"])
+        .code(0)
+        .stdout_has("no `Notification` event");
+    let pre = entry(&env.user_hooks(), "PreToolUse");
+    assert_eq!(pre["matcher"], "Bash");
+    assert_eq!(pre["timeoutMs"], 30_000);
+    let left = read(&config);
+    assert!(
+        left.contains("Notification") && !left.contains("hook.sh PreToolUse"),
+        "{left}"
+    );
+    env.run(&["import", "--undo", "kimi"]).code(0);
+    assert_eq!(read(&config), text);
+}
+
+#[test]
+fn hosts_it_cannot_read_are_refused() {
+    let env = Env::new();
+    env.run(&["import", "opencode"])
+        .code(1)
+        .stderr_has("cannot import hooks from `opencode`");
+}
