@@ -448,3 +448,39 @@ fn hosts_it_cannot_read_are_refused() {
         .code(1)
         .stderr_has("cannot import hooks from `opencode`");
 }
+
+#[test]
+fn a_host_file_edited_between_imports_is_undone_as_far_as_it_can_be() {
+    let env = Env::new();
+    let settings = env.write(
+        env.home.join(".claude/settings.json"),
+        claude_settings(&env),
+    );
+    env.run(&["import", "claude-code"]).code(0);
+    // A hook added to the host after the first import, then imported too.
+    let mut v: Value = serde_json::from_str(&read(&settings)).unwrap();
+    v["hooks"]["SessionEnd"] = json!([{"hooks": [
+        {"type": "command", "command": "echo bye >> \"$CLAUDE_PROJECT_DIR/ended\""}
+    ]}]);
+    let with_new = serde_json::to_string_pretty(&v).unwrap();
+    std::fs::write(&settings, &with_new).unwrap();
+    env.run(&["import", "claude-code"])
+        .code(0)
+        .stdout_has("1 new registrations");
+    assert_eq!(ids(&env.user_hooks()).len(), 3);
+    assert!(!read(&settings).contains("SessionEnd"));
+
+    // The second import comes back exactly; the first cannot (the file
+    // was edited after it), so it stays, and the error names the backup.
+    env.run(&["import", "--undo", "claude-code"])
+        .code(1)
+        .stderr_has("changed since the import")
+        .stderr_has("settings.json.keryx-import.bak");
+    assert_eq!(read(&settings), with_new);
+    assert_eq!(ids(&env.user_hooks()).len(), 2);
+    assert!(
+        env.home
+            .join(".claude/settings.json.keryx-import.bak")
+            .exists()
+    );
+}

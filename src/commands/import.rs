@@ -40,11 +40,19 @@ pub struct Record {
     pub file: PathBuf,
     /// The hooks file the registrations went to.
     pub hooks_file: PathBuf,
-    /// The host file before the first import.
+    /// One per import that changed the file, oldest first; undone newest first.
+    pub steps: Vec<Step>,
+}
+
+/// One import's change to a host file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Step {
+    /// The host file before this import.
     pub before: String,
-    /// The host file as the last import left it.
+    /// The host file as this import left it.
     pub after: String,
-    /// The registrations imported from it.
+    /// The registrations this import took from it.
     pub ids: Vec<String>,
 }
 
@@ -522,26 +530,24 @@ fn take_out(
     }
     let rec_path = record_path(loc, &real);
     let mut record = read_record(&rec_path)
-        .filter(|r| r.after == before)
+        .filter(|r| r.host == host.name() && !r.steps.is_empty())
         .unwrap_or(Record {
             host: host.name().to_owned(),
             scope: scope.as_str().to_owned(),
             file: src.path.clone(),
             hooks_file: hooks_file.to_path_buf(),
-            before: before.clone(),
-            after: String::new(),
-            ids: Vec::new(),
+            steps: Vec::new(),
         });
-    record.after = after.clone();
-    for id in ids {
-        if !record.ids.contains(&id) {
-            record.ids.push(id);
-        }
-    }
+    record.steps.push(Step {
+        before: before.clone(),
+        after: after.clone(),
+        ids,
+    });
+    // The backup is the file before the first import, written once.
     let backup = backup_path(&real);
     let mode = file::mode(&real).unwrap_or(file::NEW_FILE_MODE);
     if std::fs::symlink_metadata(&backup).is_err() {
-        file::write_atomic(&backup, &record.before, mode)?;
+        file::write_atomic(&backup, &record.steps[0].before, mode)?;
     }
     write_record(&rec_path, &record)?;
     file::write_atomic(&real, &after, mode)?;
@@ -595,7 +601,7 @@ pub fn undo(
     dry_run: bool,
 ) -> Vec<Undone> {
     let mut out = Vec::new();
-    for (rec_path, r) in records_for(loc, host, scope, hooks_file) {
+    for (rec_path, mut r) in records_for(loc, host, scope, hooks_file) {
         let mut u = Undone {
             host: host.name().to_owned(),
             file: r.file.clone(),
@@ -603,40 +609,65 @@ pub fn undo(
             removed_ids: Vec::new(),
             error: None,
         };
-        match restore_file(host, &r, dry_run) {
-            Ok(()) => {
-                u.restored = true;
-                if !dry_run {
-                    if let Err(e) = remove_registrations(loc, scope, hooks_file, &r.ids) {
+        // Newest first: each step's `after` is what the next one undoes from.
+        let mut dry_current: Option<String> = None;
+        while let Some(step) = r.steps.last().cloned() {
+            match restore_step(host, &r.file, &step, dry_run, &mut dry_current) {
+                Ok(()) => {
+                    if !dry_run
+                        && let Err(e) = remove_registrations(loc, scope, hooks_file, &step.ids)
+                    {
                         u.error = Some(e.to_string());
-                    } else {
-                        let _ = std::fs::remove_file(&rec_path);
-                        if let Ok(real) = file::resolve(&r.file) {
-                            let _ = file::remove(&backup_path(&real));
-                        }
+                        break;
                     }
+                    u.removed_ids.extend(step.ids.iter().cloned());
+                    r.steps.pop();
                 }
-                u.removed_ids = r.ids.clone();
+                Err(e) => {
+                    u.error = Some(e);
+                    break;
+                }
             }
-            Err(e) => u.error = Some(e),
+        }
+        u.restored = r.steps.is_empty();
+        if !dry_run {
+            if r.steps.is_empty() {
+                let _ = std::fs::remove_file(&rec_path);
+                if let Ok(real) = file::resolve(&r.file) {
+                    let _ = file::remove(&backup_path(&real));
+                }
+            } else if let Err(e) = write_record(&rec_path, &r) {
+                u.error.get_or_insert(e);
+            }
         }
         out.push(u);
     }
     out
 }
 
-fn restore_file(host: &Adapter, r: &Record, dry_run: bool) -> Result<(), String> {
-    let real = file::resolve(&r.file)?;
+/// Undoes one step on the host file (in a dry run, on `dry_current`, the
+/// text the steps undone so far would leave).
+fn restore_step(
+    host: &Adapter,
+    path: &Path,
+    r: &Step,
+    dry_run: bool,
+    dry_current: &mut Option<String>,
+) -> Result<(), String> {
+    let real = file::resolve(path)?;
     // Codex's `hooks.json` is JSON beside its TOML config.
     let format = match hostfile::wiring::format(host) {
-        Some(hostfile::Format::Toml(_)) if r.file.extension().is_some_and(|x| x == "json") => {
+        Some(hostfile::Format::Toml(_)) if path.extension().is_some_and(|x| x == "json") => {
             hostfile::Format::Json(hostfile::wiring::NESTED_JSON)
         }
         Some(f) => f,
         None => return Err(format!("{} has no config file", host.display_name())),
     };
     let _lock = file::lock_parent(&real, !dry_run)?;
-    let current = file::read(&real)?.unwrap_or_default();
+    let current = match dry_current.take() {
+        Some(t) => t,
+        None => file::read(&real)?.unwrap_or_default(),
+    };
     let target = if current == r.after {
         r.before.clone()
     } else {
@@ -647,13 +678,17 @@ fn restore_file(host: &Adapter, r: &Record, dry_run: bool) -> Result<(), String>
             _ => {
                 return Err(format!(
                     "`{}` changed since the import; its bytes from before are in `{}`",
-                    r.file.display(),
+                    path.display(),
                     backup_path(&real).display()
                 ));
             }
         }
     };
-    if dry_run || target == current {
+    if dry_run {
+        *dry_current = Some(target);
+        return Ok(());
+    }
+    if target == current {
         return Ok(());
     }
     let mode = file::mode(&real).unwrap_or(file::NEW_FILE_MODE);

@@ -296,8 +296,13 @@ fn plan_one(
     }
     let mut notes = Vec::new();
     let matcher = match l.matcher.as_deref() {
-        _ if !event.is_per_tool() => "*".to_owned(),
         None | Some("") | Some("*") => "*".to_owned(),
+        Some(m) if !event.is_per_tool() => {
+            return leave(format!(
+                "its matcher `{m}` picks which {} events it runs on (a source or trigger), which keryx-hooks cannot select",
+                l.key
+            ));
+        }
         Some(m) => {
             if crate::config::load::looks_like_permission_rule(m) {
                 return leave(format!(
@@ -485,7 +490,7 @@ pub fn registration(
 fn script_texts(command: &str, read: ReadScript) -> Vec<String> {
     command
         .split_whitespace()
-        .map(|w| w.trim_matches(|c| c == '"' || c == '\''))
+        .map(|w| w.replace(['"', '\''], ""))
         .filter(|w| {
             w.starts_with('/')
                 || w.starts_with("~/")
@@ -495,7 +500,7 @@ fn script_texts(command: &str, read: ReadScript) -> Vec<String> {
                 || w.starts_with("./")
         })
         .take(4)
-        .filter_map(read)
+        .filter_map(|w| read(&w))
         .collect()
 }
 
@@ -1028,6 +1033,55 @@ mod tests {
         assert!(crate::config::load::valid_id(&derive_id(
             "kimi", "Stop", "*", "$$$ ---"
         )));
+    }
+
+    #[test]
+    fn quoted_script_paths_are_read() {
+        let asked = std::cell::RefCell::new(Vec::new());
+        let read = |w: &str| {
+            asked.borrow_mut().push(w.to_owned());
+            Some(String::new())
+        };
+        script_texts(
+            "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/a.sh --x '~/b.py' plain",
+            &read,
+        );
+        assert_eq!(
+            *asked.borrow(),
+            ["$CLAUDE_PROJECT_DIR/.claude/hooks/a.sh", "~/b.py"]
+        );
+    }
+
+    #[test]
+    fn event_matchers_that_are_not_tool_names_stay_with_the_host() {
+        let file = SourceFile {
+            path: "/x/settings.json".into(),
+            format: wiring::format(claude()).unwrap(),
+        };
+        let listed = |key: &str, matcher: &str| Listed {
+            key: key.into(),
+            matcher: Some(matcher.into()),
+            handler: json!({"type": "command", "command": format!("echo {matcher}")}),
+        };
+        let none = |_: &str| None;
+        let plan = plan_file(
+            claude(),
+            Scope::User,
+            &file,
+            &[
+                listed("SessionStart", "startup"),
+                listed("SessionStart", "*"),
+                listed("PreToolUse", "Bash(rm:*)"),
+            ],
+            &none,
+        );
+        assert!(
+            matches!(&plan[0].outcome, Outcome::Leave { reason } if reason.contains("`startup`"))
+        );
+        assert!(matches!(&plan[1].outcome, Outcome::Import(i) if i.class == "context"));
+        assert!(
+            matches!(&plan[2].outcome, Outcome::Leave { reason } if reason.contains("permission rule"))
+        );
     }
 
     #[test]
