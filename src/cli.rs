@@ -38,6 +38,8 @@ pub enum Command {
     Enable(EnableArgs),
     /// Turn a hook off in the project file (or your own with --user).
     Disable(DisableArgs),
+    /// Write a starting hooks.json with an example gate and observer (and their scripts).
+    Init(InitArgs),
     /// Snapshot your hooks and wire keryx-hooks into agent hosts (merges, never overwrites).
     Install(InstallArgs),
     /// Take keryx-hooks out of agent hosts' configs, leaving everything else as it was.
@@ -250,6 +252,17 @@ pub enum FormatArg {
     /// Write the host's own package instead: a Claude Code plugin, a Gemini
     /// CLI extension or a Codex plugin (Cursor, Copilot and Kimi have none).
     Plugin,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct InitArgs {
+    /// `user`: `$KERYX_HOME/hooks.json` and `$KERYX_HOME/scripts/`.
+    /// `project`: `.metaproject/hooks.json` and `.metaproject/hooks/`.
+    #[arg(long, value_enum, default_value = "user")]
+    pub scope: ScopeArg,
+    /// Replace the files when they already exist.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -97,6 +97,37 @@ pub fn escape_text(s: &str) -> String {
     out
 }
 
+/// A hook's own words (a deny reason, a `systemMessage`) for the host: the
+/// colour sequences a hook writes for a terminal (`ESC [ <digits and ;> m`,
+/// as in `\033[1;31m`) are dropped, since the model and a host's UI get
+/// text, and every other dangerous character is escaped as [`escape_text`]
+/// does (a screen clear or a cursor move stays visible as `\x1B[2J`).
+pub fn hook_text(s: &str) -> String {
+    if !s.contains('\u{1b}') {
+        return escape_text(s);
+    }
+    let mut plain = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find('\u{1b}') {
+        plain.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let params = after.strip_prefix('[').map(|p| {
+            p.len()
+                - p.trim_start_matches(|c: char| c.is_ascii_digit() || c == ';')
+                    .len()
+        });
+        match params {
+            Some(n) if after[1 + n..].starts_with('m') => rest = &after[n + 2..],
+            _ => {
+                plain.push('\u{1b}');
+                rest = after;
+            }
+        }
+    }
+    plain.push_str(rest);
+    escape_text(&plain)
+}
+
 /// Like [`escape_flagged`] for a value that may be a script: a line break
 /// is not hidden text, so it is kept as a real line break followed by
 /// `continuation` (the caller's indent and gutter, so a script line can
@@ -127,6 +158,19 @@ pub fn escape_lines(s: &str, continuation: &str) -> (String, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hook_text_drops_colours_and_keeps_other_escapes_visible() {
+        assert_eq!(
+            hook_text("\u{1b}[1;31m❌ blocked\u{1b}[0m: use uv"),
+            "❌ blocked: use uv"
+        );
+        assert_eq!(hook_text("\u{1b}[mreset"), "reset");
+        assert_eq!(hook_text("a\u{1b}[2Jb"), "a\\x1B[2Jb");
+        assert_eq!(hook_text("a\u{1b}]8;;x\u{7}b"), "a\\x1B]8;;x\\x07b");
+        assert_eq!(hook_text("tail \u{1b}[31"), "tail \\x1B[31");
+        assert_eq!(hook_text("x\u{200B}y\nz"), "x\\u200By\nz");
+    }
 
     #[test]
     fn escapes_terminal_tricks() {

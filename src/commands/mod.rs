@@ -5,6 +5,7 @@ pub mod ctx;
 pub mod doctor;
 pub mod explain;
 pub mod import;
+pub mod init;
 pub mod install;
 pub mod list;
 pub mod log;

@@ -128,7 +128,8 @@ pub fn cap(text: &str, max: usize) -> String {
 pub fn reason_text(reason: &str) -> String {
     // Escaping only ever lengthens: escape no more than can be kept.
     let (head, cut) = truncate_utf8(reason, MAX_REASON_BYTES);
-    let shown = crate::escape::escape_text(head);
+    // A hook's colours are dropped; every other escape stays visible.
+    let shown = crate::escape::hook_text(head);
     if !cut {
         return cap(&shown, MAX_REASON_BYTES);
     }
