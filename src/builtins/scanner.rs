@@ -5,6 +5,7 @@
 
 use std::sync::{Arc, OnceLock};
 
+use memchr::memmem;
 use regex::bytes::{Regex, RegexBuilder};
 use toml_edit::{DocumentMut, Item, TableLike};
 
@@ -78,6 +79,11 @@ struct Rule {
     id: String,
     kind: String,
     keywords: Vec<String>,
+    /// One searcher per keyword (SIMD substring search, built once).
+    finders: Vec<memmem::Finder<'static>>,
+    /// Every match lies on one line and holds a keyword: the regex runs
+    /// only over the lines that hold one, not over the whole text.
+    per_line: bool,
     /// Runs over the ASCII-lowercased text (same byte offsets).
     lowercase: bool,
     min_entropy: Option<f64>,
@@ -133,6 +139,9 @@ pub struct Rules {
     tag_characters: bool,
     bidi_override: bool,
     zero_width_run: bool,
+    /// `per_line` rules search only their keywords' lines; off only in
+    /// the test that compares both ways.
+    windows: bool,
 }
 
 static BUILTIN: OnceLock<Rules> = OnceLock::new();
@@ -287,6 +296,7 @@ impl Rules {
         let bytes = text.as_bytes();
         let mut lower: Option<String> = None;
         let mut out = Vec::new();
+        let mut windows: Vec<(usize, usize)> = Vec::new();
         for rule in &self.rules {
             let applies = match target {
                 Some(Target::Input) => rule.input,
@@ -296,13 +306,26 @@ impl Rules {
             if !applies {
                 continue;
             }
+            windows.clear();
             if !rule.keywords.is_empty() || rule.lowercase {
                 let lower = lower.get_or_insert_with(|| text.to_ascii_lowercase());
-                if !rule.keywords.is_empty()
-                    && !rule.keywords.iter().any(|k| lower.contains(k.as_str()))
-                {
-                    continue;
+                if !rule.keywords.is_empty() {
+                    if rule.per_line && self.windows {
+                        keyword_lines(lower.as_bytes(), &rule.finders, &mut windows);
+                        if windows.is_empty() {
+                            continue;
+                        }
+                    } else if !rule
+                        .finders
+                        .iter()
+                        .any(|f| f.find(lower.as_bytes()).is_some())
+                    {
+                        continue;
+                    }
                 }
+            }
+            if windows.is_empty() {
+                windows.push((0, bytes.len()));
             }
             // ASCII lowercasing keeps every byte offset, so spans found in
             // the lowercased text index the original.
@@ -311,52 +334,68 @@ impl Rules {
                 _ => bytes,
             };
             let m_ = rule.matchers();
-            for caps in m_.regex.captures_iter(haystack) {
-                let Some(m) = caps.get(m_.group) else {
-                    continue;
-                };
-                let secret = &bytes[m.range()];
-                if let Some(min) = rule.min_entropy
-                    && entropy(secret) < min
-                {
-                    continue;
-                }
-                if rule.random_shape && !random_shape(secret) {
-                    continue;
-                }
-                if m_.allow.as_ref().is_some_and(|a| a.is_match(secret)) {
-                    continue;
-                }
-                if let Some(skip) = &m_.skip_lines
-                    && skip.is_match(line_of(bytes, m.start()))
-                {
-                    continue;
-                }
-                if let Some((names, group)) = &m_.names
-                    && !caps
-                        .get(*group)
-                        .is_some_and(|n| names.is_match(name_around(bytes, n.start(), n.end())))
-                {
-                    continue;
-                }
-                if let Some((skip, group)) = &m_.skip_names
-                    && caps
-                        .get(*group)
-                        .is_some_and(|n| skip.is_match(name_around(bytes, n.start(), n.end())))
-                {
-                    continue;
-                }
-                if let Some(u) = m_.user_group
-                    && caps.get(u).is_some_and(|u| &bytes[u.range()] == secret)
-                {
-                    continue;
-                }
-                // A span must not split a UTF-8 character: regexes run over
-                // bytes, and `redact` slices the str.
-                let (start, end) = (floor_char(text, m.start()), ceil_char(text, m.end()));
-                out.push(((rule.id.as_str(), rule.kind.as_str()), start, end));
-                if out.len() >= limit {
-                    return out;
+            let mut locs = m_.regex.capture_locations();
+            for &(from, to) in &windows {
+                #[cfg(test)]
+                SEARCHED.with(|s| s.borrow_mut().push((rule.id.clone(), to - from)));
+                // A window ends at a line's end: the text after it cannot
+                // change a line-local match (`\b`, `$` see a newline there).
+                let window = &haystack[..to];
+                let mut at = from;
+                while at <= to {
+                    let Some(whole) = m_.regex.captures_read_at(&mut locs, window, at) else {
+                        break;
+                    };
+                    at = if whole.is_empty() {
+                        whole.end() + 1
+                    } else {
+                        whole.end()
+                    };
+                    let group = |i: usize| locs.get(i).map(|(s, e)| s..e);
+                    let Some(m) = group(m_.group) else {
+                        continue;
+                    };
+                    let secret = &bytes[m.clone()];
+                    if let Some(min) = rule.min_entropy
+                        && entropy(secret) < min
+                    {
+                        continue;
+                    }
+                    if rule.random_shape && !random_shape(secret) {
+                        continue;
+                    }
+                    if m_.allow.as_ref().is_some_and(|a| a.is_match(secret)) {
+                        continue;
+                    }
+                    if let Some(skip) = &m_.skip_lines
+                        && skip.is_match(line_of(bytes, m.start))
+                    {
+                        continue;
+                    }
+                    if let Some((names, g)) = &m_.names
+                        && !group(*g)
+                            .is_some_and(|n| names.is_match(name_around(bytes, n.start, n.end)))
+                    {
+                        continue;
+                    }
+                    if let Some((skip, g)) = &m_.skip_names
+                        && group(*g)
+                            .is_some_and(|n| skip.is_match(name_around(bytes, n.start, n.end)))
+                    {
+                        continue;
+                    }
+                    if let Some(u) = m_.user_group
+                        && group(u).is_some_and(|u| &bytes[u] == secret)
+                    {
+                        continue;
+                    }
+                    // A span must not split a UTF-8 character: regexes run over
+                    // bytes, and `redact` slices the str.
+                    let (start, end) = (floor_char(text, m.start), ceil_char(text, m.end));
+                    out.push(((rule.id.as_str(), rule.kind.as_str()), start, end));
+                    if out.len() >= limit {
+                        return out;
+                    }
                 }
             }
         }
@@ -468,6 +507,7 @@ pub fn builtin_rules() -> &'static Rules {
             tag_characters: true,
             bidi_override: true,
             zero_width_run: true,
+            windows: true,
         };
         let tables = builtin_doc()
             .get("rule")
@@ -485,12 +525,13 @@ pub fn builtin_rules() -> &'static Rules {
 
 /// The fields a rule may have, in `secret-rules.toml` and in a user's
 /// `[[security.rules]]`.
-pub const RULE_FIELDS: [&str; 13] = [
+pub const RULE_FIELDS: [&str; 14] = [
     "id",
     "kind",
     "regex",
     "group",
     "keywords",
+    "per_line",
     "lowercase",
     "min_entropy",
     "random_shape",
@@ -542,6 +583,15 @@ fn compile_rule(t: &dyn TableLike, builtin: Option<usize>) -> Result<Rule, Strin
             .ok_or_else(|| format!("rule `{id}`: `lowercase` must be true or false"))?,
         None => false,
     };
+    let per_line = match t.get("per_line") {
+        Some(v) => v
+            .as_bool()
+            .ok_or_else(|| format!("rule `{id}`: `per_line` must be true or false"))?,
+        None => false,
+    };
+    if per_line && keywords.is_empty() {
+        return Err(format!("rule `{id}`: `per_line` needs `keywords`"));
+    }
     let random_shape = match t.get("random_shape") {
         Some(v) => v
             .as_bool()
@@ -573,10 +623,16 @@ fn compile_rule(t: &dyn TableLike, builtin: Option<usize>) -> Result<Rule, Strin
     if builtin.is_none() {
         let _ = matchers.set(compile_matchers(t, &id)?);
     }
+    let finders = keywords
+        .iter()
+        .map(|k: &String| memmem::Finder::new(k.as_bytes()).into_owned())
+        .collect();
     Ok(Rule {
         id,
         kind,
         keywords,
+        finders,
+        per_line,
         lowercase,
         min_entropy,
         random_shape,
@@ -684,6 +740,55 @@ fn name_around(bytes: &[u8], start: usize, end: usize) -> &[u8] {
     };
     let dashes = name.iter().take_while(|&&b| b == b'-').count();
     &name[dashes..]
+}
+
+/// How far apart two keyword lines may be and still be searched as one
+/// window: one regex search over a few lines between them costs less than
+/// starting a second.
+const WINDOW_GAP: usize = 256;
+
+/// The lines of `lower` that hold an occurrence of a keyword, as sorted,
+/// merged `(from, to)` byte windows: `from` is the newline before the line
+/// (so a match may start on it, as `[\n:]_auth` or `\ssig=` do), `to` the
+/// end of the line. Windows covering most of the text become one.
+fn keyword_lines(lower: &[u8], finders: &[memmem::Finder<'_>], out: &mut Vec<(usize, usize)>) {
+    for finder in finders {
+        let mut covered = 0;
+        for at in finder.find_iter(lower) {
+            if at < covered {
+                continue;
+            }
+            let from = memchr::memrchr(b'\n', &lower[..at]).unwrap_or(0);
+            let to = memchr::memchr(b'\n', &lower[at..]).map_or(lower.len(), |i| at + i);
+            out.push((from, to));
+            covered = to;
+        }
+    }
+    if out.len() > 1 {
+        out.sort_unstable();
+        let mut merged = 0;
+        for i in 1..out.len() {
+            if out[i].0 <= out[merged].1 + WINDOW_GAP {
+                out[merged].1 = out[merged].1.max(out[i].1);
+            } else {
+                merged += 1;
+                out[merged] = out[i];
+            }
+        }
+        out.truncate(merged + 1);
+    }
+    let searched: usize = out.iter().map(|(f, t)| t - f).sum();
+    if searched > lower.len() / 2 {
+        out.clear();
+        out.push((0, lower.len()));
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// (rule id, bytes) of every window a rule's regex searched.
+    static SEARCHED: std::cell::RefCell<Vec<(String, usize)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The line of `bytes` that holds offset `at`, without its newline.
@@ -1790,6 +1895,114 @@ applies = ["output"]
                 );
             }
         }
+    }
+
+    /// Every text file under `dir` (the project's own sources and fixtures).
+    fn texts_under(dir: &std::path::Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap().filter_map(Result::ok) {
+            let path = entry.path();
+            if path.is_dir() {
+                texts_under(&path, out);
+            } else if let Ok(text) = std::fs::read_to_string(&path) {
+                out.push(text);
+            }
+        }
+    }
+
+    /// `per_line` only changes where a rule's regex looks, never what the
+    /// scanner finds: the project's sources and fixtures, the secret
+    /// corpus, and secrets at the edges of lines (first and last byte,
+    /// after a blank line, CRLF), scanned with the windows and over the
+    /// whole text, give the same findings and the same redaction.
+    #[test]
+    fn per_line_rules_find_what_a_whole_text_search_finds() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut texts = Vec::new();
+        for dir in ["src", "tests/fixtures", "docs", "adapters"] {
+            texts_under(&root.join(dir), &mut texts);
+        }
+        let corpus =
+            std::fs::read_to_string(root.join("tests/fixtures/secrets/secrets.jsonl")).unwrap();
+        let mut secrets = Vec::new();
+        for line in corpus.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let text: String = v["text"].as_str().unwrap().chars().rev().collect();
+            secrets.push(text);
+        }
+        // Each secret alone, at a line's start and end, after a blank line,
+        // with CRLF, and all of them in one text between ordinary lines.
+        let filler = "let x = compute(y);\n".repeat(40);
+        let mut all = String::new();
+        for text in &secrets {
+            for edge in [
+                text.clone(),
+                format!("{filler}{text}"),
+                format!("{text}\n{filler}"),
+                format!("{filler}\n\n{text}\r\n{filler}"),
+                text.replace('\n', "\r\n"),
+            ] {
+                texts.push(edge);
+            }
+            all.push_str(&filler);
+            all.push_str(text);
+            all.push('\n');
+        }
+        texts.push(all);
+        // Matches that start on the newline before their line.
+        texts.push(j(&[&filler, "sig=", &noise(44, 98), "\n", &filler]));
+        texts.push(j(&[
+            &filler,
+            "_auth",
+            "Token=",
+            &noise(30, 100),
+            "\n",
+            &filler,
+        ]));
+
+        let windowed = Rules::builtin();
+        let mut whole = Rules::builtin();
+        whole.windows = false;
+        let per_line = windowed.rules.iter().filter(|r| r.per_line).count();
+        assert!(per_line > 30, "{per_line} per_line rules");
+        let mut found = 0;
+        for text in &texts {
+            for target in [Target::Input, Target::Output] {
+                let a = windowed.scan(text, target);
+                assert_eq!(a, whole.scan(text, target), "{target:?} {text:?}");
+                found += a.len();
+            }
+            assert_eq!(windowed.redact(text), whole.redact(text), "{text:?}");
+        }
+        assert!(found > secrets.len(), "{found} findings");
+    }
+
+    /// A `per_line` rule's regex searches the lines that hold its keywords,
+    /// not the whole text: on 200 KiB of code with one `.env` line, the
+    /// line-anchored generic rule (the costliest before) looks at under
+    /// 1 KiB, and still finds the secret there.
+    #[test]
+    fn per_line_rule_searches_only_keyword_lines() {
+        let mut text = "let x = compute(y);\n".repeat(10_000);
+        text.push_str(&j(&["API_TO", "KEN=", &noise(40, 101), "\n"]));
+        text.push_str(&"let z = other(x);\n".repeat(1_000));
+        SEARCHED.with(|s| s.borrow_mut().clear());
+        let found = ids(&text, Target::Output);
+        assert!(
+            found.iter().any(|f| f == "secret-assignment-env"),
+            "{found:?}"
+        );
+        let searched: usize = SEARCHED.with(|s| {
+            s.borrow()
+                .iter()
+                .filter(|(id, _)| id == "secret-assignment-env" || id == "dsn-password")
+                .map(|(_, n)| n)
+                .sum()
+        });
+        assert!(
+            searched < 1024,
+            "searched {searched} bytes of {}",
+            text.len()
+        );
     }
 
     #[test]
