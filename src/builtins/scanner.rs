@@ -142,6 +142,9 @@ pub struct Rules {
     /// `per_line` rules search only their keywords' lines; off only in
     /// the test that compares both ways.
     windows: bool,
+    /// A long text's built-in keywords are found with the index; off only
+    /// in the test that compares both ways.
+    index: bool,
 }
 
 static BUILTIN: OnceLock<Rules> = OnceLock::new();
@@ -297,6 +300,9 @@ impl Rules {
         let mut lower: Option<String> = None;
         let mut out = Vec::new();
         let mut windows: Vec<(usize, usize)> = Vec::new();
+        // Searched once, on the first rule that needs it: `Some(None)` when
+        // there is no index on this CPU.
+        let mut found: Option<Option<Found>> = None;
         for rule in &self.rules {
             let applies = match target {
                 Some(Target::Input) => rule.input,
@@ -309,17 +315,50 @@ impl Rules {
             windows.clear();
             if !rule.keywords.is_empty() || rule.lowercase {
                 let lower = lower.get_or_insert_with(|| text.to_ascii_lowercase());
+                let lower = lower.as_bytes();
+                if self.index && found.is_none() && lower.len() >= INDEX_MIN {
+                    found = Some(keyword_index().map(|index| (index, index.find(lower))));
+                }
+                // Each keyword's positions from the index, for a built-in rule.
+                let indexed = match (&found, rule.builtin) {
+                    (Some(Some((index, found))), Some(_)) => Some(
+                        rule.keywords
+                            .iter()
+                            .filter_map(|k| index.keywords.iter().position(|i| i == k))
+                            .map(|i| &found[i])
+                            .collect::<Vec<_>>(),
+                    ),
+                    _ => None,
+                };
                 if !rule.keywords.is_empty() {
-                    if rule.per_line && self.windows {
-                        keyword_lines(lower.as_bytes(), &rule.finders, &mut windows);
-                        if windows.is_empty() {
-                            continue;
+                    let per_line = rule.per_line && self.windows;
+                    match (indexed, per_line) {
+                        (Some(positions), true) => {
+                            keyword_lines(
+                                lower,
+                                positions.iter().map(|p| p.iter().copied()),
+                                &mut windows,
+                            );
                         }
-                    } else if !rule
-                        .finders
-                        .iter()
-                        .any(|f| f.find(lower.as_bytes()).is_some())
-                    {
+                        (Some(positions), false) => {
+                            if positions.iter().all(|p| p.is_empty()) {
+                                continue;
+                            }
+                        }
+                        (None, true) => {
+                            keyword_lines(
+                                lower,
+                                rule.finders.iter().map(|f| f.find_iter(lower)),
+                                &mut windows,
+                            );
+                        }
+                        (None, false) => {
+                            if !rule.finders.iter().any(|f| f.find(lower).is_some()) {
+                                continue;
+                            }
+                        }
+                    }
+                    if per_line && windows.is_empty() {
                         continue;
                     }
                 }
@@ -508,6 +547,7 @@ pub fn builtin_rules() -> &'static Rules {
             bidi_override: true,
             zero_width_run: true,
             windows: true,
+            index: true,
         };
         let tables = builtin_doc()
             .get("rule")
@@ -750,11 +790,16 @@ const WINDOW_GAP: usize = 256;
 /// The lines of `lower` that hold an occurrence of a keyword, as sorted,
 /// merged `(from, to)` byte windows: `from` is the newline before the line
 /// (so a match may start on it, as `[\n:]_auth` or `\ssig=` do), `to` the
-/// end of the line. Windows covering most of the text become one.
-fn keyword_lines(lower: &[u8], finders: &[memmem::Finder<'_>], out: &mut Vec<(usize, usize)>) {
-    for finder in finders {
+/// end of the line. `occurrences` yields each keyword's positions in
+/// ascending order. Windows covering most of the text become one.
+fn keyword_lines<I, P>(lower: &[u8], occurrences: I, out: &mut Vec<(usize, usize)>)
+where
+    I: IntoIterator<Item = P>,
+    P: IntoIterator<Item = usize>,
+{
+    for positions in occurrences {
         let mut covered = 0;
-        for at in finder.find_iter(lower) {
+        for at in positions {
             if at < covered {
                 continue;
             }
@@ -782,6 +827,121 @@ fn keyword_lines(lower: &[u8], finders: &[memmem::Finder<'_>], out: &mut Vec<(us
         out.clear();
         out.push((0, lower.len()));
     }
+}
+
+/// From this length on, a text's built-in keywords are all found in one
+/// pass ([`KeywordIndex`]) instead of one substring search per keyword.
+const INDEX_MIN: usize = 16 << 10;
+
+/// Keywords of at least this many bytes go into the multi-keyword search;
+/// shorter ones (`gh`, `sk`, `q~`) would make it stop at nearly every byte
+/// and keep their own substring search.
+const INDEX_KEYWORD_MIN: usize = 3;
+
+/// How many keywords one SIMD multi-keyword searcher (Teddy) holds: more
+/// share its few buckets and slow every candidate down; measured, groups
+/// of 12 to 16 cost the least over a MiB of code or config.
+const INDEX_GROUP: usize = 14;
+
+/// Every keyword of the built-in rules, and searchers that find all their
+/// occurrences in a text in a few passes.
+struct KeywordIndex {
+    /// Distinct lowercase keywords; a built-in rule's `keyword_ids` index this.
+    keywords: Vec<String>,
+    /// Leftmost-first searchers over the long keywords, longest first within
+    /// a group, each pattern with the keywords it implies at its start
+    /// (itself and every keyword that is a prefix of it).
+    groups: Vec<(aho_corasick::packed::Searcher, Vec<Vec<usize>>)>,
+    /// The short keywords, each searched alone.
+    short: Vec<(usize, memmem::Finder<'static>)>,
+}
+
+impl KeywordIndex {
+    fn new(keywords: Vec<String>) -> Option<KeywordIndex> {
+        let mut long: Vec<usize> = (0..keywords.len())
+            .filter(|&k| keywords[k].len() >= INDEX_KEYWORD_MIN)
+            .collect();
+        long.sort_by_key(|&k| std::cmp::Reverse(keywords[k].len()));
+        let mut groups = Vec::new();
+        for chunk in long.chunks(INDEX_GROUP) {
+            let searcher = aho_corasick::packed::Config::new()
+                .match_kind(aho_corasick::packed::MatchKind::LeftmostFirst)
+                .builder()
+                .extend(chunk.iter().map(|&k| &keywords[k]))
+                .build()?;
+            let implies = chunk
+                .iter()
+                .map(|&k| {
+                    (0..keywords.len())
+                        .filter(|&p| keywords[k].starts_with(keywords[p].as_str()))
+                        .collect()
+                })
+                .collect();
+            groups.push((searcher, implies));
+        }
+        let short = (0..keywords.len())
+            .filter(|&k| keywords[k].len() < INDEX_KEYWORD_MIN)
+            .map(|k| (k, memmem::Finder::new(keywords[k].as_bytes()).into_owned()))
+            .collect();
+        Some(KeywordIndex {
+            keywords,
+            groups,
+            short,
+        })
+    }
+
+    /// Each keyword's positions in `lower`, ascending. A searcher reports
+    /// one pattern per start position (the longest, as it comes first), so
+    /// the search resumes one byte after each start rather than after its
+    /// end, and a reported pattern also stands for the keywords that are
+    /// its prefixes: no occurrence of any keyword is hidden by another.
+    fn find(&self, lower: &[u8]) -> Vec<Vec<usize>> {
+        let mut found = vec![Vec::new(); self.keywords.len()];
+        for (searcher, implies) in &self.groups {
+            let mut at = 0;
+            while let Some(m) = searcher.find_in(lower, aho_corasick::Span::from(at..lower.len())) {
+                for &k in &implies[m.pattern().as_usize()] {
+                    found[k].push(m.start());
+                }
+                at = m.start() + 1;
+            }
+        }
+        for (k, finder) in &self.short {
+            let mut at = 0;
+            while let Some(i) = finder.find(&lower[at..]) {
+                found[*k].push(at + i);
+                at += i + 1;
+            }
+        }
+        for positions in &mut found {
+            positions.sort_unstable();
+            positions.dedup();
+        }
+        found
+    }
+}
+
+/// The index and each of its keywords' positions in one text.
+type Found = (&'static KeywordIndex, Vec<Vec<usize>>);
+
+/// The built-in rules' keyword index, built on the first long text; `None`
+/// where the CPU has no SIMD searcher (each keyword is then searched alone).
+fn keyword_index() -> Option<&'static KeywordIndex> {
+    static INDEX: OnceLock<Option<KeywordIndex>> = OnceLock::new();
+    INDEX
+        .get_or_init(|| {
+            let rules = builtin_rules();
+            let mut keywords: Vec<String> = Vec::new();
+            for rule in &rules.rules {
+                for k in &rule.keywords {
+                    if !keywords.contains(k) {
+                        keywords.push(k.clone());
+                    }
+                }
+            }
+            KeywordIndex::new(keywords)
+        })
+        .as_ref()
 }
 
 #[cfg(test)]
@@ -1962,6 +2122,7 @@ applies = ["output"]
         let windowed = Rules::builtin();
         let mut whole = Rules::builtin();
         whole.windows = false;
+        whole.index = false;
         let per_line = windowed.rules.iter().filter(|r| r.per_line).count();
         assert!(per_line > 30, "{per_line} per_line rules");
         let mut found = 0;
@@ -1974,6 +2135,36 @@ applies = ["output"]
             assert_eq!(windowed.redact(text), whole.redact(text), "{text:?}");
         }
         assert!(found > secrets.len(), "{found} findings");
+    }
+
+    /// The keyword index finds every occurrence of every built-in keyword
+    /// that a search for each keyword alone finds at each position, also
+    /// where keywords overlap or one starts another (`sk` / `sk-ant-`,
+    /// `passw` / `password` / `_password`, `secret` / `secret_`, `key` /
+    /// `key-`) and where a keyword overlaps itself.
+    #[test]
+    fn keyword_index_finds_every_occurrence() {
+        let index = keyword_index().expect("a SIMD searcher on this CPU");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut texts = vec![
+            "sk-ant-sk_sk-x _password=passwd secret_secret key-key-key pwdpwd ddd acac ghgl q~q~"
+                .to_owned(),
+        ];
+        texts.push(
+            std::fs::read_to_string(root.join("tests/fixtures/secrets/secrets.jsonl")).unwrap(),
+        );
+        texts.push(std::fs::read_to_string(root.join("src/builtins/secret-rules.toml")).unwrap());
+        for text in texts {
+            let lower = text.to_ascii_lowercase();
+            let lower = lower.as_bytes();
+            let found = index.find(lower);
+            for (k, keyword) in index.keywords.iter().enumerate() {
+                let naive: Vec<usize> = (0..lower.len())
+                    .filter(|&p| lower[p..].starts_with(keyword.as_bytes()))
+                    .collect();
+                assert_eq!(found[k], naive, "keyword {keyword:?}");
+            }
+        }
     }
 
     /// A `per_line` rule's regex searches the lines that hold its keywords,
