@@ -523,7 +523,9 @@ fn canonicalize(path: &Path) -> std::io::Result<PathBuf> {
     let known = RESOLVED.with(|r| {
         r.borrow().as_ref().map(|seen| {
             seen.iter()
-                .find(|(p, _)| p == path)
+                // Compared as bytes: `Path`'s `==` parses both into
+                // components, which costs more than the calls it saves.
+                .find(|(p, _)| p.as_os_str() == path.as_os_str())
                 .map(|(_, real)| real.clone())
         })
     });
