@@ -48,6 +48,7 @@ impl Locations {
     /// real path, so a `/proc/self/cwd` or a symlink is not followed again
     /// later, from another directory, to somewhere else.
     pub fn resolve(cwd: &Path) -> Locations {
+        let _scope = ResolveScope::enter();
         let cwd = absolute(cwd);
         let containment = Containment::new(&cwd);
         let mut warnings = Vec::new();
@@ -489,7 +490,7 @@ pub fn real_path(path: &Path) -> PathBuf {
     let mut existing = path.as_path();
     let mut rest = Vec::new();
     loop {
-        if let Ok(real) = std::fs::canonicalize(existing) {
+        if let Ok(real) = canonicalize(existing) {
             let mut out = real;
             for part in rest.iter().rev() {
                 out.push(part);
@@ -503,6 +504,59 @@ pub fn real_path(path: &Path) -> PathBuf {
             }
             _ => return path,
         }
+    }
+}
+
+thread_local! {
+    /// While [`Locations::resolve`] runs: the real path of every path it
+    /// has resolved. It resolves the cwd, the home and each directory under
+    /// it two or three times over; the C library's `realpath` asks the
+    /// kernel about every component each time (about 30 `readlink` calls
+    /// per event). Scoped to one `resolve`, so no other check ever sees a
+    /// remembered answer.
+    static RESOLVED: std::cell::RefCell<Option<Vec<(PathBuf, PathBuf)>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// `std::fs::canonicalize`, remembered while [`Locations::resolve`] runs.
+fn canonicalize(path: &Path) -> std::io::Result<PathBuf> {
+    let known = RESOLVED.with(|r| {
+        r.borrow().as_ref().map(|seen| {
+            seen.iter()
+                // Compared as bytes: `Path`'s `==` parses both into
+                // components, which costs more than the calls it saves.
+                .find(|(p, _)| p.as_os_str() == path.as_os_str())
+                .map(|(_, real)| real.clone())
+        })
+    });
+    match known {
+        None => std::fs::canonicalize(path),
+        Some(Some(real)) => Ok(real),
+        Some(None) => {
+            let real = std::fs::canonicalize(path)?;
+            RESOLVED.with(|r| {
+                if let Some(seen) = r.borrow_mut().as_mut() {
+                    seen.push((path.to_path_buf(), real.clone()));
+                }
+            });
+            Ok(real)
+        }
+    }
+}
+
+/// Remembers real paths until dropped (see `RESOLVED`).
+struct ResolveScope;
+
+impl ResolveScope {
+    fn enter() -> ResolveScope {
+        RESOLVED.with(|r| *r.borrow_mut() = Some(Vec::new()));
+        ResolveScope
+    }
+}
+
+impl Drop for ResolveScope {
+    fn drop(&mut self) {
+        RESOLVED.with(|r| *r.borrow_mut() = None);
     }
 }
 
@@ -630,6 +684,37 @@ fn is_git_marker(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Real paths are remembered only inside one `resolve`: a symlink
+    /// changed meanwhile is seen by every check after it.
+    #[cfg(unix)]
+    #[test]
+    fn real_paths_are_remembered_only_while_resolving() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        for d in ["a", "b"] {
+            std::fs::create_dir(base.join(d)).unwrap();
+        }
+        let link = base.join("link");
+        std::os::unix::fs::symlink(base.join("a"), &link).unwrap();
+        let repoint = || {
+            std::fs::remove_file(&link).unwrap();
+            std::os::unix::fs::symlink(base.join("b"), &link).unwrap();
+        };
+        {
+            let _scope = ResolveScope::enter();
+            assert_eq!(real_path(&link), base.join("a"));
+            repoint();
+            // The same resolve asks the kernel once per path.
+            assert_eq!(real_path(&link), base.join("a"));
+        }
+        assert_eq!(real_path(&link), base.join("b"));
+        let _ = Locations::resolve(&base);
+        assert!(RESOLVED.with(|r| r.borrow().is_none()));
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink(base.join("a"), &link).unwrap();
+        assert_eq!(real_path(&link), base.join("a"));
+    }
 
     #[test]
     fn sanitize_never_escapes() {

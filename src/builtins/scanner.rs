@@ -5,6 +5,7 @@
 
 use std::sync::{Arc, OnceLock};
 
+use memchr::memmem;
 use regex::bytes::{Regex, RegexBuilder};
 use toml_edit::{DocumentMut, Item, TableLike};
 
@@ -78,6 +79,11 @@ struct Rule {
     id: String,
     kind: String,
     keywords: Vec<String>,
+    /// One searcher per keyword (SIMD substring search, built once).
+    finders: Vec<memmem::Finder<'static>>,
+    /// Every match lies on one line and holds a keyword: the regex runs
+    /// only over the lines that hold one, not over the whole text.
+    per_line: bool,
     /// Runs over the ASCII-lowercased text (same byte offsets).
     lowercase: bool,
     min_entropy: Option<f64>,
@@ -133,6 +139,12 @@ pub struct Rules {
     tag_characters: bool,
     bidi_override: bool,
     zero_width_run: bool,
+    /// `per_line` rules search only their keywords' lines; off only in
+    /// the test that compares both ways.
+    windows: bool,
+    /// A long text's built-in keywords are found with the index; off only
+    /// in the test that compares both ways.
+    index: bool,
 }
 
 static BUILTIN: OnceLock<Rules> = OnceLock::new();
@@ -287,6 +299,10 @@ impl Rules {
         let bytes = text.as_bytes();
         let mut lower: Option<String> = None;
         let mut out = Vec::new();
+        let mut windows: Vec<(usize, usize)> = Vec::new();
+        // Searched once, on the first rule that needs it: `Some(None)` when
+        // there is no index on this CPU.
+        let mut found: Option<Option<Found>> = None;
         for rule in &self.rules {
             let applies = match target {
                 Some(Target::Input) => rule.input,
@@ -296,13 +312,59 @@ impl Rules {
             if !applies {
                 continue;
             }
+            windows.clear();
             if !rule.keywords.is_empty() || rule.lowercase {
                 let lower = lower.get_or_insert_with(|| text.to_ascii_lowercase());
-                if !rule.keywords.is_empty()
-                    && !rule.keywords.iter().any(|k| lower.contains(k.as_str()))
-                {
-                    continue;
+                let lower = lower.as_bytes();
+                if self.index && found.is_none() && lower.len() >= INDEX_MIN {
+                    found = Some(keyword_index().map(|index| (index, index.find(lower))));
                 }
+                // Each keyword's positions from the index, for a built-in rule.
+                let indexed = match (&found, rule.builtin) {
+                    (Some(Some((index, found))), Some(_)) => Some(
+                        rule.keywords
+                            .iter()
+                            .filter_map(|k| index.keywords.iter().position(|i| i == k))
+                            .map(|i| &found[i])
+                            .collect::<Vec<_>>(),
+                    ),
+                    _ => None,
+                };
+                if !rule.keywords.is_empty() {
+                    let per_line = rule.per_line && self.windows;
+                    match (indexed, per_line) {
+                        (Some(positions), true) => {
+                            keyword_lines(
+                                lower,
+                                positions.iter().map(|p| p.iter().copied()),
+                                &mut windows,
+                            );
+                        }
+                        (Some(positions), false) => {
+                            if positions.iter().all(|p| p.is_empty()) {
+                                continue;
+                            }
+                        }
+                        (None, true) => {
+                            keyword_lines(
+                                lower,
+                                rule.finders.iter().map(|f| f.find_iter(lower)),
+                                &mut windows,
+                            );
+                        }
+                        (None, false) => {
+                            if !rule.finders.iter().any(|f| f.find(lower).is_some()) {
+                                continue;
+                            }
+                        }
+                    }
+                    if per_line && windows.is_empty() {
+                        continue;
+                    }
+                }
+            }
+            if windows.is_empty() {
+                windows.push((0, bytes.len()));
             }
             // ASCII lowercasing keeps every byte offset, so spans found in
             // the lowercased text index the original.
@@ -311,52 +373,68 @@ impl Rules {
                 _ => bytes,
             };
             let m_ = rule.matchers();
-            for caps in m_.regex.captures_iter(haystack) {
-                let Some(m) = caps.get(m_.group) else {
-                    continue;
-                };
-                let secret = &bytes[m.range()];
-                if let Some(min) = rule.min_entropy
-                    && entropy(secret) < min
-                {
-                    continue;
-                }
-                if rule.random_shape && !random_shape(secret) {
-                    continue;
-                }
-                if m_.allow.as_ref().is_some_and(|a| a.is_match(secret)) {
-                    continue;
-                }
-                if let Some(skip) = &m_.skip_lines
-                    && skip.is_match(line_of(bytes, m.start()))
-                {
-                    continue;
-                }
-                if let Some((names, group)) = &m_.names
-                    && !caps
-                        .get(*group)
-                        .is_some_and(|n| names.is_match(name_around(bytes, n.start(), n.end())))
-                {
-                    continue;
-                }
-                if let Some((skip, group)) = &m_.skip_names
-                    && caps
-                        .get(*group)
-                        .is_some_and(|n| skip.is_match(name_around(bytes, n.start(), n.end())))
-                {
-                    continue;
-                }
-                if let Some(u) = m_.user_group
-                    && caps.get(u).is_some_and(|u| &bytes[u.range()] == secret)
-                {
-                    continue;
-                }
-                // A span must not split a UTF-8 character: regexes run over
-                // bytes, and `redact` slices the str.
-                let (start, end) = (floor_char(text, m.start()), ceil_char(text, m.end()));
-                out.push(((rule.id.as_str(), rule.kind.as_str()), start, end));
-                if out.len() >= limit {
-                    return out;
+            let mut locs = m_.regex.capture_locations();
+            for &(from, to) in &windows {
+                #[cfg(test)]
+                SEARCHED.with(|s| s.borrow_mut().push((rule.id.clone(), to - from)));
+                // A window ends at a line's end: the text after it cannot
+                // change a line-local match (`\b`, `$` see a newline there).
+                let window = &haystack[..to];
+                let mut at = from;
+                while at <= to {
+                    let Some(whole) = m_.regex.captures_read_at(&mut locs, window, at) else {
+                        break;
+                    };
+                    at = if whole.is_empty() {
+                        whole.end() + 1
+                    } else {
+                        whole.end()
+                    };
+                    let group = |i: usize| locs.get(i).map(|(s, e)| s..e);
+                    let Some(m) = group(m_.group) else {
+                        continue;
+                    };
+                    let secret = &bytes[m.clone()];
+                    if let Some(min) = rule.min_entropy
+                        && entropy(secret) < min
+                    {
+                        continue;
+                    }
+                    if rule.random_shape && !random_shape(secret) {
+                        continue;
+                    }
+                    if m_.allow.as_ref().is_some_and(|a| a.is_match(secret)) {
+                        continue;
+                    }
+                    if let Some(skip) = &m_.skip_lines
+                        && skip.is_match(line_of(bytes, m.start))
+                    {
+                        continue;
+                    }
+                    if let Some((names, g)) = &m_.names
+                        && !group(*g)
+                            .is_some_and(|n| names.is_match(name_around(bytes, n.start, n.end)))
+                    {
+                        continue;
+                    }
+                    if let Some((skip, g)) = &m_.skip_names
+                        && group(*g)
+                            .is_some_and(|n| skip.is_match(name_around(bytes, n.start, n.end)))
+                    {
+                        continue;
+                    }
+                    if let Some(u) = m_.user_group
+                        && group(u).is_some_and(|u| &bytes[u] == secret)
+                    {
+                        continue;
+                    }
+                    // A span must not split a UTF-8 character: regexes run over
+                    // bytes, and `redact` slices the str.
+                    let (start, end) = (floor_char(text, m.start), ceil_char(text, m.end));
+                    out.push(((rule.id.as_str(), rule.kind.as_str()), start, end));
+                    if out.len() >= limit {
+                        return out;
+                    }
                 }
             }
         }
@@ -468,6 +546,8 @@ pub fn builtin_rules() -> &'static Rules {
             tag_characters: true,
             bidi_override: true,
             zero_width_run: true,
+            windows: true,
+            index: true,
         };
         let tables = builtin_doc()
             .get("rule")
@@ -485,12 +565,13 @@ pub fn builtin_rules() -> &'static Rules {
 
 /// The fields a rule may have, in `secret-rules.toml` and in a user's
 /// `[[security.rules]]`.
-pub const RULE_FIELDS: [&str; 13] = [
+pub const RULE_FIELDS: [&str; 14] = [
     "id",
     "kind",
     "regex",
     "group",
     "keywords",
+    "per_line",
     "lowercase",
     "min_entropy",
     "random_shape",
@@ -542,6 +623,15 @@ fn compile_rule(t: &dyn TableLike, builtin: Option<usize>) -> Result<Rule, Strin
             .ok_or_else(|| format!("rule `{id}`: `lowercase` must be true or false"))?,
         None => false,
     };
+    let per_line = match t.get("per_line") {
+        Some(v) => v
+            .as_bool()
+            .ok_or_else(|| format!("rule `{id}`: `per_line` must be true or false"))?,
+        None => false,
+    };
+    if per_line && keywords.is_empty() {
+        return Err(format!("rule `{id}`: `per_line` needs `keywords`"));
+    }
     let random_shape = match t.get("random_shape") {
         Some(v) => v
             .as_bool()
@@ -573,10 +663,16 @@ fn compile_rule(t: &dyn TableLike, builtin: Option<usize>) -> Result<Rule, Strin
     if builtin.is_none() {
         let _ = matchers.set(compile_matchers(t, &id)?);
     }
+    let finders = keywords
+        .iter()
+        .map(|k: &String| memmem::Finder::new(k.as_bytes()).into_owned())
+        .collect();
     Ok(Rule {
         id,
         kind,
         keywords,
+        finders,
+        per_line,
         lowercase,
         min_entropy,
         random_shape,
@@ -684,6 +780,188 @@ fn name_around(bytes: &[u8], start: usize, end: usize) -> &[u8] {
     };
     let dashes = name.iter().take_while(|&&b| b == b'-').count();
     &name[dashes..]
+}
+
+/// How far apart two keyword lines may be and still be searched as one
+/// window: one regex search over a few lines between them costs less than
+/// starting a second.
+const WINDOW_GAP: usize = 256;
+
+/// The lines of `lower` that hold an occurrence of a keyword, as sorted,
+/// merged `(from, to)` byte windows: `from` is the newline before the line
+/// (so a match may start on it, as `[\n:]_auth` or `\ssig=` do), `to` the
+/// end of the line. `occurrences` yields each keyword's positions in
+/// ascending order. Windows covering most of the text become one.
+fn keyword_lines<I, P>(lower: &[u8], occurrences: I, out: &mut Vec<(usize, usize)>)
+where
+    I: IntoIterator<Item = P>,
+    P: IntoIterator<Item = usize>,
+{
+    for positions in occurrences {
+        let mut covered = 0;
+        for at in positions {
+            if at < covered {
+                continue;
+            }
+            let from = memchr::memrchr(b'\n', &lower[..at]).unwrap_or(0);
+            let to = memchr::memchr(b'\n', &lower[at..]).map_or(lower.len(), |i| at + i);
+            out.push((from, to));
+            covered = to;
+        }
+    }
+    if out.len() > 1 {
+        out.sort_unstable();
+        let mut merged = 0;
+        for i in 1..out.len() {
+            if out[i].0 <= out[merged].1 + WINDOW_GAP {
+                out[merged].1 = out[merged].1.max(out[i].1);
+            } else {
+                merged += 1;
+                out[merged] = out[i];
+            }
+        }
+        out.truncate(merged + 1);
+    }
+    let searched: usize = out.iter().map(|(f, t)| t - f).sum();
+    if searched > lower.len() / 2 {
+        out.clear();
+        out.push((0, lower.len()));
+    }
+}
+
+/// From this length on, a text's built-in keywords are all found in one
+/// pass ([`KeywordIndex`]) instead of one substring search per keyword.
+const INDEX_MIN: usize = 16 << 10;
+
+/// Keywords of at least this many bytes go into the multi-keyword search;
+/// shorter ones (`gh`, `sk`, `q~`) would make it stop at nearly every byte
+/// and keep their own substring search.
+const INDEX_KEYWORD_MIN: usize = 3;
+
+/// How many keywords one SIMD multi-keyword searcher (Teddy) holds: more
+/// share its few buckets and slow every candidate down; measured, groups
+/// of 12 to 16 cost the least over a MiB of code or config.
+const INDEX_GROUP: usize = 14;
+
+/// Every keyword of the built-in rules, and searchers that find all their
+/// occurrences in a text in a few passes.
+struct KeywordIndex {
+    /// Distinct lowercase keywords; a built-in rule's `keyword_ids` index this.
+    keywords: Vec<String>,
+    /// Leftmost-first searchers over the long keywords, longest first within
+    /// a group, each pattern with the keywords it implies at its start
+    /// (itself and every keyword that is a prefix of it).
+    groups: Vec<(aho_corasick::packed::Searcher, Vec<Vec<usize>>)>,
+    /// The short keywords, each searched alone, and whether a `per_line`
+    /// rule needs all its positions (otherwise the first says enough).
+    short: Vec<(usize, memmem::Finder<'static>, bool)>,
+}
+
+impl KeywordIndex {
+    fn new(keywords: Vec<String>, positions: &[bool]) -> Option<KeywordIndex> {
+        let mut long: Vec<usize> = (0..keywords.len())
+            .filter(|&k| keywords[k].len() >= INDEX_KEYWORD_MIN)
+            .collect();
+        long.sort_by_key(|&k| std::cmp::Reverse(keywords[k].len()));
+        let mut groups = Vec::new();
+        for chunk in long.chunks(INDEX_GROUP) {
+            let searcher = aho_corasick::packed::Config::new()
+                .match_kind(aho_corasick::packed::MatchKind::LeftmostFirst)
+                .builder()
+                .extend(chunk.iter().map(|&k| &keywords[k]))
+                .build()?;
+            let implies = chunk
+                .iter()
+                .map(|&k| {
+                    (0..keywords.len())
+                        .filter(|&p| keywords[k].starts_with(keywords[p].as_str()))
+                        .collect()
+                })
+                .collect();
+            groups.push((searcher, implies));
+        }
+        let short = (0..keywords.len())
+            .filter(|&k| keywords[k].len() < INDEX_KEYWORD_MIN)
+            .map(|k| {
+                let finder = memmem::Finder::new(keywords[k].as_bytes()).into_owned();
+                (k, finder, positions[k])
+            })
+            .collect();
+        Some(KeywordIndex {
+            keywords,
+            groups,
+            short,
+        })
+    }
+
+    /// Each keyword's positions in `lower`, ascending (of a short keyword no
+    /// `per_line` rule has, only the first). A searcher reports
+    /// one pattern per start position (the longest, as it comes first), so
+    /// the search resumes one byte after each start rather than after its
+    /// end, and a reported pattern also stands for the keywords that are
+    /// its prefixes: no occurrence of any keyword is hidden by another.
+    fn find(&self, lower: &[u8]) -> Vec<Vec<usize>> {
+        let mut found = vec![Vec::new(); self.keywords.len()];
+        for (searcher, implies) in &self.groups {
+            let mut at = 0;
+            while let Some(m) = searcher.find_in(lower, aho_corasick::Span::from(at..lower.len())) {
+                for &k in &implies[m.pattern().as_usize()] {
+                    found[k].push(m.start());
+                }
+                at = m.start() + 1;
+            }
+        }
+        for (k, finder, all) in &self.short {
+            let mut at = 0;
+            while let Some(i) = finder.find(&lower[at..]) {
+                found[*k].push(at + i);
+                if !all {
+                    break;
+                }
+                at += i + 1;
+            }
+        }
+        for positions in &mut found {
+            positions.sort_unstable();
+            positions.dedup();
+        }
+        found
+    }
+}
+
+/// The index and each of its keywords' positions in one text.
+type Found = (&'static KeywordIndex, Vec<Vec<usize>>);
+
+/// The built-in rules' keyword index, built on the first long text; `None`
+/// where the CPU has no SIMD searcher (each keyword is then searched alone).
+fn keyword_index() -> Option<&'static KeywordIndex> {
+    static INDEX: OnceLock<Option<KeywordIndex>> = OnceLock::new();
+    INDEX
+        .get_or_init(|| {
+            let rules = builtin_rules();
+            let mut keywords: Vec<String> = Vec::new();
+            let mut positions: Vec<bool> = Vec::new();
+            for rule in &rules.rules {
+                for k in &rule.keywords {
+                    match keywords.iter().position(|have| have == k) {
+                        Some(i) => positions[i] |= rule.per_line,
+                        None => {
+                            keywords.push(k.clone());
+                            positions.push(rule.per_line);
+                        }
+                    }
+                }
+            }
+            KeywordIndex::new(keywords, &positions)
+        })
+        .as_ref()
+}
+
+#[cfg(test)]
+thread_local! {
+    /// (rule id, bytes) of every window a rule's regex searched.
+    static SEARCHED: std::cell::RefCell<Vec<(String, usize)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The line of `bytes` that holds offset `at`, without its newline.
@@ -1790,6 +2068,155 @@ applies = ["output"]
                 );
             }
         }
+    }
+
+    /// Every text file under `dir` (the project's own sources and fixtures).
+    fn texts_under(dir: &std::path::Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap().filter_map(Result::ok) {
+            let path = entry.path();
+            if path.is_dir() {
+                texts_under(&path, out);
+            } else if let Ok(text) = std::fs::read_to_string(&path) {
+                out.push(text);
+            }
+        }
+    }
+
+    /// `per_line` only changes where a rule's regex looks, never what the
+    /// scanner finds: the project's sources and fixtures, the secret
+    /// corpus, and secrets at the edges of lines (first and last byte,
+    /// after a blank line, CRLF), scanned with the windows and over the
+    /// whole text, give the same findings and the same redaction.
+    #[test]
+    fn per_line_rules_find_what_a_whole_text_search_finds() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut texts = Vec::new();
+        for dir in ["src", "tests/fixtures", "docs", "adapters"] {
+            texts_under(&root.join(dir), &mut texts);
+        }
+        let corpus =
+            std::fs::read_to_string(root.join("tests/fixtures/secrets/secrets.jsonl")).unwrap();
+        let mut secrets = Vec::new();
+        for line in corpus.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let text: String = v["text"].as_str().unwrap().chars().rev().collect();
+            secrets.push(text);
+        }
+        // Each secret alone, at a line's start and end, after a blank line,
+        // with CRLF, and all of them in one text between ordinary lines.
+        let filler = "let x = compute(y);\n".repeat(40);
+        let mut all = String::new();
+        for text in &secrets {
+            for edge in [
+                text.clone(),
+                format!("{filler}{text}"),
+                format!("{text}\n{filler}"),
+                format!("{filler}\n\n{text}\r\n{filler}"),
+                text.replace('\n', "\r\n"),
+            ] {
+                texts.push(edge);
+            }
+            all.push_str(&filler);
+            all.push_str(text);
+            all.push('\n');
+        }
+        texts.push(all);
+        // Matches that start on the newline before their line.
+        texts.push(j(&[&filler, "sig=", &noise(44, 98), "\n", &filler]));
+        texts.push(j(&[
+            &filler,
+            "_auth",
+            "Token=",
+            &noise(30, 100),
+            "\n",
+            &filler,
+        ]));
+
+        let windowed = Rules::builtin();
+        let mut whole = Rules::builtin();
+        whole.windows = false;
+        whole.index = false;
+        let per_line = windowed.rules.iter().filter(|r| r.per_line).count();
+        assert!(per_line > 30, "{per_line} per_line rules");
+        let mut found = 0;
+        for text in &texts {
+            for target in [Target::Input, Target::Output] {
+                let a = windowed.scan(text, target);
+                assert_eq!(a, whole.scan(text, target), "{target:?} {text:?}");
+                found += a.len();
+            }
+            assert_eq!(windowed.redact(text), whole.redact(text), "{text:?}");
+        }
+        assert!(found > secrets.len(), "{found} findings");
+    }
+
+    /// The keyword index finds every occurrence of every built-in keyword
+    /// that a search for each keyword alone finds at each position, also
+    /// where keywords overlap or one starts another (`sk` / `sk-ant-`,
+    /// `passw` / `password` / `_password`, `secret` / `secret_`, `key` /
+    /// `key-`) and where a keyword overlaps itself; of a short keyword only
+    /// presence rules use (`sk`, `ac`), the first.
+    #[test]
+    fn keyword_index_finds_every_occurrence() {
+        let index = keyword_index().expect("a SIMD searcher on this CPU");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut texts = vec![
+            "sk-ant-sk_sk-x _password=passwd secret_secret key-key-key pwdpwd ddd acac ghgl q~q~"
+                .to_owned(),
+        ];
+        texts.push(
+            std::fs::read_to_string(root.join("tests/fixtures/secrets/secrets.jsonl")).unwrap(),
+        );
+        texts.push(std::fs::read_to_string(root.join("src/builtins/secret-rules.toml")).unwrap());
+        for text in texts {
+            let lower = text.to_ascii_lowercase();
+            let lower = lower.as_bytes();
+            let found = index.find(lower);
+            for (k, keyword) in index.keywords.iter().enumerate() {
+                let naive: Vec<usize> = (0..lower.len())
+                    .filter(|&p| lower[p..].starts_with(keyword.as_bytes()))
+                    .collect();
+                let all = index.short.iter().all(|(s, _, all)| *s != k || *all);
+                if all {
+                    assert_eq!(found[k], naive, "keyword {keyword:?}");
+                } else {
+                    assert_eq!(found[k].first(), naive.first(), "keyword {keyword:?}");
+                    assert!(
+                        found[k].iter().all(|p| naive.contains(p)),
+                        "keyword {keyword:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// A `per_line` rule's regex searches the lines that hold its keywords,
+    /// not the whole text: on 200 KiB of code with one `.env` line, the
+    /// line-anchored generic rule (the costliest before) looks at under
+    /// 1 KiB, and still finds the secret there.
+    #[test]
+    fn per_line_rule_searches_only_keyword_lines() {
+        let mut text = "let x = compute(y);\n".repeat(10_000);
+        text.push_str(&j(&["API_TO", "KEN=", &noise(40, 101), "\n"]));
+        text.push_str(&"let z = other(x);\n".repeat(1_000));
+        SEARCHED.with(|s| s.borrow_mut().clear());
+        let found = ids(&text, Target::Output);
+        assert!(
+            found.iter().any(|f| f == "secret-assignment-env"),
+            "{found:?}"
+        );
+        let searched: usize = SEARCHED.with(|s| {
+            s.borrow()
+                .iter()
+                .filter(|(id, _)| id == "secret-assignment-env" || id == "dsn-password")
+                .map(|(_, n)| n)
+                .sum()
+        });
+        assert!(
+            searched < 1024,
+            "searched {searched} bytes of {}",
+            text.len()
+        );
     }
 
     #[test]

@@ -324,17 +324,39 @@ fn canonical_event<'de, D: Deserializer<'de>>(d: D) -> Result<Event, D::Error> {
     s.parse().map_err(serde::de::Error::custom)
 }
 
+/// A string or a list of strings, read with a visitor that takes either
+/// straight from the parser: an untagged enum would first buffer each value
+/// into serde's generic form and then try both shapes, which cost a tenth
+/// of parsing an adapter (parsed on every `run`).
 fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum OneOrMany {
-        One(String),
-        Many(Vec<String>),
+    struct OneOrMany;
+    impl<'de> serde::de::Visitor<'de> for OneOrMany {
+        type Value = Vec<String>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a string or a list of strings")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Self::Value, E> {
+            Ok(vec![s.to_owned()])
+        }
+
+        fn visit_string<E: serde::de::Error>(self, s: String) -> Result<Self::Value, E> {
+            Ok(vec![s])
+        }
+
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+            while let Some(s) = seq.next_element::<String>()? {
+                out.push(s);
+            }
+            Ok(out)
+        }
     }
-    Ok(match OneOrMany::deserialize(d)? {
-        OneOrMany::One(s) => vec![s],
-        OneOrMany::Many(v) => v,
-    })
+    d.deserialize_any(OneOrMany)
 }
 
 /// Keeps the file's event order, which is the order the installer wires them.
@@ -516,5 +538,30 @@ impl Adapter {
     /// name that needs the payload to find its server comes back unchanged).
     pub fn canonical_tool(&self, host_tool: &str) -> String {
         super::decode::canonical_tool(self, host_tool, &Value::Null)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_or_many;
+
+    fn read(json: &str) -> Result<Vec<String>, serde_json::Error> {
+        one_or_many(&mut serde_json::Deserializer::from_str(json))
+    }
+
+    /// `from` is a string or a list of strings, and nothing else.
+    #[test]
+    fn one_or_many_takes_a_string_or_a_list_of_strings() {
+        assert_eq!(read(r#""a""#).unwrap(), ["a"]);
+        assert_eq!(read(r#""a\"b""#).unwrap(), ["a\"b"]);
+        assert_eq!(read(r#"["a", "b"]"#).unwrap(), ["a", "b"]);
+        assert!(read("[]").unwrap().is_empty());
+        for bad in ["1", "[1]", "null", r#"{"a": "b"}"#, r#"["a", ["b"]]"#] {
+            let e = read(bad).unwrap_err().to_string();
+            assert!(
+                e.contains("a string or a list of strings") || e.contains("a string"),
+                "{bad}: {e}"
+            );
+        }
     }
 }
