@@ -208,6 +208,12 @@ impl Settings {
     /// why they cannot be (raw): then the secret gates deny everything and
     /// the learning sink records nothing, because a rule the user added
     /// must never be silently dropped.
+    /// Whether runtime.toml has a `[security]` table (its own rules or
+    /// switched-off built-ins).
+    pub fn has_security_table(&self) -> bool {
+        self.security.is_some()
+    }
+
     pub fn rules(&self) -> Result<&Rules, &str> {
         self.rules
             .get_or_init(|| match &self.broken {

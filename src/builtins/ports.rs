@@ -169,6 +169,15 @@ pub fn ports_from(
 ) {
     let sink: Box<dyn LearningObservationSink> = match &settings.learning {
         None => Box::new(NoopSink),
+        // No `[security]` table: the built-in rules, compiled only when a
+        // string of the observation could hold a secret.
+        Some(limits) if !settings.has_security_table() => {
+            Box::new(super::learning::JsonlSink::new(
+                state_dir.join("learning"),
+                super::learning::Redactor::Builtin,
+                *limits,
+            ))
+        }
         Some(limits) => match settings.rules() {
             Ok(rules) => Box::new(super::learning::JsonlSink::new(
                 state_dir.join("learning"),

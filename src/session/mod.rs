@@ -346,25 +346,28 @@ fn secret_keywords() -> impl Iterator<Item = &'static str> {
 
 /// Whether a built-in rule could find anything in `text`. The scanner runs
 /// a rule only when one of its keywords is in the text, the one rule
-/// without keywords (`aws-access-key-id`) needs 16 or more letters and
-/// digits in a row, every rule's secret is a run of 8 or more token
+/// without keywords (`aws-access-key-id`) needs 20 capitals and digits in
+/// a row, every rule's secret is a run of 8 or more token
 /// characters unless an `@` carries it (a URL or DSN password), and the
 /// hidden-instruction characters are not ASCII: text this says no to comes
 /// out of `redact` unchanged, without compiling the rules (which costs
 /// more than the whole gated call). `git add .` never gets that far.
-fn may_hold_secret(text: &str) -> bool {
+pub(crate) fn may_hold_secret(text: &str) -> bool {
     if !text.is_ascii() {
         return true;
     }
     let token = |b: u8| b.is_ascii_alphanumeric() || b"+/=_.~%-".contains(&b);
-    let (mut alnum, mut run, mut longest) = (0, 0, 0);
+    let (mut upper, mut run, mut longest) = (0, 0, 0);
     for b in text.bytes() {
-        alnum = if b.is_ascii_alphanumeric() {
-            alnum + 1
+        // The keyword-less AWS key id is 20 capitals and digits in a row
+        // (a four-letter prefix and 16 of `A-Z2-7`); counted over the
+        // capitals and all digits, so a lowercase id never counts.
+        upper = if b.is_ascii_uppercase() || b.is_ascii_digit() {
+            upper + 1
         } else {
             0
         };
-        if alnum >= 16 {
+        if upper >= 20 {
             return true;
         }
         run = if token(b) { run + 1 } else { 0 };
@@ -692,6 +695,9 @@ mod tests {
             "rm -rf target",
             "git add .",
             "gh pr list",
+            // Call and session ids: long, random, lowercase.
+            "tbab1ae6b9b75434b97d5732df73057a4",
+            "8096d6db-4c67-4eea-8411-16039ce906a8",
         ] {
             assert!(!may_hold_secret(plain), "{plain}");
             assert_eq!(rules.redact(plain), plain);
