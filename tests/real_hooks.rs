@@ -650,7 +650,7 @@ fn real_hooks_behave_as_under_claude_code() {
     let cases = cases();
     let hooks: std::collections::BTreeSet<&str> = cases.iter().map(|c| c.hook.as_str()).collect();
     assert!(
-        hooks.len() >= 29 && cases.len() >= 68,
+        hooks.len() >= 30 && cases.len() >= 71,
         "{} hooks, {} cases",
         hooks.len(),
         cases.len()
