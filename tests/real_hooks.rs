@@ -151,7 +151,7 @@ fn side(case: &Case) -> Side {
     // the runs of the hook are counted on both sides the same way.
     let bin = env.home.join("bin");
     let marker = env.project.join(MARKER);
-    for tool in ["node", "python3"] {
+    for tool in ["node", "python3", "jq", "bash"] {
         let real = which(tool);
         env.script(
             bin.join(tool),
@@ -650,7 +650,7 @@ fn real_hooks_behave_as_under_claude_code() {
     let cases = cases();
     let hooks: std::collections::BTreeSet<&str> = cases.iter().map(|c| c.hook.as_str()).collect();
     assert!(
-        hooks.len() >= 28 && cases.len() >= 66,
+        hooks.len() >= 31 && cases.len() >= 73,
         "{} hooks, {} cases",
         hooks.len(),
         cases.len()
