@@ -22,7 +22,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let err = Command::new(&cmd).args(args).stdin(Stdio::from(stdin)).exec();
+    let err = Command::new(&cmd)
+        .args(args)
+        .stdin(Stdio::from(stdin))
+        .exec();
     eprintln!("feed: cannot run {}: {err}", cmd.to_string_lossy());
     ExitCode::from(127)
 }

@@ -29,20 +29,36 @@ fn main() {
         .unwrap_or(30);
     let home = std::env::temp_dir().join(format!("keryx-fire-bench-{}", std::process::id()));
     let no_settings = keryx_hooks::settings::Settings::read(&home.join("runtime.toml"));
-    let regs = builtins::without_idle_ports(builtins::registrations(), &no_settings);
+    // The built-ins `run` fires under a default runtime.toml: a port whose
+    // table is off (impact, by default) is left out, as selection does.
+    let regs: Vec<Registration> = builtins::registrations()
+        .into_iter()
+        .filter(|r| {
+            keryx_hooks::runtime::select::idle_port(
+                r,
+                no_settings.learning.is_some(),
+                no_settings.impact.is_some(),
+            )
+            .is_none()
+        })
+        .collect();
     let loc = keryx_hooks::paths::Locations::resolve(&std::env::temp_dir());
 
     let read = pre_tool("Read", json!({"file_path": "/p/src/main.rs"}));
     let bash = pre_tool("Bash", json!({"command": "cargo test --workspace"}));
     let prompt = {
         let mut i = EventInput::new(Event::UserPromptSubmit, "s");
-        i.fields.insert("prompt".into(), json!("make the build green"));
+        i.fields
+            .insert("prompt".into(), json!("make the build green"));
         i
     };
     let cases: [(&str, &EventInput); 3] = [
         ("no-match (PreToolUse Read, built-ins only)", &read),
         ("ctx-guard in-process (PreToolUse Bash)", &bash),
-        ("security-check-input in-process (UserPromptSubmit)", &prompt),
+        (
+            "security-check-input in-process (UserPromptSubmit)",
+            &prompt,
+        ),
     ];
     for (name, input) in cases {
         let mut per_call_us: Vec<f64> = (0..rounds)
@@ -80,7 +96,8 @@ fn fire_once(
     loc: &keryx_hooks::paths::Locations,
 ) -> keryx_hooks::runtime::types::FireResult {
     let builtin = |_, _: &EventInput| -> Result<HookReply, String> { Ok(HookReply::default()) };
-    let in_process = |reg: &Registration, payload: &Value| builtins::run_in_process(reg, payload, loc);
+    let in_process =
+        |reg: &Registration, payload: &Value| builtins::run_in_process(reg, payload, loc);
     let ambient = |_: &str| -> Option<String> { None };
     let ctx = FireContext {
         profile: Profile::DEFAULT,

@@ -21,10 +21,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
     let id = format!("toolu_bench_{nanos}_{}", std::process::id());
     let tmp = format!("{out}.tmp");
-    if let Err(e) = std::fs::write(&tmp, text.replace("__TOOL_USE_ID__", &id)).and_then(|()| std::fs::rename(&tmp, out)) {
+    if let Err(e) = std::fs::write(&tmp, text.replace("__TOOL_USE_ID__", &id))
+        .and_then(|()| std::fs::rename(&tmp, out))
+    {
         eprintln!("freshen: {out}: {e}");
         return ExitCode::from(2);
     }

@@ -39,7 +39,11 @@ fn main() -> ExitCode {
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
             };
-            let rel = path.strip_prefix(dir).unwrap_or(&path).display().to_string();
+            let rel = path
+                .strip_prefix(dir)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
             let payload = serde_json::json!({
                 "tool_name": "Write",
                 "tool_input": {"file_path": rel, "content": text},
@@ -91,12 +95,21 @@ fn per_rule(file: &Path) -> ExitCode {
         eprintln!("{}: unreadable", file.display());
         return ExitCode::FAILURE;
     };
-    let all: Vec<String> = Rules::builtin().ids().iter().map(|s| s.to_string()).collect();
+    let all: Vec<String> = Rules::builtin()
+        .ids()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     for id in &all {
-        let others: Vec<String> = all.iter().filter(|o| *o != id).map(|o| format!("{o:?}")).collect();
-        let doc: toml_edit::DocumentMut = format!("[security]\ndisable = [{}]\n", others.join(", "))
-            .parse()
-            .expect("toml");
+        let others: Vec<String> = all
+            .iter()
+            .filter(|o| *o != id)
+            .map(|o| format!("{o:?}"))
+            .collect();
+        let doc: toml_edit::DocumentMut =
+            format!("[security]\ndisable = [{}]\n", others.join(", "))
+                .parse()
+                .expect("toml");
         let rules = Rules::with_user(doc.get("security"), "per-rule").expect("rules");
         let mut best = f64::MAX;
         for _ in 0..15 {
