@@ -425,6 +425,10 @@ pub struct TestArgs {
     /// `run` uses, from runtime.toml).
     #[arg(long, value_name = "ID", value_parser = parse_profile)]
     pub profile: Option<Profile>,
+    /// Read the user layer from this installed snapshot (what a host wired
+    /// with `run --snapshot K` runs, scripts included), not `$KERYX_HOME`.
+    #[arg(long, value_name = "K")]
+    pub snapshot: Option<String>,
 }
 
 pub fn parse_profile(s: &str) -> Result<Profile, String> {

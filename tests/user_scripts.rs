@@ -87,6 +87,29 @@ fn an_installed_user_hook_runs_the_snapshots_script_from_the_project() {
 }
 
 #[test]
+fn test_with_a_snapshot_runs_what_the_wired_host_runs() {
+    let env = Env::new();
+    gate_file(&env, json!(["./scripts/gate.sh"]), "sandbox");
+    env.script(
+        env.keryx_home().join("scripts/gate.sh"),
+        &gate_script("snapshot-v1"),
+    );
+    env.run(&["install", "claude-code"]).code(0);
+    env.script(
+        env.keryx_home().join("scripts/gate.sh"),
+        &gate_script("live-v2"),
+    );
+    let key = snapshot::snapshot_key(&env.keryx_home());
+    let r = env.run(&["test", "gate", "--json", "--snapshot", key.as_str()]);
+    assert!(r.stdout.contains("snapshot-v1 in "), "{}", r.stdout);
+    assert!(!r.stdout.contains("live-v2"), "{}", r.stdout);
+    // A snapshot that is not installed is an error that names it.
+    let r = env.run(&["test", "gate", "--snapshot", "no-such-snapshot"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("no-such-snapshot"), "{}", r.stderr);
+}
+
+#[test]
 fn a_script_argument_resolves_beside_the_user_file_too() {
     let env = Env::new();
     gate_file(&env, json!(["/bin/sh", "scripts/gate.sh"]), "unsandboxed");

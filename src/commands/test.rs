@@ -28,7 +28,22 @@ pub fn run(args: &TestArgs) -> CmdResult {
     let loc = super::here();
     super::print_location_warnings(&loc);
     let profile = super::profile_or_settings(args.profile, &loc);
-    let mut loaded = load::load(&config::sources(&loc, None));
+    let user_file = match &args.snapshot {
+        Some(k) => {
+            let dir = loc.snapshot_dir(k);
+            if !dir.is_dir() {
+                return Err(CommandError::user(format!(
+                    "snapshot `{}` is not installed (no `{}`)",
+                    escape(k),
+                    escape(&dir.display().to_string())
+                ))
+                .hint("keryx-hooks status"));
+            }
+            Some(dir.join("hooks.json"))
+        }
+        None => None,
+    };
+    let mut loaded = load::load(&config::sources(&loc, user_file));
     if !loaded.ok() {
         for d in loaded.errors() {
             output::err_line(&d.to_string());
