@@ -200,18 +200,7 @@ fn side(case: &Case) -> Side {
 /// target directory lies inside this repository, which keryx-hooks refuses
 /// as a home).
 fn home_outside_tmp() -> Env {
-    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
-    let root = std::fs::canonicalize(tmp.path()).unwrap();
-    let home = root.join("home");
-    let project = root.join("work/proj");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(project.join(".git")).unwrap();
-    Env {
-        tmp,
-        home,
-        project,
-        extra_env: Vec::new(),
-    }
+    Env::in_dir(tempfile::tempdir_in("/var/tmp").unwrap())
 }
 
 fn copy_hook_files(from: &Path, to: &Path) {

@@ -19,7 +19,12 @@ pub struct Env {
 
 impl Env {
     pub fn new() -> Env {
-        let tmp = tempfile::tempdir().unwrap();
+        Env::in_dir(tempfile::tempdir().unwrap())
+    }
+
+    /// A hermetic home in `tmp` (e.g. one under /var/tmp, which a sandboxed
+    /// hook sees; the sandbox's /tmp is its own).
+    pub fn in_dir(tmp: tempfile::TempDir) -> Env {
         let root = std::fs::canonicalize(tmp.path()).unwrap();
         let home = root.join("home");
         let project = root.join("work/proj");
