@@ -253,14 +253,7 @@ fn claude_contract(event: &str, code: i32, stdout: &str, stderr: &str) -> Answer
         // (a), (c2): exit 2 blocks with stderr as the reason; stdout is not
         // read. On Stop it keeps Claude going with stderr (documented alike).
         2 => {
-            a.decision = Some(
-                if event == "PreToolUse" {
-                    "deny"
-                } else {
-                    "block"
-                }
-                .to_owned(),
-            );
+            a.decision = Some(block_word(event).to_owned());
             a.reason = stderr.trim().to_owned();
             // Blocking is only possible where the event can block.
             if !matches!(
@@ -275,39 +268,8 @@ fn claude_contract(event: &str, code: i32, stdout: &str, stderr: &str) -> Answer
         // and (d2): plain text on SessionStart (and UserPromptSubmit, d3's
         // place) is context for the model.
         0 => match serde_json::from_str::<Value>(stdout.trim()) {
-            Ok(Value::Object(o)) => {
-                let hso = o.get("hookSpecificOutput").cloned().unwrap_or(json!({}));
-                // (b1), (b2), (b3): permissionDecision and its reason.
-                if let Some(d) = hso["permissionDecision"].as_str() {
-                    a.decision = Some(d.to_owned());
-                    a.reason = hso["permissionDecisionReason"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_owned();
-                }
-                // (c1), (e), (h): a top-level block decision with its reason.
-                if o.get("decision").and_then(Value::as_str) == Some("block") {
-                    a.decision = Some(
-                        if event == "PreToolUse" {
-                            "deny"
-                        } else {
-                            "block"
-                        }
-                        .to_owned(),
-                    );
-                    a.reason = o["reason"].as_str().unwrap_or_default().to_owned();
-                }
-                // (d1), (d3), (h): additionalContext.
-                a.context = hso["additionalContext"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned();
-                a.system_message = o
-                    .get("systemMessage")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-            }
+            // (b1)–(b3), (c1), (e), (h), (d1), (d3): the JSON fields.
+            Ok(v @ Value::Object(_)) => a = json_answer(event, &v),
             _ => {
                 if matches!(event, "SessionStart" | "UserPromptSubmit") {
                     a.context = stdout.trim().to_owned();
@@ -449,15 +411,23 @@ fn through_keryx(case: &Case, s: &Side) -> Option<Answer> {
 
 /// The shim's reply read back in Claude Code's terms.
 fn keryx_answer(event: &str, run: &Run) -> Answer {
-    let mut a = Answer::default();
     if run.code == 2 {
         return claude_contract(event, 2, "", &run.stderr);
     }
     assert_eq!(run.code, 0, "shim exit\n{run:?}");
     if run.stdout.trim().is_empty() {
-        return a;
+        return Answer::default();
     }
     let v: Value = serde_json::from_str(run.stdout.trim()).expect("one JSON object");
+    json_answer(event, &v)
+}
+
+/// Claude Code's reading of a JSON answer, the hook's or the shim's:
+/// `permissionDecision` and its reason (b1, b2, b3), a top-level block
+/// decision with its reason (c1, e, h), `additionalContext` (d1, d3) and
+/// `systemMessage`.
+fn json_answer(event: &str, v: &Value) -> Answer {
+    let mut a = Answer::default();
     let hso = &v["hookSpecificOutput"];
     if let Some(d) = hso["permissionDecision"].as_str() {
         a.decision = Some(d.to_owned());
@@ -467,14 +437,7 @@ fn keryx_answer(event: &str, run: &Run) -> Answer {
             .to_owned();
     }
     if v["decision"].as_str() == Some("block") {
-        a.decision = Some(
-            if event == "PreToolUse" {
-                "deny"
-            } else {
-                "block"
-            }
-            .to_owned(),
-        );
+        a.decision = Some(block_word(event).to_owned());
         a.reason = v["reason"].as_str().unwrap_or_default().to_owned();
     }
     a.context = hso["additionalContext"]
@@ -483,6 +446,15 @@ fn keryx_answer(event: &str, run: &Run) -> Answer {
         .to_owned();
     a.system_message = v["systemMessage"].as_str().unwrap_or_default().to_owned();
     a
+}
+
+/// What Claude Code calls a block on `event`.
+fn block_word(event: &str) -> &'static str {
+    if event == "PreToolUse" {
+        "deny"
+    } else {
+        "block"
+    }
 }
 
 /// Files under `~/.claude` and the project, by path with digit runs folded
