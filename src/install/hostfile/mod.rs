@@ -230,16 +230,7 @@ impl<'a> Editor<'a> {
     /// What uninstall leaves of `base` after an install into it: when the
     /// current file comes down to the same, ours were the only change since.
     fn residue(&self, base: &str, found: &[WiredEntry]) -> Option<String> {
-        let wanted: Vec<Desired> = found
-            .iter()
-            .map(|f| Desired {
-                host_event: f.host_event.clone(),
-                command: f.command.clone(),
-                timeout: f.timeout.unwrap_or(1),
-                gate: false,
-            })
-            .collect();
-        let installed = self.install(base, &wanted).ok()?;
+        let installed = self.install(base, &desired_like(found)).ok()?;
         self.uninstall(&installed).ok()
     }
 }
@@ -299,7 +290,12 @@ pub fn rewire_like(
     if found.is_empty() {
         return ed.uninstall(base);
     }
-    let wanted: Vec<Desired> = found
+    ed.install(base, &desired_like(&found))
+}
+
+/// The entries that install `found` again, as they are.
+fn desired_like(found: &[WiredEntry]) -> Vec<Desired> {
+    found
         .iter()
         .map(|f| Desired {
             host_event: f.host_event.clone(),
@@ -307,8 +303,7 @@ pub fn rewire_like(
             timeout: f.timeout.unwrap_or(1),
             gate: false,
         })
-        .collect();
-    ed.install(base, &wanted)
+        .collect()
 }
 
 // ------------------------------------------------------------------ changes
