@@ -829,25 +829,7 @@ pub fn home_writes(text: &str) -> Vec<String> {
                 }
             }
         }
-        let writes = [
-            "appendFile",
-            "writeFile",
-            "mkdirSync",
-            "makedirs",
-            "write_text",
-            "write_bytes",
-            "createWriteStream",
-            ".mkdir(",
-        ]
-        .iter()
-        .any(|k| line.contains(k))
-            || (line.contains("open(")
-                && [
-                    "'a'", "\"a\"", "'w'", "\"w\"", "'a+'", "\"a+\"", "'w+'", "\"w+\"",
-                ]
-                .iter()
-                .any(|m| line.contains(m)));
-        if writes {
+        if line_writes(line) {
             for w in line.split(|c: char| c.is_whitespace() || c == '(' || c == ',') {
                 if let Some(p) = home_form(w) {
                     push(p);
@@ -867,8 +849,10 @@ pub fn home_writes(text: &str) -> Vec<String> {
     out
 }
 
-/// Whether a script text writes files anywhere (Node, Python, shell).
-fn writes_files(text: &str) -> bool {
+/// Whether a line opens or makes a file for writing (Node, Python):
+/// `appendFile`, `writeFile`, `mkdirSync`, `createWriteStream`, `makedirs`,
+/// `write_text`, `write_bytes`, `.mkdir(`, or `open(…)` with a write mode.
+fn line_writes(line: &str) -> bool {
     const CALLS: &[&str] = &[
         "appendFile",
         "writeFile",
@@ -879,15 +863,16 @@ fn writes_files(text: &str) -> bool {
         "write_bytes",
         ".mkdir(",
     ];
-    CALLS.iter().any(|c| text.contains(c))
-        || text.lines().any(|l| {
-            l.contains("open(")
-                && [
-                    "'a'", "\"a\"", "'w'", "\"w\"", "'a+'", "\"a+\"", "'w+'", "\"w+\"",
-                ]
-                .iter()
-                .any(|m| l.contains(m))
-        })
+    const MODES: &[&str] = &[
+        "'a'", "\"a\"", "'w'", "\"w\"", "'a+'", "\"a+\"", "'w+'", "\"w+\"",
+    ];
+    CALLS.iter().any(|c| line.contains(c))
+        || (line.contains("open(") && MODES.iter().any(|m| line.contains(m)))
+}
+
+/// Whether a script text writes files anywhere.
+fn writes_files(text: &str) -> bool {
+    text.lines().any(line_writes)
 }
 
 /// The home itself, as a script names it in code.
@@ -916,6 +901,17 @@ fn literal(s: &str) -> Option<(&str, &str)> {
     let end = body.find(q)?;
     let text = &body[..end];
     (!text.contains(['\\', '$', '{', '\n'])).then_some((text, &body[end + 1..]))
+}
+
+/// The string literals that follow `rest`, each after what `sep` strips
+/// (a `,` between arguments, a `/` between path parts).
+fn literal_chain<'a>(mut rest: &'a str, sep: impl Fn(&'a str) -> Option<&'a str>) -> Vec<&'a str> {
+    let mut parts = Vec::new();
+    while let Some((t, r)) = sep(rest).and_then(literal) {
+        parts.push(t);
+        rest = r;
+    }
+    parts
 }
 
 /// `~/…` paths a script builds from the home in code:
@@ -956,36 +952,19 @@ pub fn built_home_paths(text: &str) -> Vec<String> {
                     None => continue,
                 }
             }
-            let mut parts = Vec::new();
-            while let Some(r) = rest.trim_start().strip_prefix(',') {
-                match literal(r) {
-                    Some((t, r)) => {
-                        parts.push(t);
-                        rest = r;
-                    }
-                    None => break,
-                }
-            }
-            push(parts);
+            push(literal_chain(rest, |r| r.trim_start().strip_prefix(',')));
         }
     }
     // `Path.home() / ".claude" / "logs"`, also across the parentheses of a
     // fallback: `Path(os.environ.get("X", Path.home() / ".a")) / "b"`.
     for (at, _) in text.match_indices("Path.home()") {
-        let mut rest = &text[at + "Path.home()".len()..];
-        let mut parts = Vec::new();
-        loop {
-            let r = rest.trim_start().trim_start_matches(')').trim_start();
-            let Some(r) = r.strip_prefix('/') else { break };
-            match literal(r) {
-                Some((t, r)) => {
-                    parts.push(t);
-                    rest = r;
-                }
-                None => break,
-            }
-        }
-        push(parts);
+        let rest = &text[at + "Path.home()".len()..];
+        push(literal_chain(rest, |r| {
+            r.trim_start()
+                .trim_start_matches(')')
+                .trim_start()
+                .strip_prefix('/')
+        }));
     }
     for call in ["expanduser(", "expandUser("] {
         for (at, _) in text.match_indices(call) {
