@@ -337,3 +337,32 @@ fn readme_runtime_toml_broken_file_gives_the_profile_it_names() {
     list.code(0).stderr_has("using the strictest profile");
     assert_eq!(list.json()["profile"], settings::STRICTEST.as_str());
 }
+
+/// The one command in README.md's "Run the tests" block.
+fn readme_test_command() -> String {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let section = readme
+        .split("\n## Run the tests\n")
+        .nth(1)
+        .expect("README has a \"Run the tests\" section");
+    let block = section
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("the section opens with a sh block");
+    let lines: Vec<&str> = block.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one command: {lines:?}");
+    lines[0].trim().to_owned()
+}
+
+#[test]
+fn ci_runs_the_readme_test_command() {
+    let ci = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/run")).unwrap();
+    let last = ci
+        .lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty() && !l.starts_with('#'))
+        .unwrap();
+    assert_eq!(last, format!("exec {}", readme_test_command()));
+}
