@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Counts that do not move with the machine's load, for one event of each
+# case: instructions (callgrind), heap allocations
+# (malloc, calloc and realloc calls, from the same callgrind run), page faults
+# (perf stat, mean over COUNTS_RUNS events) and system calls (strace -c -f).
+#
+#   bench/counts.sh KERYX_BINARY [SECOND_BINARY]
+#
+# Every event runs in its own hermetic home, as in bench/run.sh, after
+# COUNTS_WARM earlier events of the same session (the steady state of a
+# session: its state and records exist), each with a fresh tool-call id.
+# The floors (a-static, a-spawn-static) are the ones bench/run.sh builds,
+# taken from BENCH_TOOLS_TARGET (default target/bench-tools); run
+# bench/run.sh --quick once to build them.
+#
+# Settings: COUNTS_CASES="read bash gate" COUNTS_RUNS=20 COUNTS_WARM=3
+#   COUNTS_WORK=<dir>  keep every case's home, callgrind profile (cg.out) and
+#                      strace summary there (default: a temp dir, removed)
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$REPO"
+. install/release-env.sh
+
+CASES="${COUNTS_CASES:-read bash gate}"
+RUNS="${COUNTS_RUNS:-20}"
+WARM="${COUNTS_WARM:-3}"
+TOOLS_TARGET="$(realpath -m "${BENCH_TOOLS_TARGET:-target/bench-tools}")"
+FLOOR="$TOOLS_TARGET/shipped/$KERYX_RELEASE_TARGET/release/floor"
+SPAWNER="$TOOLS_TARGET/shipped/$KERYX_RELEASE_TARGET/release/spawner"
+
+die() { printf 'counts: %s\n' "$*" >&2; exit 1; }
+[[ $# -ge 1 ]] || die "usage: bench/counts.sh KERYX_BINARY [SECOND_BINARY]"
+for tool in valgrind perf strace; do
+    command -v "$tool" >/dev/null || die "$tool is needed"
+done
+[[ -x "$FLOOR" && -x "$SPAWNER" ]] || die "no static floors under $TOOLS_TARGET (run bench/run.sh --quick once)"
+
+if [[ -n "${COUNTS_WORK:-}" ]]; then
+    WORK="$(realpath -m "$COUNTS_WORK")"
+    rm -rf "$WORK" && mkdir -p "$WORK"
+else
+    WORK="$(mktemp -d "${TMPDIR:-/var/tmp}/keryx-counts.XXXXXX")"
+    trap 'rm -rf "$WORK"' EXIT
+fi
+
+n=0
+# payload CASE_DIR FIXTURE: CASE_DIR/p.json, with a fresh tool-call id.
+payload() {
+    n=$((n + 1))
+    sed -e "s#__PROJECT__#$1/project#g" -e "s#__HOME__#$1/home#g" \
+        -e "s#__TOOL_USE_ID__#toolu_counts_$$_$n#g" "$2" >"$1/p.json"
+}
+
+# in_case DIR CMD...: CMD in DIR's hermetic environment, from its project.
+in_case() {
+    local dir="$1"
+    shift
+    (cd "$dir/project" && env -u KERYX_HOME -u KERYX_HOOKS -u KERYX_SNAPSHOT_ROOT -u XDG_RUNTIME_DIR \
+        HOME="$dir/home" XDG_STATE_HOME="$dir/state" XDG_DATA_HOME="$dir/data" \
+        XDG_CONFIG_HOME="$dir/config" XDG_CACHE_HOME="$dir/cache" \
+        KERYX_SNAPSHOT_ROOT="$dir/snapshots" "$@")
+}
+
+# malloc_calls CALLGRIND_OUT: how many times malloc, calloc and realloc were
+# called (the binary is static, so a preloaded allocator cannot count them).
+malloc_calls() {
+    awk '
+        /^cfn=/ {
+            id = $1; sub(/^cfn=/, "", id)
+            if (NF > 1) { name[id] = $2 }
+            cur = name[id]
+            next
+        }
+        /^calls=/ && (cur == "malloc" || cur == "calloc" || cur == "realloc") {
+            c = $1; sub(/^calls=/, "", c); total += c
+        }
+        /^fn=/ { cur = "" }
+        END { print total + 0 }
+    ' "$1"
+}
+
+# one CASE LABEL FIXTURE HOOKS(-|file) CMD...: prints a table row.
+one() {
+    local case="$1" label="$2" fixture="$REPO/bench/fixtures/$3" hooks="$4"
+    shift 4
+    local dir="$WORK/$case-$label"
+    mkdir -p "$dir"/{home,state,data,config,cache,snapshots,project/.git,project/src}
+    : >"$dir/project/src/main.rs"
+    if [[ "$hooks" != - ]]; then
+        mkdir -p "$dir/home/.keryx"
+        cp "$REPO/bench/fixtures/$hooks" "$dir/home/.keryx/hooks.json"
+    fi
+    local i
+    for ((i = 0; i < WARM; i++)); do
+        payload "$dir" "$fixture"
+        in_case "$dir" "$@" <"$dir/p.json" >/dev/null 2>&1 || true
+    done
+    local ir allocs faults=0 f calls
+    payload "$dir" "$fixture"
+    in_case "$dir" valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" "$@" <"$dir/p.json" \
+        >/dev/null 2>"$dir/cg.log" || true
+    ir="$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$dir/cg.log")"
+    allocs="$(malloc_calls "$dir/cg.out")"
+    for ((i = 0; i < RUNS; i++)); do
+        payload "$dir" "$fixture"
+        f="$(in_case "$dir" perf stat -x, -e page-faults "$@" <"$dir/p.json" 2>&1 >/dev/null |
+            sed -n 's/^\([0-9]*\),.*page-faults.*/\1/p')"
+        faults=$((faults + f))
+    done
+    payload "$dir" "$fixture"
+    in_case "$dir" strace -c -f -o "$dir/strace.txt" "$@" <"$dir/p.json" >/dev/null 2>&1 || true
+    calls="$(awk '$NF == "total" { print $4 }' "$dir/strace.txt")"
+    printf '| %s | %s | %s | %s | %s | %s |\n' "$case" "$label" "${ir:-?}" "${allocs:-?}" \
+        "$(awk -v s="$faults" -v n="$RUNS" 'BEGIN { printf "%.1f", s / n }')" "${calls:-?}"
+}
+
+printf '| case | binary | instructions | allocations | page faults | system calls |\n'
+printf '|---|---|---:|---:|---:|---:|\n'
+labels=(A) bins=("$1")
+if [[ $# -ge 2 ]]; then labels+=(B) bins+=("$2"); fi
+for case in $CASES; do
+    case "$case" in
+        read) fixture=PreToolUse-Read.json hooks=- floor=("$FLOOR") ;;
+        bash) fixture=PreToolUse-Bash.json hooks=- floor=("$FLOOR") ;;
+        gate) fixture=PreToolUse-Read.json hooks=hooks-gate-unsandboxed.json floor=("$SPAWNER" /bin/true) ;;
+        *) die "unknown case $case (read, bash, gate)" ;;
+    esac
+    one "$case" floor "$fixture" - "${floor[@]}"
+    for i in "${!bins[@]}"; do
+        one "$case" "${labels[$i]}" "$fixture" "$hooks" "$(realpath "${bins[$i]}")" run claude-code PreToolUse
+    done
+done
