@@ -3,20 +3,27 @@
 //! diagnostics go here instead. `KERYX_LOG` sets the level (default warn).
 //!
 //! The file is opened when there is something to write, not before: most
-//! events log nothing, and `run` happens on every tool call.
+//! events log nothing, and `run` happens on every tool call. For the same
+//! reason the subscriber is this file's own: one line per event, `time
+//! LEVEL target: message key=value …`, with no span registry to set up
+//! (the crate has no spans), which a general-purpose subscriber allocates
+//! on every start.
 //!
 //! Every control (but the line end), bidi and zero-width character is
 //! written escaped: messages quote payload and hook text, and the log is
-//! read on a terminal (`tail`, `less`); tracing's own escaping leaves `\r`,
-//! C1 controls, bidi and zero-width characters raw.
+//! read on a terminal (`tail`, `less`).
 
+use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use tracing_subscriber::fmt::MakeWriter;
+use tracing::field::{Field, Visit};
+use tracing::level_filters::LevelFilter;
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Level, Metadata, Subscriber};
 
 use crate::env_vars;
 
@@ -27,17 +34,88 @@ const MAX_LOG_BYTES: u64 = 1 << 20;
 pub fn init(log_file: impl FnOnce() -> PathBuf + Send + Sync + 'static) {
     let level = match env_vars::get(env_vars::KERYX_LOG).as_deref() {
         Some("off") => return,
-        Some("error") => tracing::Level::ERROR,
-        Some("info") => tracing::Level::INFO,
-        Some("debug") => tracing::Level::DEBUG,
-        Some("trace") => tracing::Level::TRACE,
-        _ => tracing::Level::WARN,
+        Some("error") => Level::ERROR,
+        Some("info") => Level::INFO,
+        Some("debug") => Level::DEBUG,
+        Some("trace") => Level::TRACE,
+        _ => Level::WARN,
     };
-    let _ = tracing_subscriber::fmt()
-        .with_max_level(level)
-        .with_ansi(false)
-        .with_writer(LazyLog::new(log_file))
-        .try_init();
+    let _ = tracing::subscriber::set_global_default(FileLog {
+        level,
+        log: LazyLog::new(log_file),
+    });
+}
+
+/// Writes each event at or above `level` as one line of the lazy log.
+struct FileLog {
+    level: Level,
+    log: LazyLog,
+}
+
+impl Subscriber for FileLog {
+    fn enabled(&self, metadata: &Metadata<'_>) -> bool {
+        *metadata.level() <= self.level
+    }
+
+    fn max_level_hint(&self) -> Option<LevelFilter> {
+        Some(LevelFilter::from_level(self.level))
+    }
+
+    fn new_span(&self, _: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+
+    fn event(&self, event: &Event<'_>) {
+        let _ = self.log.make_writer().write_all(line(event).as_bytes());
+    }
+
+    fn enter(&self, _: &Id) {}
+
+    fn exit(&self, _: &Id) {}
+}
+
+/// `2026-12-02T01:20:00.123Z  WARN keryx_hooks::commands::run: message k=v`.
+fn line(event: &Event<'_>) -> String {
+    let meta = event.metadata();
+    let mut line = format!(
+        "{} {:>5} {}: ",
+        crate::runtime::codec::timestamp_now(),
+        meta.level(),
+        meta.target()
+    );
+    let mut fields = Fields {
+        message: String::new(),
+        rest: String::new(),
+    };
+    event.record(&mut fields);
+    line.push_str(&fields.message);
+    line.push_str(&fields.rest);
+    line.push('\n');
+    line
+}
+
+/// An event's message, then its other fields as ` key=value`.
+struct Fields {
+    message: String,
+    rest: String,
+}
+
+impl Visit for Fields {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.record_debug(field, &format_args!("{value}"));
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            let _ = write!(self.message, "{value:?}");
+        } else {
+            let _ = write!(self.rest, " {}={value:?}", field.name());
+        }
+    }
 }
 
 /// Where the log goes, resolved and rotated on first use.
@@ -92,10 +170,8 @@ impl Write for LineWriter {
     }
 }
 
-impl<'a> MakeWriter<'a> for LazyLog {
-    type Writer = LineWriter;
-
-    fn make_writer(&'a self) -> LineWriter {
+impl LazyLog {
+    fn make_writer(&self) -> LineWriter {
         let path = self.path();
         if path.as_os_str().is_empty() {
             return LineWriter::Nowhere;
@@ -112,6 +188,34 @@ impl<'a> MakeWriter<'a> for LazyLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One line per event at or above the level: time, level, target,
+    /// message, then the other fields; nothing below the level.
+    #[test]
+    fn events_are_lines_with_their_fields() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("keryx-hooks.log");
+        let f2 = file.clone();
+        let log = FileLog {
+            level: Level::WARN,
+            log: LazyLog::new(move || f2),
+        };
+        tracing::subscriber::with_default(log, || {
+            tracing::warn!(host = "codex", n = 3, "a payload: {}", "bad");
+            tracing::info!("not written");
+            tracing::error!("second");
+        });
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        let (time, rest) = lines[0].split_once(' ').unwrap();
+        assert!(time.ends_with('Z') && time.len() == 24, "{time}");
+        assert_eq!(
+            rest,
+            " WARN keryx_hooks::log::tests: a payload: bad host=codex n=3"
+        );
+        assert!(lines[1].ends_with("ERROR keryx_hooks::log::tests: second"));
+    }
 
     #[test]
     fn the_file_appears_with_the_first_line_only() {
