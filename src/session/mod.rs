@@ -316,12 +316,14 @@ pub fn call_summary(input: &crate::runtime::types::EventInput) -> Option<String>
     Some(out)
 }
 
-// The built-in rules' keywords, listed by build.rs: `SECRET_KEYWORDS`.
+// The built-in rules' keywords, listed by build.rs: `SECRET_KEYWORDS`, and
+// by first byte, `SECRET_KEYWORDS_BY_FIRST`.
 include!(concat!(env!("OUT_DIR"), "/secret_keywords.rs"));
 
 /// Every rule's keywords, lowercased as the scanner matches them, each
 /// once. A table made at build time: reading them out of the rules file
 /// cost a sixth of a Read call's instructions.
+#[cfg(test)]
 fn secret_keywords() -> impl Iterator<Item = &'static str> {
     SECRET_KEYWORDS.iter().copied()
 }
@@ -358,8 +360,23 @@ pub(crate) fn may_hold_secret(text: &str) -> bool {
     if longest < 8 && !text.contains('@') {
         return false;
     }
-    let lower = text.to_ascii_lowercase();
-    secret_keywords().any(|k| lower.contains(k))
+    holds_secret_keyword(text.as_bytes())
+}
+
+/// Whether an ASCII `text` holds a built-in keyword, in any case: one pass,
+/// trying at each byte only the keywords that start with it.
+fn holds_secret_keyword(text: &[u8]) -> bool {
+    (0..text.len()).any(|i| {
+        let rest = &text[i..];
+        SECRET_KEYWORDS_BY_FIRST
+            .get(usize::from(rest[0].to_ascii_lowercase()))
+            .is_some_and(|ks| {
+                ks.iter().any(|k| {
+                    rest.get(..k.len())
+                        .is_some_and(|w| w.eq_ignore_ascii_case(k.as_bytes()))
+                })
+            })
+    })
 }
 
 fn append_records(
@@ -641,6 +658,39 @@ mod tests {
         let have: Vec<&str> = secret_keywords().collect();
         assert_eq!(have, want);
         assert!(have.len() > 50, "{}", have.len());
+    }
+
+    /// The one-pass keyword check finds exactly what a case-insensitive
+    /// substring search per keyword finds, at the start, the end, inside
+    /// and across a keyword's boundary.
+    #[test]
+    fn the_keyword_pass_agrees_with_a_search_per_keyword() {
+        let plain = |t: &str| {
+            let lower = t.to_ascii_lowercase();
+            secret_keywords().any(|k| lower.contains(k))
+        };
+        let mut texts: Vec<String> = vec![
+            String::new(),
+            "/var/tmp/project/src/main.rs".into(),
+            "8096d6db-4c67-4eea-8411-16039ce906a8".into(),
+            "cargo test --workspace".into(),
+        ];
+        for k in secret_keywords() {
+            let upper = k.to_ascii_uppercase();
+            texts.push(k.to_owned());
+            texts.push(format!("xx{upper}"));
+            texts.push(format!("{k}yy"));
+            texts.push(format!("a {k} b"));
+            // Every proper prefix: no keyword is found from a part of it
+            // unless the part is itself a keyword.
+            for end in 1..k.len() {
+                texts.push(format!("zz{}", &k[..end]));
+            }
+        }
+        for t in &texts {
+            assert_eq!(holds_secret_keyword(t.as_bytes()), plain(t), "{t:?}");
+        }
+        assert!(texts.iter().filter(|t| plain(t)).count() > 200);
     }
 
     #[test]
