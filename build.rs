@@ -72,6 +72,21 @@ fn main() {
         let _ = writeln!(out, "    &{with:?},");
     }
     out.push_str("];\n");
+    // Which second bytes follow each first byte in some keyword: most
+    // positions of a text are passed over on one bit test.
+    let mut pairs = [0u128; 128];
+    for k in &keywords {
+        let b = k.as_bytes();
+        assert!(
+            b.len() >= 2,
+            "secret-rules.toml: keyword `{k}` is shorter than two bytes"
+        );
+        pairs[usize::from(b[0])] |= 1u128 << b[1];
+    }
+    let _ = writeln!(
+        out,
+        "pub(crate) static SECRET_KEYWORD_PAIRS: [u128; 128] = {pairs:?};"
+    );
     assert!(
         keywords.iter().all(|k| !k.is_empty() && k.is_ascii()),
         "secret-rules.toml: every keyword is non-empty ASCII"

@@ -10,7 +10,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use toml_edit::TableLike;
 
 use super::ports::{LearningObservation, LearningObservationSink, ObservationKind};
@@ -297,21 +297,37 @@ fn capped_marker(obs: &LearningObservation) -> String {
 /// fits, then the payload dropped if even that is not enough.
 pub fn bounded_record(obs: &LearningObservation, rules: &Redactor, max: usize) -> String {
     let payload = redact_value(&obs.payload, rules);
-    let envelope = |payload: Value, truncated: bool| {
-        let mut m = Map::new();
-        m.insert("kind".into(), json!(obs.kind.as_str()));
-        m.insert("sessionId".into(), json!(rules.redact(&obs.session_id)));
-        m.insert("runId".into(), json!(rules.redact(&obs.run_id)));
-        m.insert("timestamp".into(), json!(rules.redact(&obs.timestamp)));
-        if truncated {
-            m.insert("truncated".into(), json!(true));
-        }
-        m.insert("payload".into(), payload);
-        let mut s = Value::Object(m).to_string();
+    let (session_id, run_id, timestamp) = (
+        rules.redact(&obs.session_id),
+        rules.redact(&obs.run_id),
+        rules.redact(&obs.timestamp),
+    );
+    /// One line, in this key order, written straight from its parts.
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Line<'a> {
+        kind: &'a str,
+        session_id: &'a str,
+        run_id: &'a str,
+        timestamp: &'a str,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        truncated: bool,
+        payload: &'a Value,
+    }
+    let envelope = |payload: &Value, truncated: bool| {
+        let line = Line {
+            kind: obs.kind.as_str(),
+            session_id: &session_id,
+            run_id: &run_id,
+            timestamp: &timestamp,
+            truncated,
+            payload,
+        };
+        let mut s = serde_json::to_string(&line).unwrap_or_default();
         s.push('\n');
         s
     };
-    let line = envelope(payload.clone(), false);
+    let line = envelope(&payload, false);
     if line.len() <= max {
         return line;
     }
@@ -319,13 +335,13 @@ pub fn bounded_record(obs: &LearningObservation, rules: &Redactor, max: usize) -
     let mut cap = longest_string(&payload).min(max);
     while cap >= 16 {
         cap /= 2;
-        let line = envelope(shorten_strings(&payload, cap), true);
+        let line = envelope(&shorten_strings(&payload, cap), true);
         if line.len() <= max {
             return line;
         }
     }
     let line = envelope(
-        json!({"omitted": "payload larger than max_record_bytes", "bytes": original}),
+        &json!({"omitted": "payload larger than max_record_bytes", "bytes": original}),
         true,
     );
     if line.len() <= max {
@@ -400,6 +416,35 @@ mod tests {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
+    }
+
+    /// A line's keys come in a fixed order, `truncated` only when strings
+    /// were shortened, and a secret in a key, a value or an id is redacted.
+    #[test]
+    fn a_line_is_its_envelope_then_the_payload() {
+        let o = obs("s-1", json!({"b": "two", "a": [1, "x"]}));
+        assert_eq!(
+            bounded_record(&o, &Redactor::Builtin, 8192),
+            concat!(
+                r#"{"kind":"tool-start","sessionId":"s-1","runId":"run-1","#,
+                r#""timestamp":"2026-11-29T00:00:00.000Z","payload":{"b":"two","a":[1,"x"]}}"#,
+                "\n"
+            )
+        );
+        let long = obs("s-1", json!({"text": "y".repeat(2000)}));
+        let line = bounded_record(&long, &Redactor::Builtin, 600);
+        assert!(line.len() <= 600, "{line}");
+        assert!(
+            line.starts_with(concat!(
+                r#"{"kind":"tool-start","sessionId":"s-1","runId":"run-1","#,
+                r#""timestamp":"2026-11-29T00:00:00.000Z","truncated":true,"payload":{"text":"yyy"#
+            )),
+            "{line}"
+        );
+        let key = concat!("ghp_", "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5");
+        let secret = obs(key, json!({ key: key }));
+        let line = bounded_record(&secret, &Redactor::Builtin, 8192);
+        assert!(!line.contains(key), "{line}");
     }
 
     #[test]

@@ -151,6 +151,14 @@ pub fn truncate_utf8(s: &str, max: usize) -> (&str, bool) {
 /// Runs one hook once.
 pub fn invoke(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Invocation {
     let start = Instant::now();
+    let command = match &reg.handler {
+        // A built-in reads the event itself: its hook payload is never made.
+        Handler::Builtin(port) => {
+            let r = (ctx.builtin)(*port, input).map_err(|e| (FailureKind::Crash, e));
+            return Invocation::of(r, start);
+        }
+        Handler::Command(c) => c,
+    };
     let project_root = ctx.project_root.map(|p| p.to_string_lossy().into_owned());
     let timestamp = codec::timestamp_now();
     let payload = codec::build_hook_stdin(
@@ -163,13 +171,6 @@ pub fn invoke(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Invo
             project_root: project_root.as_deref(),
         },
     );
-    let command = match &reg.handler {
-        Handler::Builtin(port) => {
-            let r = (ctx.builtin)(*port, input).map_err(|e| (FailureKind::Crash, e));
-            return Invocation::of(r, start);
-        }
-        Handler::Command(c) => c,
-    };
     let runs_in = reg.effective_runs_in(ctx.profile);
     if runs_in == RunsIn::Unsandboxed && ctx.profile.isolation_required() {
         return Invocation::of(

@@ -317,7 +317,8 @@ pub fn call_summary(input: &crate::runtime::types::EventInput) -> Option<String>
 }
 
 // The built-in rules' keywords, listed by build.rs: `SECRET_KEYWORDS`, and
-// by first byte, `SECRET_KEYWORDS_BY_FIRST`.
+// by first byte, `SECRET_KEYWORDS_BY_FIRST`, and the byte pairs they start
+// with, `SECRET_KEYWORD_PAIRS`.
 include!(concat!(env!("OUT_DIR"), "/secret_keywords.rs"));
 
 /// Every rule's keywords, lowercased as the scanner matches them, each
@@ -364,18 +365,21 @@ pub(crate) fn may_hold_secret(text: &str) -> bool {
 }
 
 /// Whether an ASCII `text` holds a built-in keyword, in any case: one pass,
-/// trying at each byte only the keywords that start with it.
+/// trying at each byte only the keywords that start with it and its
+/// successor (every keyword has two bytes or more).
 fn holds_secret_keyword(text: &[u8]) -> bool {
-    (0..text.len()).any(|i| {
+    let lower = |b: u8| usize::from(b.to_ascii_lowercase() & 0x7f);
+    (0..text.len().saturating_sub(1)).any(|i| {
         let rest = &text[i..];
-        SECRET_KEYWORDS_BY_FIRST
-            .get(usize::from(rest[0].to_ascii_lowercase()))
-            .is_some_and(|ks| {
-                ks.iter().any(|k| {
-                    rest.get(..k.len())
-                        .is_some_and(|w| w.eq_ignore_ascii_case(k.as_bytes()))
+        SECRET_KEYWORD_PAIRS[lower(rest[0])] & (1u128 << lower(rest[1])) != 0
+            && SECRET_KEYWORDS_BY_FIRST
+                .get(usize::from(rest[0].to_ascii_lowercase()))
+                .is_some_and(|ks| {
+                    ks.iter().any(|k| {
+                        rest.get(..k.len())
+                            .is_some_and(|w| w.eq_ignore_ascii_case(k.as_bytes()))
+                    })
                 })
-            })
     })
 }
 
