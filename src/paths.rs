@@ -519,29 +519,52 @@ thread_local! {
 }
 
 /// `std::fs::canonicalize`, remembered while [`Locations::resolve`] runs.
+/// Inside that scope a path is walked from the longest prefix already
+/// resolved, one `lstat` per new component; a component that is a symlink
+/// hands the whole path to the C library, as outside the scope.
 fn canonicalize(path: &Path) -> std::io::Result<PathBuf> {
-    let known = RESOLVED.with(|r| {
-        r.borrow().as_ref().map(|seen| {
-            seen.iter()
-                // Compared as bytes: `Path`'s `==` parses both into
-                // components, which costs more than the calls it saves.
-                .find(|(p, _)| p.as_os_str() == path.as_os_str())
-                .map(|(_, real)| real.clone())
-        })
-    });
-    match known {
-        None => std::fs::canonicalize(path),
-        Some(Some(real)) => Ok(real),
-        Some(None) => {
-            let real = std::fs::canonicalize(path)?;
-            RESOLVED.with(|r| {
-                if let Some(seen) = r.borrow_mut().as_mut() {
-                    seen.push((path.to_path_buf(), real.clone()));
-                }
-            });
-            Ok(real)
+    use std::os::unix::ffi::OsStrExt;
+    RESOLVED.with(|r| {
+        let mut guard = r.borrow_mut();
+        let Some(seen) = guard.as_mut().filter(|_| path.is_absolute()) else {
+            return std::fs::canonicalize(path);
+        };
+        // Compared as bytes: `Path`'s `==` parses both into components,
+        // which costs more than the calls it saves.
+        let bytes = path.as_os_str().as_bytes();
+        let mut from: (usize, PathBuf) = (0, PathBuf::from("/"));
+        for (p, real) in seen.iter() {
+            let known = p.as_os_str().as_bytes();
+            let prefix = bytes.starts_with(known)
+                && (bytes.len() == known.len() || bytes[known.len()] == b'/');
+            if prefix && known.len() >= from.0 {
+                from = (known.len(), real.clone());
+            }
         }
-    }
+        let (start, mut real) = from;
+        let mut spelled = match start {
+            0 => PathBuf::from("/"),
+            _ => PathBuf::from(std::ffi::OsStr::from_bytes(&bytes[..start])),
+        };
+        for part in Path::new(std::ffi::OsStr::from_bytes(&bytes[start..])).components() {
+            let name = match part {
+                Component::RootDir | Component::CurDir => continue,
+                Component::Normal(name) => name,
+                // Not made by `absolute`; resolved the C library's way.
+                Component::ParentDir | Component::Prefix(_) => return std::fs::canonicalize(path),
+            };
+            let next = real.join(name);
+            if std::fs::symlink_metadata(&next)?.file_type().is_symlink() {
+                let resolved = std::fs::canonicalize(path)?;
+                seen.push((path.to_path_buf(), resolved.clone()));
+                return Ok(resolved);
+            }
+            real = next;
+            spelled.push(name);
+            seen.push((spelled.clone(), real.clone()));
+        }
+        Ok(real)
+    })
 }
 
 /// Remembers real paths until dropped (see `RESOLVED`).
@@ -714,6 +737,62 @@ mod tests {
         std::fs::remove_file(&link).unwrap();
         std::os::unix::fs::symlink(base.join("a"), &link).unwrap();
         assert_eq!(real_path(&link), base.join("a"));
+    }
+
+    /// Walked from remembered prefixes, a real path is what the C
+    /// library's gives: through absolute, relative and chained links, a
+    /// dangling link, a loop, a file in the middle and a missing name, in
+    /// an order that reuses every prefix.
+    #[test]
+    fn a_resolve_gives_the_c_librarys_real_paths() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().to_path_buf();
+        for d in ["a/b/c", "x/y"] {
+            std::fs::create_dir_all(base.join(d)).unwrap();
+        }
+        std::fs::write(base.join("a/file"), "").unwrap();
+        symlink(base.join("a/b"), base.join("abs")).unwrap();
+        symlink("b/c", base.join("a/rel")).unwrap();
+        symlink("../abs", base.join("x/chain")).unwrap();
+        symlink("nowhere", base.join("a/dangling")).unwrap();
+        symlink("loop2", base.join("loop1")).unwrap();
+        symlink("loop1", base.join("loop2")).unwrap();
+        let paths = [
+            "a/b/c",
+            "a/b",
+            "a",
+            "a/b/c/d",
+            "abs",
+            "abs/c",
+            "abs/c/none",
+            "a/rel",
+            "a/rel/x",
+            "x/chain",
+            "x/chain/c",
+            "x/y",
+            "x/y/z",
+            "a/dangling",
+            "a/dangling/q",
+            "loop1",
+            "loop1/z",
+            "a/file",
+            "a/file/z",
+            "missing",
+            "missing/deeper",
+            "",
+            "a/./b",
+        ];
+        let _scope = ResolveScope::enter();
+        for round in 0..2 {
+            for p in paths {
+                let path = base.join(p);
+                let want = std::fs::canonicalize(&path).map_err(|e| e.kind());
+                let got = canonicalize(&path).map_err(|e| e.kind());
+                assert_eq!(got, want, "round {round}: {}", path.display());
+            }
+        }
+        assert_eq!(canonicalize(Path::new("/")).unwrap(), Path::new("/"));
     }
 
     #[test]
