@@ -75,7 +75,11 @@ malloc_calls() {
         /^calls=/ && (cur == "malloc" || cur == "calloc" || cur == "realloc") {
             c = $1; sub(/^calls=/, "", c); total += c
         }
-        /^fn=/ { cur = "" }
+        /^fn=/ {
+            id = $1; sub(/^fn=/, "", id)
+            if (NF > 1) { name[id] = $2 }
+            cur = ""
+        }
         END { print total + 0 }
     ' "$1"
 }
