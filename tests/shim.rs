@@ -611,3 +611,57 @@ fn qwens_empty_prompt_re_fires_are_not_new_prompts() {
         "{seen:?}"
     );
 }
+
+/// A host that starts the shim with stdin, stdout or stderr closed: the
+/// closed descriptor is /dev/null before anything is opened, so no file
+/// the shim opens (a lock, the records) can take the place of stdout,
+/// where the answer is written. Seen from /proc while the shim waits for
+/// a payload that never ends.
+#[test]
+fn closed_standard_descriptors_are_dev_null_before_anything_is_opened() {
+    let env = Env::new();
+    let base = env.cmd(&["run", "claude-code", "PreToolUse"]);
+    for fd in [1, 2] {
+        let mut sh = Command::new("sh");
+        sh.arg("-c")
+            .arg(format!("exec \"$0\" run claude-code PreToolUse {fd}>&-"))
+            .arg(base.get_program())
+            .current_dir(&env.project)
+            .env_clear()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        for (k, v) in base.get_envs() {
+            if let Some(v) = v {
+                sh.env(k, v);
+            }
+        }
+        let mut child = sh.spawn().unwrap();
+        // Half a payload, and stdin held open: the shim waits in its reader.
+        child
+            .stdin
+            .as_mut()
+            .unwrap()
+            .write_all(b"{\"session_id\":")
+            .unwrap();
+        let link = format!("/proc/{}/fd/{fd}", child.id());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let target = loop {
+            // Once the shim runs (after `exec`), its fd table is final.
+            let exe = std::fs::read_link(format!("/proc/{}/exe", child.id()));
+            if exe.is_ok_and(|e| e.ends_with("keryx-hooks")) {
+                std::thread::sleep(Duration::from_millis(100));
+                break std::fs::read_link(&link).ok();
+            }
+            assert!(Instant::now() < deadline, "the shim did not start");
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(
+            target.as_deref(),
+            Some(std::path::Path::new("/dev/null")),
+            "fd {fd}"
+        );
+    }
+}
