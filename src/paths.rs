@@ -463,6 +463,9 @@ pub fn self_exe() -> &'static Path {
 
 /// `path` made absolute and lexically normalised (no filesystem access).
 pub fn absolute(path: &Path) -> PathBuf {
+    if is_plain_absolute(path) {
+        return path.to_path_buf();
+    }
     let joined = if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -481,6 +484,19 @@ pub fn absolute(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// Whether `path` is absolute and already in the form [`absolute`] gives:
+/// no `.` or `..` component, no doubled or trailing slash.
+fn is_plain_absolute(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let b = path.as_os_str().as_bytes();
+    b.first() == Some(&b'/')
+        && (b.len() == 1
+            || b.last() != Some(&b'/')
+                && b.split(|&c| c == b'/')
+                    .skip(1)
+                    .all(|part| !matches!(part, b"" | b"." | b"..")))
 }
 
 /// The real path of `path`; for a path that does not exist yet, the real
@@ -793,6 +809,49 @@ mod tests {
             }
         }
         assert_eq!(canonicalize(Path::new("/")).unwrap(), Path::new("/"));
+    }
+
+    /// The shortcut for a path already plain gives what the component
+    /// walk gives, for every spelling that needs the walk.
+    #[test]
+    fn a_plain_absolute_path_is_its_own_absolute_form() {
+        let walk = |p: &str| {
+            let mut out = PathBuf::new();
+            for c in Path::new(p).components() {
+                match c {
+                    Component::ParentDir => {
+                        out.pop();
+                    }
+                    Component::CurDir => {}
+                    other => out.push(other),
+                }
+            }
+            out
+        };
+        for p in [
+            "/",
+            "/a",
+            "/a/b.c",
+            "/a/.b",
+            "/a/..b",
+            "/a/b/",
+            "/a//b",
+            "/a/./b",
+            "/a/../b",
+            "/..",
+            "/.",
+            "/a/.",
+            "/a/..",
+            "//a",
+            "/a/b/../../..",
+            "/a/...",
+        ] {
+            assert_eq!(absolute(Path::new(p)), walk(p), "{p}");
+        }
+        assert!(is_plain_absolute(Path::new("/a/.b/..c/...")));
+        for p in ["/a/", "/a//b", "/a/./b", "/a/..", "a/b", ""] {
+            assert!(!is_plain_absolute(Path::new(p)), "{p}");
+        }
     }
 
     #[test]
