@@ -89,7 +89,9 @@ fn run(args: &cli::RunArgs) -> ExitCode {
     log::init(|| {
         paths::Locations::resolve(&std::env::current_dir().unwrap_or_default()).log_file()
     });
-    commands::run::run(args)
+    // A panic is answered like a broken shim: gate-capable events denied.
+    std::panic::catch_unwind(|| commands::run::run(args))
+        .unwrap_or_else(|_| commands::run::run_after_panic(args))
 }
 
 #[cfg(test)]

@@ -92,6 +92,28 @@ pub fn run_with_bad_args(args: &[std::ffi::OsString], error: &str) -> ExitCode {
     )
 }
 
+/// The answer after `run` panicked: what a broken shim answers, so a
+/// gate-capable event is denied instead of the host reading a crash as
+/// "carry on" (Claude Code runs the tool after a hook's exit 101). The
+/// panic message itself went to stderr and the log.
+pub fn run_after_panic(args: &RunArgs) -> ExitCode {
+    tracing::error!("keryx-hooks panicked while handling the event");
+    let Some(adapter) = hosts::adapter(&args.host) else {
+        return unspeakable("keryx-hooks failed inside while handling the event");
+    };
+    let (event, result) = panic_result(adapter, &args.event);
+    emit(adapter, &args.event, event, &result)
+}
+
+fn panic_result(adapter: &Adapter, host_event: &str) -> (Event, FireResult) {
+    let event = adapter.canonical_event(host_event);
+    let result = FireResult::broken(
+        event,
+        "keryx-hooks failed inside while handling this event (see `keryx-hooks.log`); the event is denied",
+    );
+    (event.unwrap_or(Event::PreToolUse), result)
+}
+
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or(s).trim_start_matches("error: ")
 }
@@ -1011,4 +1033,31 @@ fn replay(d: &Delivered) -> FireResult {
     r.additional_context = d.additional_context.clone();
     r.matched_rules.push("duplicate-delivery".into());
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::types::Outcome;
+
+    /// After a panic a gate-capable event is denied as by a broken shim,
+    /// in the host's own shape; an event that cannot gate stays silent.
+    #[test]
+    fn a_panic_denies_gate_capable_events_only() {
+        let claude = hosts::adapter("claude-code").unwrap();
+        let (event, result) = panic_result(claude, "PreToolUse");
+        assert_eq!((event, result.outcome), (Event::PreToolUse, Outcome::Deny));
+        assert_eq!(result.matched_rules, ["keryx-hooks-unavailable"]);
+        let answer = claude.encode("PreToolUse", event, &result);
+        assert!(
+            answer.stdout.contains(r#""permissionDecision":"deny""#),
+            "{answer:?}"
+        );
+        assert!(answer.stdout.contains("failed inside"), "{answer:?}");
+        let (event, result) = panic_result(claude, "PostToolUse");
+        assert_eq!((event, result.outcome), (Event::PostToolUse, Outcome::None));
+        let gemini = hosts::adapter("gemini-cli").unwrap();
+        let (event, result) = panic_result(gemini, "BeforeTool");
+        assert_eq!((event, result.outcome), (Event::PreToolUse, Outcome::Deny));
+    }
 }
