@@ -107,28 +107,50 @@ struct Matchers {
     group: usize,
     /// A group named `user`: a secret equal to it is a development default.
     user_group: Option<usize>,
+    /// The group named `name`, which `skip_names` and `names` read.
+    name_group: Option<usize>,
+    /// What drops a candidate, compiled when the regex first finds one:
+    /// most texts with a rule's keyword hold no match of its regex (a path
+    /// with `key` in it, an id with `sk`), and these lists cost three times
+    /// the regex to compile.
+    filters: OnceLock<Filters>,
+}
+
+#[derive(Debug)]
+struct Filters {
     allow: Option<Regex>,
     /// A match on a line this finds is dropped (case-insensitive).
     skip_lines: Option<Regex>,
     /// A match whose whole name (group `name`, widened to the identifier
     /// around it, last `.` part) this finds is dropped (case-insensitive).
-    skip_names: Option<(Regex, usize)>,
+    skip_names: Option<Regex>,
     /// A match whose name (as for `skip_names`) this does not find is
     /// dropped (case-insensitive).
-    names: Option<(Regex, usize)>,
+    names: Option<Regex>,
 }
 
 impl Rule {
     fn matchers(&self) -> &Matchers {
         self.matchers.get_or_init(|| {
-            let index = self.builtin.expect("a user rule is compiled as it loads");
-            let tables = builtin_doc()
-                .get("rule")
-                .and_then(tables_of)
-                .expect("secret-rules.toml has [[rule]] tables");
-            compile_matchers(tables[index], &self.id)
+            compile_matchers(self.builtin_table(), &self.id)
                 .unwrap_or_else(|e| panic!("secret-rules.toml: {e}"))
         })
+    }
+
+    fn filters(&self) -> &Filters {
+        let m = self.matchers();
+        m.filters.get_or_init(|| {
+            compile_filters(self.builtin_table(), &self.id, m.name_group)
+                .unwrap_or_else(|e| panic!("secret-rules.toml: {e}"))
+        })
+    }
+
+    fn builtin_table(&self) -> &'static dyn TableLike {
+        let index = self.builtin.expect("a user rule is compiled as it loads");
+        builtin_doc()
+            .get("rule")
+            .and_then(tables_of)
+            .expect("secret-rules.toml has [[rule]] tables")[index]
     }
 }
 
@@ -403,23 +425,27 @@ impl Rules {
                     if rule.random_shape && !random_shape(secret) {
                         continue;
                     }
-                    if m_.allow.as_ref().is_some_and(|a| a.is_match(secret)) {
+                    let f = rule.filters();
+                    if f.allow.as_ref().is_some_and(|a| a.is_match(secret)) {
                         continue;
                     }
-                    if let Some(skip) = &m_.skip_lines
+                    if let Some(skip) = &f.skip_lines
                         && skip.is_match(line_of(bytes, m.start))
                     {
                         continue;
                     }
-                    if let Some((names, g)) = &m_.names
-                        && !group(*g)
-                            .is_some_and(|n| names.is_match(name_around(bytes, n.start, n.end)))
+                    let name = || {
+                        m_.name_group
+                            .and_then(group)
+                            .map(|n| name_around(bytes, n.start, n.end))
+                    };
+                    if let Some(names) = &f.names
+                        && !name().is_some_and(|n| names.is_match(n))
                     {
                         continue;
                     }
-                    if let Some((skip, g)) = &m_.skip_names
-                        && group(*g)
-                            .is_some_and(|n| skip.is_match(name_around(bytes, n.start, n.end)))
+                    if let Some(skip) = &f.skip_names
+                        && name().is_some_and(|n| skip.is_match(n))
                     {
                         continue;
                     }
@@ -661,7 +687,9 @@ fn compile_rule(t: &dyn TableLike, builtin: Option<usize>) -> Result<Rule, Strin
     };
     let matchers = Arc::new(OnceLock::new());
     if builtin.is_none() {
-        let _ = matchers.set(compile_matchers(t, &id)?);
+        let m = compile_matchers(t, &id)?;
+        let _ = m.filters.set(compile_filters(t, &id, m.name_group)?);
+        let _ = matchers.set(m);
     }
     let finders = keywords
         .iter()
@@ -707,32 +735,38 @@ fn compile_matchers(t: &dyn TableLike, id: &str) -> Result<Matchers, String> {
         None => secret_group_index(&regex).unwrap_or(0),
     };
     let user_group = regex.capture_names().position(|n| n == Some("user"));
-    let allow = regex_list(t, id, "allow", |joined| format!("^(?:{joined})$"))?;
-    let skip_lines = regex_list(t, id, "skip_lines", |joined| format!("(?i:{joined})"))?;
-    let name_list = |field: &str| -> Result<Option<(Regex, usize)>, String> {
-        match regex_list(t, id, field, |joined| format!("(?i:{joined})"))? {
-            Some(list) => {
-                let group = regex
-                    .capture_names()
-                    .position(|n| n == Some("name"))
-                    .ok_or_else(|| {
-                        format!("rule `{id}`: `{field}` needs a capture group named `name`")
-                    })?;
-                Ok(Some((list, group)))
-            }
-            None => Ok(None),
-        }
-    };
-    let skip_names = name_list("skip_names")?;
-    let names = name_list("names")?;
+    let name_group = regex.capture_names().position(|n| n == Some("name"));
     Ok(Matchers {
         regex,
         group,
         user_group,
+        name_group,
+        filters: OnceLock::new(),
+    })
+}
+
+/// A rule's `allow`, `skip_lines`, `skip_names` and `names`.
+fn compile_filters(
+    t: &dyn TableLike,
+    id: &str,
+    name_group: Option<usize>,
+) -> Result<Filters, String> {
+    let allow = regex_list(t, id, "allow", |joined| format!("^(?:{joined})$"))?;
+    let skip_lines = regex_list(t, id, "skip_lines", |joined| format!("(?i:{joined})"))?;
+    let name_list = |field: &str| -> Result<Option<Regex>, String> {
+        let list = regex_list(t, id, field, |joined| format!("(?i:{joined})"))?;
+        if list.is_some() && name_group.is_none() {
+            return Err(format!(
+                "rule `{id}`: `{field}` needs a capture group named `name`"
+            ));
+        }
+        Ok(list)
+    };
+    Ok(Filters {
         allow,
         skip_lines,
-        skip_names,
-        names,
+        skip_names: name_list("skip_names")?,
+        names: name_list("names")?,
     })
 }
 
@@ -1273,6 +1307,8 @@ mod tests {
         for rule in &builtin_rules().rules {
             let m = rule.matchers();
             assert!(m.group < m.regex.captures_len(), "{}", rule.id);
+            // And the filters, which compile on a rule's first candidate.
+            let _ = rule.filters();
         }
         let ids = Rules::builtin()
             .ids()
