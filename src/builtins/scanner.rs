@@ -9,6 +9,9 @@ use memchr::memmem;
 use regex::bytes::{Regex, RegexBuilder};
 use toml_edit::{DocumentMut, Item, TableLike};
 
+/// The rules file itself, which the tests read whole; the binary carries
+/// it as build.rs split it (`BUILTIN_RULE_DEFS`).
+#[cfg(test)]
 const BUILTIN_RULES: &str = include_str!("secret-rules.toml");
 
 /// Rule ids of the hidden-instruction carriers, which are code, not regexes.
@@ -146,11 +149,7 @@ impl Rule {
     }
 
     fn builtin_table(&self) -> &'static dyn TableLike {
-        let index = self.builtin.expect("a user rule is compiled as it loads");
-        builtin_doc()
-            .get("rule")
-            .and_then(tables_of)
-            .expect("secret-rules.toml has [[rule]] tables")[index]
+        builtin_table(self.builtin.expect("a user rule is compiled as it loads"))
     }
 }
 
@@ -556,34 +555,68 @@ fn classify(utf8: &[u8]) -> Carrier {
 
 /// The process-wide compiled built-in set.
 /// secret-rules.toml, parsed once.
-fn builtin_doc() -> &'static DocumentMut {
-    static DOC: OnceLock<DocumentMut> = OnceLock::new();
-    DOC.get_or_init(|| {
-        BUILTIN_RULES
+/// One built-in rule as build.rs read it: the fields every event needs
+/// (which keywords wake it), and its own `[[rule]]` section, parsed for its
+/// regexes only when the rule first runs.
+pub(crate) struct BuiltinRuleDef {
+    id: &'static str,
+    kind: &'static str,
+    keywords: &'static [&'static str],
+    lowercase: bool,
+    per_line: bool,
+    random_shape: bool,
+    min_entropy: Option<f64>,
+    section: &'static str,
+}
+
+include!(concat!(env!("OUT_DIR"), "/secret_rule_defs.rs"));
+
+/// The `[[rule]]` table of built-in rule `index`, parsed on first use.
+fn builtin_table(index: usize) -> &'static dyn TableLike {
+    static PARSED: OnceLock<Vec<OnceLock<DocumentMut>>> = OnceLock::new();
+    let slots = PARSED.get_or_init(|| BUILTIN_RULE_DEFS.iter().map(|_| OnceLock::new()).collect());
+    let doc = slots[index].get_or_init(|| {
+        BUILTIN_RULE_DEFS[index]
+            .section
             .parse()
             .expect("secret-rules.toml is valid TOML")
-    })
+    });
+    doc.get("rule")
+        .and_then(tables_of)
+        .and_then(|t| t.into_iter().next())
+        .expect("a section is one [[rule]] table")
 }
 
 pub fn builtin_rules() -> &'static Rules {
     BUILTIN.get_or_init(|| {
         let mut rules = Rules {
-            rules: Vec::new(),
+            rules: Vec::with_capacity(BUILTIN_RULE_DEFS.len()),
             tag_characters: true,
             bidi_override: true,
             zero_width_run: true,
             windows: true,
             index: true,
         };
-        let tables = builtin_doc()
-            .get("rule")
-            .and_then(tables_of)
-            .expect("secret-rules.toml has [[rule]] tables");
-        for (i, t) in tables.into_iter().enumerate() {
-            let rule =
-                compile_rule(t, Some(i)).unwrap_or_else(|e| panic!("secret-rules.toml: {e}"));
-            assert!(!rules.has_id(&rule.id), "duplicate rule id {}", rule.id);
-            rules.rules.push(rule);
+        for (i, def) in BUILTIN_RULE_DEFS.iter().enumerate() {
+            assert!(!rules.has_id(def.id), "duplicate rule id {}", def.id);
+            rules.rules.push(Rule {
+                id: def.id.to_owned(),
+                kind: def.kind.to_owned(),
+                keywords: def.keywords.iter().map(|k| (*k).to_owned()).collect(),
+                finders: def
+                    .keywords
+                    .iter()
+                    .map(|k| memmem::Finder::new(k.as_bytes()).into_owned())
+                    .collect(),
+                per_line: def.per_line,
+                lowercase: def.lowercase,
+                min_entropy: def.min_entropy,
+                random_shape: def.random_shape,
+                input: true,
+                output: true,
+                matchers: Arc::new(OnceLock::new()),
+                builtin: Some(i),
+            });
         }
         rules
     })
@@ -2090,6 +2123,50 @@ applies = ["output"]
         assert!(bad("[[security.rules]]\nid = \"jwt\"\nregex = 'a'\n").contains("already exists"));
         assert!(bad("[security]\ndisable = [\"nope\"]\n").contains("no rule with id `nope`"));
         assert!(bad("security = \"off\"\n").contains("`security` must be a table"));
+    }
+
+    /// What build.rs read out of the rules file, line by line, is what a
+    /// TOML parser reads out of it: each rule's plain fields, and a section
+    /// that parses to the same table.
+    #[test]
+    fn the_built_in_rule_table_is_the_rules_file() {
+        let doc: DocumentMut = BUILTIN_RULES.parse().unwrap();
+        let whole = tables_of(&doc["rule"]).unwrap();
+        assert_eq!(whole.len(), BUILTIN_RULE_DEFS.len());
+        let canonical = |item: &Item| match (item.as_str(), string_list(item)) {
+            (Some(s), _) => format!("string {s}"),
+            (None, Some(list)) => format!("list {list:?}"),
+            _ => format!("value {}", item.to_string().trim()),
+        };
+        for (i, (t, def)) in whole.iter().zip(BUILTIN_RULE_DEFS).enumerate() {
+            let str_field = |k: &str| t.get(k).and_then(Item::as_str);
+            let flag = |k: &str| t.get(k).and_then(Item::as_bool).unwrap_or(false);
+            assert_eq!(str_field("id"), Some(def.id));
+            assert_eq!(str_field("kind").unwrap_or(def.id), def.kind, "{}", def.id);
+            let keywords: Vec<String> = t
+                .get("keywords")
+                .and_then(string_list)
+                .unwrap_or_default()
+                .iter()
+                .map(|k| k.to_ascii_lowercase())
+                .collect();
+            assert_eq!(keywords, def.keywords, "{}", def.id);
+            assert_eq!(flag("lowercase"), def.lowercase, "{}", def.id);
+            assert_eq!(flag("per_line"), def.per_line, "{}", def.id);
+            assert_eq!(flag("random_shape"), def.random_shape, "{}", def.id);
+            let entropy = t
+                .get("min_entropy")
+                .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|n| n as f64)));
+            assert_eq!(entropy, def.min_entropy, "{}", def.id);
+            assert!(t.get("applies").is_none() && t.get("group").is_none());
+            let section = builtin_table(i);
+            let keys = |t: &dyn TableLike| -> Vec<(String, String)> {
+                t.iter()
+                    .map(|(k, v)| (k.to_owned(), canonical(v)))
+                    .collect()
+            };
+            assert_eq!(keys(section), keys(*t), "{}", def.id);
+        }
     }
 
     /// The fields `doctor` knows a rule by are the fields the shipped rules use.
