@@ -136,7 +136,7 @@ fn adapter_data_is_consistent() {
         let events = doc["events"].as_object().unwrap();
         for unmapped in a.unmapped_events() {
             assert!(
-                !events.contains_key(unmapped),
+                !events.contains_key(*unmapped),
                 "{name}: {unmapped} is both mapped and unmapped"
             );
         }
@@ -271,10 +271,7 @@ fn timeouts_and_config_files() {
     assert_eq!(cc.project, [".claude/settings.json"]);
     let cx = host("codex").config_files();
     assert_eq!(cx.format, ConfigFormat::Toml);
-    assert_eq!(
-        cx.home_env.as_ref().map(|h| h.var.as_str()),
-        Some("CODEX_HOME")
-    );
+    assert_eq!(cx.home_env.as_ref().map(|h| h.var), Some("CODEX_HOME"));
     assert_eq!(host("keryx").config_files().format, ConfigFormat::None);
     assert_eq!(
         host("gemini-cli").host_event_for(Event::PreToolUse),
@@ -345,10 +342,7 @@ fn every_captured_payload_decodes() {
                     }
                 }
                 Err(DecodeError::UnmappedEvent { .. }) => {
-                    assert!(
-                        a.unmapped_events().iter().any(|e| e == host_event),
-                        "{file}"
-                    );
+                    assert!(a.unmapped_events().contains(&host_event), "{file}");
                 }
                 Err(e) => panic!("{host_name}/{file}: {e}"),
             }
@@ -636,7 +630,7 @@ fn kimi_code_captured_payloads() {
     ));
     assert_eq!(a.config_files().user, ["~/.kimi-code/config.toml"]);
     assert_eq!(
-        a.config_files().home_env.as_ref().map(|h| h.var.as_str()),
+        a.config_files().home_env.as_ref().map(|h| h.var),
         Some("KIMI_CODE_HOME")
     );
 }
@@ -761,11 +755,8 @@ fn qwen_code_captured_payloads() {
     assert_eq!(host("qwen-code").timeout_unit(), TimeoutUnit::Seconds);
     let files = host("qwen-code").config_files();
     assert_eq!(
-        (files.user.as_slice(), files.project.as_slice()),
-        (
-            &["~/.qwen/settings.json".to_owned()][..],
-            &[".qwen/settings.json".to_owned()][..]
-        )
+        (files.user, files.project),
+        (&["~/.qwen/settings.json"][..], &[".qwen/settings.json"][..])
     );
     assert_eq!(
         enc("qwen-code", "PreToolUse", &deny("no")),
