@@ -847,3 +847,395 @@ impl Gen<'_> {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{EVENTS, WIDTH, adapter, literal};
+    use crate::runtime::events::Event;
+
+    const FILE: &str = "adapters/t/adapter.json";
+
+    /// The smallest adapter the generator takes, with one event.
+    fn base() -> Value {
+        json!({
+            "name": "t",
+            "displayName": "T",
+            "encoder": "template",
+            "timeout": { "unit": "seconds" },
+            "configFiles": { "format": "json", "user": [], "project": [] },
+            "closesStdin": false,
+            "exitRule": "exit 0",
+            "events": {
+                "E": { "event": "Stop", "fields": [{ "to": "reason", "from": "why" }] }
+            }
+        })
+    }
+
+    /// The generated literal on one line, or the build failure's message.
+    fn generate_text(text: &str) -> Result<String, String> {
+        let one_line = || {
+            let mut out = String::new();
+            literal(FILE, text).flat(&mut out);
+            out
+        };
+        std::panic::catch_unwind(one_line).map_err(|e| {
+            e.downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .unwrap_or_default()
+        })
+    }
+
+    /// `base()` with the value at `pointer` replaced (or added, for a new
+    /// key of an existing object; removed, for `None`).
+    fn generate_with(pointer: &str, value: Option<Value>) -> Result<String, String> {
+        let mut doc = base();
+        let (parent, key) = pointer.rsplit_once('/').unwrap();
+        let obj = doc
+            .pointer_mut(parent)
+            .and_then(Value::as_object_mut)
+            .unwrap_or_else(|| panic!("{pointer}"));
+        match value {
+            Some(v) => obj.insert(key.to_owned(), v),
+            None => obj.remove(key),
+        };
+        generate_text(&doc.to_string())
+    }
+
+    fn accepted(pointer: &str, value: Value) -> String {
+        generate_with(pointer, Some(value.clone()))
+            .unwrap_or_else(|e| panic!("{pointer} = {value}: {e}"))
+    }
+
+    fn refused(pointer: &str, value: Option<Value>) -> String {
+        let e = generate_with(pointer, value.clone())
+            .expect_err(&format!("{pointer} = {value:?} should fail the build"));
+        assert!(e.starts_with(&format!("{FILE}: ")), "{e}");
+        e
+    }
+
+    /// What build.rs wrote for each real adapter is this generator's output,
+    /// laid out to be read: a line too long for [`WIDTH`] is broken at its
+    /// fields and items, so only a single long string exceeds it.
+    #[test]
+    fn the_generated_file_is_this_generators_readable_output() {
+        let data = include_str!(concat!(env!("OUT_DIR"), "/adapter_data.rs"));
+        for (name, text) in crate::hosts::ADAPTER_SOURCES {
+            let id = name.to_ascii_uppercase().replace('-', "_");
+            let literal = adapter(&format!("adapters/{name}/adapter.json"), text);
+            assert!(
+                data.contains(&format!("pub(super) static {id}: Adapter = {literal};\n")),
+                "{name}"
+            );
+            let mut one_line = String::new();
+            super::literal(name, text).flat(&mut one_line);
+            assert!(one_line.len() > WIDTH && literal.lines().count() > 1);
+            for line in literal.lines().filter(|l| l.len() > WIDTH) {
+                let s = line.trim_start();
+                let s = s.split_once(": \"").map_or(s, |(_, rest)| rest);
+                let s = s.trim_end_matches(',');
+                assert!(
+                    s.ends_with('"') && !s.contains("\", \""),
+                    "{name}: a long line is one string: {line}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_canonical_events_are_the_runtimes() {
+        let names: Vec<&str> = Event::ALL.iter().map(|e| e.as_str()).collect();
+        assert_eq!(EVENTS[..], names[..]);
+    }
+
+    #[test]
+    fn absent_fields_get_their_defaults() {
+        let out = generate_text(&base().to_string()).unwrap();
+        for default in [
+            "notice: None",
+            "sources: &[]",
+            "default: None",
+            "match_all: None",
+            "passthrough: false",
+            "host_fields: false",
+            "hook_env: &[]",
+            "ignore: &[]",
+            "tools: &[]",
+            "mcp: None",
+            "wire: true",
+            "kind: ValueKind::String",
+            "transform: None",
+            "required: false",
+            "values: &[]",
+            "require: &[]",
+            "refine: None",
+            "skip: None",
+            "deny: None",
+            "unmapped: &[]",
+            "bridges: &[]",
+            "notes: &[]",
+        ] {
+            assert!(out.contains(default), "{default} in\n{out}");
+        }
+        let out = accepted("/events/E/deny", json!({ "stderr": "$reason" }));
+        assert!(
+            out.contains(
+                r#"deny: Some(Output { stdout: None, stderr: Some("$reason"), exit: 0 })"#
+            ),
+            "{out}"
+        );
+    }
+
+    /// `null` is `None` for every optional field, as a typed parse reads it.
+    #[test]
+    fn null_is_none_for_optional_fields() {
+        for pointer in [
+            "/matchAll",
+            "/notice",
+            "/mcp",
+            "/$schema",
+            "/timeout/default",
+        ] {
+            accepted(pointer, Value::Null);
+        }
+        let out = accepted(
+            "/events/E/skip",
+            json!({ "when": "x", "equals": null, "why": "y" }),
+        );
+        assert!(out.contains("equals: None"), "{out}");
+    }
+
+    /// `from` is a string or a list of strings, and nothing else; one
+    /// string is a list of one.
+    #[test]
+    fn from_is_a_string_or_a_list_of_strings() {
+        let from = "/events/E/fields/0/from";
+        for (value, literal) in [
+            (json!("a"), r#"from: &["a"]"#),
+            (json!("a\"b"), r#"from: &["a\"b"]"#),
+            (json!(["a", "b"]), r#"from: &["a", "b"]"#),
+            (json!([]), "from: &[]"),
+        ] {
+            let out = accepted(from, value);
+            assert!(out.contains(literal), "{literal} in\n{out}");
+        }
+        for bad in [
+            json!(1),
+            json!([1]),
+            json!(null),
+            json!({ "a": "b" }),
+            json!(["a", ["b"]]),
+        ] {
+            let e = refused(from, Some(bad.clone()));
+            assert!(e.contains(from), "{bad}: {e}");
+            assert!(e.contains("a string"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn tables_are_sorted_and_templates_keep_the_files_order() {
+        let out = accepted("/tools", json!({ "b": "Bash", "a": "Agent" }));
+        assert!(
+            out.contains(r#"tools: &[("a", "Agent"), ("b", "Bash")]"#),
+            "{out}"
+        );
+        let out = accepted(
+            "/events/E/deny",
+            json!({ "stdout": { "z": 1, "a": [true, null, -2, "$reason"], "m": {} }, "exit": 2 }),
+        );
+        assert!(
+            out.contains(
+                r#"("z", Json::Int(1)), ("a", Json::Arr(&[Json::Bool(true), Json::Null, Json::Int(-2), Json::Str("$reason")])), ("m", Json::Obj(&[]))"#
+            ),
+            "{out}"
+        );
+        assert!(out.contains("exit: 2"), "{out}");
+        let out = accepted(
+            "/events",
+            json!({ "Z": { "event": "Stop" }, "A": { "event": "PreToolUse", "wire": false } }),
+        );
+        let (z, a) = (out.find(r#"name: "Z""#), out.find(r#"name: "A""#));
+        assert!(z.is_some() && a.is_some() && z < a, "{out}");
+        assert!(
+            out.contains("event: Event::PreToolUse, wire: false"),
+            "{out}"
+        );
+    }
+
+    /// Every file error fails the build, naming the file, the field's JSON
+    /// pointer and what is wrong.
+    #[test]
+    fn what_a_typed_parse_refuses_fails_the_build() {
+        let cases: [(&str, Option<Value>, &str); 27] = [
+            ("/extra", Some(json!(1)), "/: unknown field `extra`"),
+            (
+                "/events/E/frm",
+                Some(json!("x")),
+                "/events/E: unknown field `frm`",
+            ),
+            (
+                "/events/E/fields/0/kind",
+                Some(json!("any")),
+                "/events/E/fields/0: unknown field `kind`",
+            ),
+            (
+                "/mcp",
+                Some(json!({ "prefix": "mcp_", "server": "x" })),
+                "/mcp: unknown field `server`",
+            ),
+            (
+                "/events/E/deny",
+                Some(json!({ "stdout": { "a": "$reason" }, "code": 2 })),
+                "/events/E/deny: unknown field `code`",
+            ),
+            ("/name", None, "/: missing field `name`"),
+            ("/events", None, "/: missing field `events`"),
+            ("/events/E/event", None, "/events/E: missing field `event`"),
+            (
+                "/events/E/refine",
+                Some(json!({ "when": "x" })),
+                "/events/E/refine: missing field `event`",
+            ),
+            (
+                "/configFiles/homeEnv",
+                Some(json!({ "var": "X" })),
+                "/configFiles/homeEnv: missing field `replaces`",
+            ),
+            (
+                "/events/E/event",
+                Some(json!("BeforeTool")),
+                "/events/E/event: unknown event `BeforeTool`",
+            ),
+            (
+                "/bridges",
+                Some(json!([{ "event": "SubagentStart", "via": "Nope", "tool": "Agent" }])),
+                "/bridges/0/via: unknown event `Nope`",
+            ),
+            (
+                "/encoder",
+                Some(json!("Template")),
+                "/encoder: unknown variant `Template`",
+            ),
+            (
+                "/timeout/unit",
+                Some(json!("minutes")),
+                "/timeout/unit: unknown variant `minutes`",
+            ),
+            (
+                "/configFiles/format",
+                Some(json!("yaml")),
+                "/configFiles/format: unknown variant `yaml`",
+            ),
+            (
+                "/events/E/fields/0/type",
+                Some(json!("int")),
+                "/events/E/fields/0/type: unknown variant `int`",
+            ),
+            (
+                "/events/E/fields/0/transform",
+                Some(json!("upper")),
+                "/events/E/fields/0/transform: unknown variant `upper`",
+            ),
+            (
+                "/events/E/deny",
+                Some(json!({ "stdout": { "a": 1.5 } })),
+                "/events/E/deny/stdout/a: the number 1.5 is not supported",
+            ),
+            (
+                "/events/E/deny",
+                Some(json!({ "exit": 300 })),
+                "/events/E/deny/exit: expected an integer from 0 to 255, found a number",
+            ),
+            (
+                "/events/E/deny",
+                Some(json!({ "stdout": "x" })),
+                "/events/E/deny/stdout: expected an object, found a string",
+            ),
+            (
+                "/timeout/default",
+                Some(json!(1.5)),
+                "/timeout/default: expected an integer",
+            ),
+            (
+                "/events/E/wire",
+                Some(json!(null)),
+                "/events/E/wire: expected a boolean, found null",
+            ),
+            (
+                "/closesStdin",
+                Some(json!("no")),
+                "/closesStdin: expected a boolean, found a string",
+            ),
+            (
+                "/sources",
+                Some(json!(null)),
+                "/sources: expected a list of strings, found null",
+            ),
+            (
+                "/tools",
+                Some(json!({ "a/b": 1 })),
+                "/tools/a~1b: expected a string, found a number",
+            ),
+            (
+                "/events",
+                Some(json!(["Stop"])),
+                "/events: expected an object of host events, found an array",
+            ),
+            (
+                "/events/E/require",
+                Some(json!(["a", 1])),
+                "/events/E/require/1: expected a string, found a number",
+            ),
+        ];
+        for (pointer, value, message) in cases {
+            let e = refused(pointer, value);
+            assert!(e.contains(message), "{pointer}: {e}");
+        }
+    }
+
+    /// A key twice in one object fails too: an event twice, a tool twice, a
+    /// struct field twice.
+    #[test]
+    fn a_key_twice_fails_the_build() {
+        let text = base().to_string();
+        for (from, to, message) in [
+            (
+                r#""events":{"E":"#,
+                r#""events":{"E":{"event":"Stop"},"E":"#,
+                "/events: event `E` twice",
+            ),
+            (
+                r#""name":"t""#,
+                r#""name":"t","name":"t""#,
+                "/: key `name` twice",
+            ),
+            (
+                r#""unit":"seconds""#,
+                r#""unit":"seconds","unit":"seconds""#,
+                "/timeout: key `unit` twice",
+            ),
+        ] {
+            assert!(text.contains(from), "{from} in {text}");
+            let e = generate_text(&text.replacen(from, to, 1)).unwrap_err();
+            assert!(e.starts_with(&format!("{FILE}: ")), "{e}");
+            assert!(e.contains(message), "{e}");
+        }
+        let text = base().to_string().replacen(
+            r#""closesStdin""#,
+            r#""tools":{"a":"Agent","a":"Bash"},"closesStdin""#,
+            1,
+        );
+        let e = generate_text(&text).unwrap_err();
+        assert!(e.contains("/tools: key `a` twice"), "{e}");
+    }
+
+    #[test]
+    fn text_that_is_not_json_fails_the_build() {
+        let e = generate_text("{").unwrap_err();
+        assert!(e.starts_with(&format!("{FILE}: ")), "{e}");
+        let e = generate_text(&format!("{} 1", base())).unwrap_err();
+        assert!(e.contains("trailing characters"), "{e}");
+    }
+}

@@ -6,6 +6,9 @@
 
 mod decode;
 mod encode;
+/// Also build.rs's: compiled here only for its tests.
+#[cfg(test)]
+mod generate;
 mod keryx;
 mod spec;
 pub mod stdin_guard;
