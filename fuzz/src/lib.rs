@@ -50,7 +50,7 @@ fn host_events(adapter: &Adapter) -> Vec<String> {
         .iter()
         .map(|e| e.name().to_owned())
         .collect();
-    out.extend(adapter.unmapped_events().iter().cloned());
+    out.extend(adapter.unmapped_events().iter().map(|e| (*e).to_owned()));
     out.push("NoSuchHostEvent".into());
     out
 }

@@ -1105,8 +1105,8 @@ fn host_files(cfg: &CtxGuardConfig) -> (Vec<HostFile>, Vec<(Vec<String>, HostFil
     let home = cfg.home.as_deref();
     let user_path = |p: &str, relocate: Option<&hosts::HomeEnv>| -> Option<PathBuf> {
         if let Some(h) = relocate
-            && let Some(rest) = p.strip_prefix(&h.replaces)
-            && let Some(base) = crate::env_vars::get(&h.var).filter(|b| Path::new(b).is_absolute())
+            && let Some(rest) = p.strip_prefix(h.replaces)
+            && let Some(base) = crate::env_vars::get(h.var).filter(|b| Path::new(b).is_absolute())
         {
             return Some(PathBuf::from(format!("{base}{rest}")));
         }
@@ -1127,7 +1127,7 @@ fn host_files(cfg: &CtxGuardConfig) -> (Vec<HostFile>, Vec<(Vec<String>, HostFil
             continue;
         }
         let host_name = adapter.display_name();
-        for p in &files.user {
+        for p in files.user {
             if let Some(path) = user_path(p, files.home_env.as_ref()) {
                 user.push(HostFile {
                     path,
@@ -1136,7 +1136,7 @@ fn host_files(cfg: &CtxGuardConfig) -> (Vec<HostFile>, Vec<(Vec<String>, HostFil
                 });
             }
         }
-        for p in &files.project {
+        for p in files.project {
             project.push((
                 tail(p),
                 HostFile {
@@ -1185,8 +1185,8 @@ fn host_display(host: &str) -> &'static str {
 }
 
 /// Whether `path` might name one of the host files: its file name occurs
-/// in some adapter's data or the extra lists. Cheap, so the adapters are
-/// only parsed for a path that could matter.
+/// in some adapter's file or the extra lists. Cheap, so every host's paths
+/// are only resolved for a path that could matter.
 fn maybe_host_file(path: &Path) -> bool {
     let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
         return false;

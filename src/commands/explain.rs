@@ -31,7 +31,7 @@ pub fn run(args: &ExplainArgs) -> CmdResult {
         ))
     })?;
     let Some(event) = adapter.canonical_event(&args.event) else {
-        if adapter.unmapped_events().contains(&args.event) {
+        if adapter.unmapped_events().contains(&args.event.as_str()) {
             // `run` answers such an event with nothing at all.
             let note = format!(
                 "{} {}: keryx-hooks has no canonical event for it, so run reads nothing and answers nothing",

@@ -201,7 +201,10 @@ pub fn run(args: &RunArgs) -> ExitCode {
         ));
     };
     let Some(event) = adapter.canonical_event(&settings.host_event) else {
-        if adapter.unmapped_events().contains(&settings.host_event) {
+        if adapter
+            .unmapped_events()
+            .contains(&settings.host_event.as_str())
+        {
             // A host event keryx has no canonical event for (e.g. Claude
             // Code's PostToolBatch): nothing to run, nothing to say.
             return ExitCode::SUCCESS;

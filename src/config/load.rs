@@ -797,7 +797,7 @@ pub fn unknown_event_message(name: &str) -> String {
         };
         if let Some(e) = a.events().iter().find(|e| e.name() == name) {
             renamed.push((a.display_name().to_owned(), e.event()));
-        } else if a.unmapped_events().iter().any(|u| u == name) {
+        } else if a.unmapped_events().contains(&name) {
             unmapped.push(a.display_name().to_owned());
         }
     }
@@ -988,7 +988,7 @@ fn host_user_config() -> Vec<String> {
     crate::hosts::host_names()
         .iter()
         .filter_map(|h| crate::hosts::adapter(h))
-        .flat_map(|a| a.config_files().user.clone())
+        .flat_map(|a| a.config_files().user)
         .filter_map(|p| p.strip_prefix("~/").map(str::to_owned))
         .collect()
 }

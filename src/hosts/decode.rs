@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 
-use super::spec::{Adapter, FieldMap, Transform, ValueKind};
+use super::spec::{Adapter, FieldMap, Transform, ValueKind, table_get};
 use crate::config::model::Profile;
 use crate::runtime::types::{EventInput, Outcome};
 
@@ -153,20 +153,20 @@ pub(super) fn lookup<'v>(payload: &'v Value, path: &str) -> Option<&'v Value> {
 /// A host tool name in canonical form: the adapter's table first, then its
 /// MCP naming rule; anything else passes through unchanged.
 pub(super) fn canonical_tool(adapter: &Adapter, name: &str, payload: &Value) -> String {
-    if let Some(canonical) = adapter.tools.get(name) {
-        return canonical.clone();
+    if let Some(canonical) = table_get(adapter.tools, name) {
+        return canonical.to_owned();
     }
     if let Some(mcp) = &adapter.mcp
-        && let Some(rest) = name.strip_prefix(mcp.prefix.as_str())
+        && let Some(rest) = name.strip_prefix(mcp.prefix)
     {
-        let from_payload = |p: &Option<String>| {
-            p.as_deref()
-                .and_then(|p| lookup(payload, p))
+        let from_payload = |p: Option<&str>| {
+            p.and_then(|p| lookup(payload, p))
                 .and_then(Value::as_str)
                 .map(str::to_owned)
         };
-        let server = from_payload(&mcp.server_path).or_else(|| mcp.default_server.clone());
-        let tool = from_payload(&mcp.tool_path).unwrap_or_else(|| rest.to_owned());
+        let server =
+            from_payload(mcp.server_path).or_else(|| mcp.default_server.map(str::to_owned));
+        let tool = from_payload(mcp.tool_path).unwrap_or_else(|| rest.to_owned());
         if let Some(server) = server {
             return format!("mcp__{server}__{tool}");
         }
@@ -259,8 +259,8 @@ impl Adapter {
     /// Decodes one payload for `host_event` into the canonical event input.
     pub fn decode(&self, host_event: &str, payload: &Value) -> Result<EventInput, DecodeError> {
         let Some(spec) = self.host_event(host_event) else {
-            let (host, event) = (self.name.clone(), host_event.to_owned());
-            return Err(if self.unmapped_events().iter().any(|e| e == host_event) {
+            let (host, event) = (self.name.to_owned(), host_event.to_owned());
+            return Err(if self.unmapped_events().contains(&host_event) {
                 DecodeError::UnmappedEvent { host, event }
             } else {
                 DecodeError::UnknownEvent { host, event }
@@ -270,19 +270,19 @@ impl Adapter {
 
         let mut event = spec.event();
         if let Some(r) = &spec.refine
-            && lookup(payload, &r.when).is_some()
+            && lookup(payload, r.when).is_some()
         {
             event = r.event;
         }
 
         if let Some(skip) = &spec.skip
-            && let Some(v) = lookup(payload, &skip.when)
-            && skip.equals.as_ref().is_none_or(|e| e == v)
+            && let Some(v) = lookup(payload, skip.when)
+            && skip.equals.is_none_or(|e| e.matches(v))
         {
             return Err(DecodeError::Skipped {
-                host: self.name.clone(),
+                host: self.name.to_owned(),
                 event: host_event.to_owned(),
-                why: skip.why.clone(),
+                why: skip.why.to_owned(),
             });
         }
 
@@ -291,13 +291,13 @@ impl Adapter {
         let mut consumed: Vec<&str> = Vec::new();
         // Event-level mappings first, so they win over the host-wide ones.
         for map in spec.fields.iter().chain(self.fields.iter()) {
-            if slots.is_set(&map.to) || fields.contains_key(&map.to) {
+            if slots.is_set(map.to) || fields.contains_key(map.to) {
                 continue;
             }
             let Some((path, v)) = map
                 .from
                 .iter()
-                .find_map(|p| lookup(payload, p).map(|v| (p.as_str(), v)))
+                .find_map(|p| lookup(payload, p).map(|v| (*p, v)))
             else {
                 if map.required {
                     return Err(missing(map));
@@ -305,8 +305,8 @@ impl Adapter {
                 continue;
             };
             consumed.push(path.split('.').next().unwrap_or(path));
-            if Slots::is_slot(&map.to) {
-                slots.set(&map.to, path, v)?;
+            if Slots::is_slot(map.to) {
+                slots.set(map.to, path, v)?;
                 continue;
             }
             if map.transform == Some(Transform::Text) && prompt_text(v).is_none() {
@@ -320,8 +320,8 @@ impl Adapter {
                 return Err(wrong_type(path, map.kind, v));
             }
             let mut value = apply_transform(self, map.transform, v, payload);
-            if let Some(renamed) = value.as_str().and_then(|s| map.values.get(s)) {
-                value = Value::String(renamed.clone());
+            if let Some(renamed) = value.as_str().and_then(|s| table_get(map.values, s)) {
+                value = Value::String(renamed.to_owned());
             }
             if map.transform == Some(Transform::Tool)
                 && let (Some(host), Some(canonical)) = (v.as_str(), value.as_str())
@@ -329,7 +329,7 @@ impl Adapter {
             {
                 fields.insert("hostToolName".into(), v.clone());
             }
-            fields.insert(map.to.clone(), value);
+            fields.insert(map.to.to_owned(), value);
         }
 
         if self.passthrough {
@@ -343,19 +343,19 @@ impl Adapter {
             }
         }
 
-        for name in &spec.require {
+        for &name in spec.require {
             let present = fields.get(name).is_some_and(|v| !v.is_null()) || slots.is_set(name);
             if !present {
                 let field = spec
                     .fields
                     .iter()
                     .chain(self.fields.iter())
-                    .find(|m| &m.to == name)
+                    .find(|m| m.to == name)
                     .map(|m| m.from.join("` or `"))
-                    .unwrap_or_else(|| name.clone());
+                    .unwrap_or_else(|| name.to_owned());
                 return Err(DecodeError::Missing {
                     field,
-                    canonical: name.clone(),
+                    canonical: name.to_owned(),
                 });
             }
         }
@@ -393,6 +393,6 @@ impl Adapter {
 fn missing(map: &FieldMap) -> DecodeError {
     DecodeError::Missing {
         field: map.from.join("` or `"),
-        canonical: map.to.clone(),
+        canonical: map.to.to_owned(),
     }
 }

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::keryx;
-use super::spec::{Adapter, EncoderKind, Output};
+use super::spec::{Adapter, EncoderKind, Json, Output};
 use crate::runtime::events::Event;
 use crate::runtime::types::{FireResult, Outcome};
 
@@ -55,13 +55,10 @@ struct Reply {
 
 impl Reply {
     fn add(&mut self, out: &Output, values: &Values<'_>) {
-        if let Some(template) = &out.stdout {
-            let filled = fill(&Value::Object(template.clone()), values);
-            if let Value::Object(obj) = filled {
-                merge(&mut self.stdout, obj);
-            }
+        if let Some(template) = out.stdout {
+            merge(&mut self.stdout, fill_object(template, values));
         }
-        if let Some(line) = &out.stderr {
+        if let Some(line) = out.stderr {
             let text = values.get(line).unwrap_or(line);
             self.stderr.push(text.to_owned());
         }
@@ -91,22 +88,22 @@ impl Reply {
     }
 }
 
-/// Replaces placeholder strings; only whole values are placeholders, so text
-/// from hooks is never interpreted.
-fn fill(template: &Value, values: &Values<'_>) -> Value {
-    match template {
-        Value::String(s) => match values.get(s) {
-            Some(v) => Value::String(v.to_owned()),
-            None => template.clone(),
-        },
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .map(|(k, v)| (k.clone(), fill(v, values)))
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(a.iter().map(|v| fill(v, values)).collect()),
-        other => other.clone(),
+/// The template as a value with its placeholder strings replaced; only
+/// whole values are placeholders, so text from hooks is never interpreted.
+fn fill(template: &Json, values: &Values<'_>) -> Value {
+    match *template {
+        Json::Str(s) => Value::String(values.get(s).unwrap_or(s).to_owned()),
+        Json::Obj(entries) => Value::Object(fill_object(entries, values)),
+        Json::Arr(items) => Value::Array(items.iter().map(|v| fill(v, values)).collect()),
+        Json::Null | Json::Bool(_) | Json::Int(_) => template.to_value(),
     }
+}
+
+fn fill_object(entries: &[(&'static str, Json)], values: &Values<'_>) -> Map<String, Value> {
+    entries
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), fill(v, values)))
+        .collect()
 }
 
 /// Deep merge; two different strings at one key are both kept.

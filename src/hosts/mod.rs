@@ -1,14 +1,17 @@
 //! Host adapters as data plus one engine: each `adapters/<host>/adapter.json`
-//! (embedded at build time) says how to decode that host's payloads into an
-//! `EventInput` and encode a `FireResult` back; adding a host is a folder.
+//! says how to decode that host's payloads into an `EventInput` and encode a
+//! `FireResult` back; adding a host is a folder. build.rs checks every file
+//! and turns it into a `static` [`Adapter`] at build time, so looking up a
+//! host reads data already in the binary: no parsing, no allocation.
 
 mod decode;
 mod encode;
+/// Also build.rs's: compiled here only for its tests.
+#[cfg(test)]
+mod generate;
 mod keryx;
 mod spec;
 pub mod stdin_guard;
-
-use std::sync::OnceLock;
 
 pub use decode::DecodeError;
 pub use encode::Encoded;
@@ -16,24 +19,28 @@ pub use spec::{Adapter, Bridge, ConfigFiles, ConfigFormat, HomeEnv, HostEvent, T
 
 include!(concat!(env!("OUT_DIR"), "/adapters.rs"));
 
-/// The adapter for `host` (`claude-code`, `gemini-cli`, …), parsed from the
-/// embedded data on first use; `None` for a host with no folder.
+/// The adapters build.rs generated, one `static` per host, and the table
+/// of them sorted by name.
+mod data {
+    use super::spec::*;
+    use crate::runtime::events::Event;
+
+    include!(concat!(env!("OUT_DIR"), "/adapter_data.rs"));
+}
+
+/// The adapter for `host` (`claude-code`, `gemini-cli`, …); `None` for a
+/// host with no folder.
 pub fn adapter(host: &str) -> Option<&'static Adapter> {
-    static PARSED: OnceLock<Vec<OnceLock<Adapter>>> = OnceLock::new();
-    let index = ADAPTER_SOURCES.iter().position(|(name, _)| *name == host)?;
-    let slots = PARSED.get_or_init(|| ADAPTER_SOURCES.iter().map(|_| OnceLock::new()).collect());
-    Some(slots[index].get_or_init(|| {
-        let (name, text) = ADAPTER_SOURCES[index];
-        // The files are compiled in and checked by the unit tests, so a parse
-        // failure here is a build defect, not a user error.
-        Adapter::parse(text).unwrap_or_else(|e| panic!("adapters/{name}/adapter.json: {e}"))
-    }))
+    let table = data::ADAPTERS;
+    table
+        .binary_search_by(|(name, _)| (*name).cmp(host))
+        .ok()
+        .map(|i| table[i].1)
 }
 
 /// Every host with an adapter, sorted by name.
 pub fn host_names() -> &'static [&'static str] {
-    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
-    NAMES.get_or_init(|| ADAPTER_SOURCES.iter().map(|(name, _)| *name).collect())
+    data::HOST_NAMES
 }
 
 #[cfg(test)]

@@ -1,72 +1,128 @@
 //! The typed form of one `adapters/<host>/adapter.json` and the questions the
 //! rest of the crate asks of a host (can it gate, can it ask, where is its
-//! config). Parsing is plain serde, cheap enough to run on every event.
+//! config). Nothing here is parsed at run time: build.rs reads every adapter
+//! file, checks it as strictly as a typed parse would (unknown keys, missing
+//! fields, wrong types and unknown enum values fail the build, naming the
+//! file and the field) and writes each adapter as a `static` of these types,
+//! so every string is `&'static str`, every list a `&'static [T]`, every
+//! name-to-name table a slice sorted by key, and every output template a
+//! [`Json`] tree in the file's own key order.
 
-use std::collections::BTreeMap;
-
-use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
 use crate::runtime::events::Event;
 
+/// A name-to-name table (`tools`, a field's `values`), sorted by key.
+pub(super) type Table = &'static [(&'static str, &'static str)];
+
+/// The value `key` maps to in a [`Table`].
+pub(super) fn table_get(table: Table, key: &str) -> Option<&'static str> {
+    table
+        .binary_search_by(|(k, _)| (*k).cmp(key))
+        .ok()
+        .map(|i| table[i].1)
+}
+
+/// A JSON value written into the binary: an output template or a `skip`'s
+/// `equals`. Objects keep the adapter file's key order; numbers are
+/// integers (build.rs refuses any other number).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(
+    dead_code,
+    reason = "build.rs emits the variants the adapter files use"
+)]
+pub(super) enum Json {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Str(&'static str),
+    Arr(&'static [Json]),
+    Obj(&'static [(&'static str, Json)]),
+}
+
+impl Json {
+    /// The same value as a `serde_json::Value`.
+    pub fn to_value(self) -> Value {
+        match self {
+            Json::Null => Value::Null,
+            Json::Bool(b) => Value::Bool(b),
+            Json::Int(n) => Value::from(n),
+            Json::Str(s) => Value::String(s.to_owned()),
+            Json::Arr(items) => Value::Array(items.iter().map(|j| j.to_value()).collect()),
+            Json::Obj(entries) => Value::Object(object(entries)),
+        }
+    }
+
+    /// Whether `v` is this value, as `Value`'s own `==` would say (an
+    /// integer never equals a float, objects compare regardless of order).
+    pub fn matches(self, v: &Value) -> bool {
+        match (self, v) {
+            (Json::Null, Value::Null) => true,
+            (Json::Bool(a), Value::Bool(b)) => a == *b,
+            (Json::Int(a), Value::Number(b)) => b.as_i64() == Some(a),
+            (Json::Str(a), Value::String(b)) => a == b,
+            (Json::Arr(a), Value::Array(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.matches(y))
+            }
+            (Json::Obj(a), Value::Object(b)) => {
+                a.len() == b.len()
+                    && a.iter()
+                        .all(|(k, x)| b.get(*k).is_some_and(|y| x.matches(y)))
+            }
+            _ => false,
+        }
+    }
+}
+
+/// A static object's entries as a `serde_json` object, in order.
+pub(super) fn object(entries: &[(&'static str, Json)]) -> Map<String, Value> {
+    entries
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), v.to_value()))
+        .collect()
+}
+
 /// One host, as its adapter file describes it.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug)]
 pub struct Adapter {
-    #[serde(rename = "$schema", default)]
-    _schema: Option<String>,
-    pub(super) name: String,
-    display_name: String,
+    pub(super) name: &'static str,
+    pub(super) display_name: &'static str,
     /// How notices reach the person on events without a `notice` of their
     /// own. Never the model's context: a notice names a command to run,
     /// and only a person should be told to run it.
-    #[serde(default)]
     pub(super) notice: Option<Output>,
     pub(super) encoder: EncoderKind,
-    #[serde(default)]
-    sources: Vec<String>,
-    timeout: Timeout,
-    config_files: ConfigFiles,
-    #[serde(default)]
-    match_all: Option<String>,
-    closes_stdin: bool,
-    exit_rule: String,
-    #[serde(default)]
+    pub(super) sources: &'static [&'static str],
+    pub(super) timeout: Timeout,
+    pub(super) config_files: ConfigFiles,
+    pub(super) match_all: Option<&'static str>,
+    pub(super) closes_stdin: bool,
+    pub(super) exit_rule: &'static str,
     pub(super) passthrough: bool,
-    #[serde(default)]
     pub(super) host_fields: bool,
     /// The variables the host sets for its own hooks, passed through the
     /// environment allowlist when the shim runs under this host.
-    #[serde(default)]
-    hook_env: Vec<String>,
-    #[serde(default)]
-    pub(super) ignore: Vec<String>,
-    #[serde(default)]
-    pub(super) fields: Vec<FieldMap>,
-    #[serde(default)]
-    pub(super) tools: BTreeMap<String, String>,
-    #[serde(default)]
+    pub(super) hook_env: &'static [&'static str],
+    pub(super) ignore: &'static [&'static str],
+    pub(super) fields: &'static [FieldMap],
+    /// Host tool name → canonical tool name, sorted by host name.
+    pub(super) tools: Table,
     pub(super) mcp: Option<Mcp>,
-    #[serde(deserialize_with = "ordered_events")]
-    events: Vec<HostEvent>,
-    #[serde(default)]
-    unmapped: Vec<String>,
-    #[serde(default)]
-    bridges: Vec<BridgeSpec>,
-    #[serde(default)]
-    notes: Vec<String>,
+    /// In file order, which is the order the installer wires them.
+    pub(super) events: &'static [HostEvent],
+    pub(super) unmapped: &'static [&'static str],
+    pub(super) bridges: &'static [BridgeSpec],
+    pub(super) notes: &'static [&'static str],
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum EncoderKind {
     Template,
     Keryx,
 }
 
 /// The unit a host's own config expresses hook timeouts in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeoutUnit {
     Seconds,
     Milliseconds,
@@ -83,28 +139,23 @@ impl TimeoutUnit {
     }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Timeout {
-    unit: TimeoutUnit,
-    #[serde(default)]
-    default: Option<u64>,
+#[derive(Debug)]
+pub(super) struct Timeout {
+    pub unit: TimeoutUnit,
+    pub default: Option<u64>,
 }
 
 /// Where a host reads its hook registrations, before `~` and `homeEnv` are
 /// resolved (that happens in `paths`).
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug)]
 pub struct ConfigFiles {
     pub format: ConfigFormat,
-    pub user: Vec<String>,
-    pub project: Vec<String>,
-    #[serde(default)]
+    pub user: &'static [&'static str],
+    pub project: &'static [&'static str],
     pub home_env: Option<HomeEnv>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConfigFormat {
     Json,
     Toml,
@@ -117,36 +168,34 @@ pub enum ConfigFormat {
 
 /// `var`, when set, replaces the `replaces` prefix (e.g. `~/.codex`) of the
 /// user paths.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug)]
 pub struct HomeEnv {
-    pub var: String,
-    pub replaces: String,
+    pub var: &'static str,
+    pub replaces: &'static str,
 }
 
-/// One payload field mapping: the first `from` path present wins.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// One payload field mapping: the first `from` path present wins. A `from`
+/// written as one string is a one-element list.
+#[derive(Debug)]
 pub(super) struct FieldMap {
-    pub to: String,
-    #[serde(deserialize_with = "one_or_many")]
-    pub from: Vec<String>,
-    #[serde(default, rename = "type")]
+    pub to: &'static str,
+    pub from: &'static [&'static str],
+    /// `type` in the file; `string` when absent.
     pub kind: ValueKind,
-    #[serde(default)]
     pub transform: Option<Transform>,
-    #[serde(default)]
     pub required: bool,
     /// Host values renamed to canonical ones (Copilot's `source: "new"` is
-    /// `startup`); values not listed pass through unchanged.
-    #[serde(default)]
-    pub values: BTreeMap<String, String>,
+    /// `startup`), sorted by host value; values not listed pass through
+    /// unchanged.
+    pub values: Table,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(
+    dead_code,
+    reason = "build.rs emits the variants the adapter files use"
+)]
 pub(super) enum ValueKind {
-    #[default]
     String,
     Boolean,
     Number,
@@ -179,8 +228,7 @@ impl ValueKind {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Transform {
     Tool,
     Json,
@@ -189,50 +237,35 @@ pub(super) enum Transform {
     Text,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug)]
 pub(super) struct Mcp {
-    pub prefix: String,
-    #[serde(default)]
-    pub server_path: Option<String>,
-    #[serde(default)]
-    pub tool_path: Option<String>,
-    #[serde(default)]
-    pub default_server: Option<String>,
+    pub prefix: &'static str,
+    pub server_path: Option<&'static str>,
+    pub tool_path: Option<&'static str>,
+    pub default_server: Option<&'static str>,
 }
 
 /// One host event and how it maps and answers.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug)]
 pub struct HostEvent {
-    #[serde(skip)]
-    name: String,
-    #[serde(deserialize_with = "canonical_event")]
-    event: Event,
-    #[serde(default = "yes")]
-    wire: bool,
-    #[serde(default)]
-    pub(super) fields: Vec<FieldMap>,
-    #[serde(default)]
-    pub(super) require: Vec<String>,
-    #[serde(default)]
+    pub(super) name: &'static str,
+    pub(super) event: Event,
+    /// `wire` in the file; true when absent.
+    pub(super) wire: bool,
+    pub(super) fields: &'static [FieldMap],
+    pub(super) require: &'static [&'static str],
     pub(super) refine: Option<Refine>,
-    #[serde(default)]
     pub(super) skip: Option<Skip>,
-    #[serde(default)]
     pub(super) deny: Option<Output>,
-    #[serde(default)]
     pub(super) ask: Option<Output>,
-    #[serde(default)]
     pub(super) context: Option<Output>,
-    #[serde(default)]
     pub(super) notice: Option<Output>,
 }
 
 impl HostEvent {
     /// The host's own name for the event (`BeforeTool`, `preToolUse`, …).
-    pub fn name(&self) -> &str {
-        &self.name
+    pub fn name(&self) -> &'static str {
+        self.name
     }
 
     /// The canonical event it maps to (before any payload refinement).
@@ -261,11 +294,9 @@ impl HostEvent {
     }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug)]
 pub(super) struct Refine {
-    pub when: String,
-    #[serde(deserialize_with = "canonical_event")]
+    pub when: &'static str,
     pub event: Event,
 }
 
@@ -274,36 +305,28 @@ pub(super) struct Refine {
 /// round; Copilot fires agentStop inside a subagent before its
 /// subagentStop): skipped when the payload path is present, or, with
 /// `equals`, when it holds that value.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug)]
 pub(super) struct Skip {
-    pub when: String,
-    #[serde(default)]
-    pub equals: Option<Value>,
-    pub why: String,
+    pub when: &'static str,
+    pub equals: Option<Json>,
+    pub why: &'static str,
 }
 
 /// One kind of answer in the host's shape: a stdout object (placeholders
 /// `$reason`, `$context`, `$notices`), a stderr line, an exit code.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug)]
 pub struct Output {
-    #[serde(default)]
-    pub(super) stdout: Option<Map<String, Value>>,
-    #[serde(default)]
-    pub(super) stderr: Option<String>,
-    #[serde(default)]
+    /// The stdout object's entries, in file order.
+    pub(super) stdout: Option<&'static [(&'static str, Json)]>,
+    pub(super) stderr: Option<&'static str>,
     pub(super) exit: u8,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct BridgeSpec {
-    #[serde(deserialize_with = "canonical_event")]
-    event: Event,
-    #[serde(deserialize_with = "canonical_event")]
-    via: Event,
-    tool: String,
+#[derive(Debug)]
+pub(super) struct BridgeSpec {
+    pub event: Event,
+    pub via: Event,
+    pub tool: &'static str,
 }
 
 /// An event the host cannot gate, enforced at another event for one
@@ -315,106 +338,25 @@ pub struct Bridge<'a> {
     pub tool: &'a str,
 }
 
-fn yes() -> bool {
-    true
-}
-
-fn canonical_event<'de, D: Deserializer<'de>>(d: D) -> Result<Event, D::Error> {
-    let s = String::deserialize(d)?;
-    s.parse().map_err(serde::de::Error::custom)
-}
-
-/// A string or a list of strings, read with a visitor that takes either
-/// straight from the parser: an untagged enum would first buffer each value
-/// into serde's generic form and then try both shapes, which cost a tenth
-/// of parsing an adapter (parsed on every `run`).
-fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
-    struct OneOrMany;
-    impl<'de> serde::de::Visitor<'de> for OneOrMany {
-        type Value = Vec<String>;
-
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a string or a list of strings")
-        }
-
-        fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Self::Value, E> {
-            Ok(vec![s.to_owned()])
-        }
-
-        fn visit_string<E: serde::de::Error>(self, s: String) -> Result<Self::Value, E> {
-            Ok(vec![s])
-        }
-
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(
-            self,
-            mut seq: A,
-        ) -> Result<Self::Value, A::Error> {
-            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-            while let Some(s) = seq.next_element::<String>()? {
-                out.push(s);
-            }
-            Ok(out)
-        }
-    }
-    d.deserialize_any(OneOrMany)
-}
-
-/// Keeps the file's event order, which is the order the installer wires them.
-/// Each event is read straight into a [`HostEvent`], without a `Value` tree
-/// in between: the adapter is parsed on every `run`.
-fn ordered_events<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<HostEvent>, D::Error> {
-    struct Events;
-    impl<'de> serde::de::Visitor<'de> for Events {
-        type Value = Vec<HostEvent>;
-
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("an object of host events")
-        }
-
-        fn visit_map<A: serde::de::MapAccess<'de>>(
-            self,
-            mut map: A,
-        ) -> Result<Self::Value, A::Error> {
-            let mut out: Vec<HostEvent> = Vec::new();
-            while let Some(name) = map.next_key::<String>()? {
-                if out.iter().any(|e| e.name == name) {
-                    return Err(serde::de::Error::custom(format!("event `{name}` twice")));
-                }
-                let mut ev: HostEvent = map
-                    .next_value()
-                    .map_err(|e| serde::de::Error::custom(format!("event `{name}`: {e}")))?;
-                ev.name = name;
-                out.push(ev);
-            }
-            Ok(out)
-        }
-    }
-    d.deserialize_map(Events)
-}
-
 impl Adapter {
-    pub(super) fn parse(text: &str) -> Result<Adapter, serde_json::Error> {
-        serde_json::from_str(text)
-    }
-
     /// The `<host>` argument of `run`.
-    pub fn name(&self) -> &str {
-        &self.name
+    pub fn name(&self) -> &'static str {
+        self.name
     }
 
-    pub fn display_name(&self) -> &str {
-        &self.display_name
+    pub fn display_name(&self) -> &'static str {
+        self.display_name
     }
 
     /// `hookEnv`: names (a `*` suffix for a prefix) of the variables the
     /// host sets for its hooks, which its hooks get through the allowlist.
-    pub fn hook_env(&self) -> &[String] {
-        &self.hook_env
+    pub fn hook_env(&self) -> &'static [&'static str] {
+        self.hook_env
     }
 
     /// Where the facts in the adapter file come from.
-    pub fn sources(&self) -> &[String] {
-        &self.sources
+    pub fn sources(&self) -> &'static [&'static str] {
+        self.sources
     }
 
     /// Whether the host speaks the keryx native protocol (the caller gets the
@@ -424,24 +366,24 @@ impl Adapter {
     }
 
     /// Every host event the adapter maps, in file order.
-    pub fn events(&self) -> &[HostEvent] {
-        &self.events
+    pub fn events(&self) -> &'static [HostEvent] {
+        self.events
     }
 
     /// The host events the installer registers, with their canonical event.
-    pub fn wired_events(&self) -> impl Iterator<Item = (&str, Event)> {
+    pub fn wired_events(&self) -> impl Iterator<Item = (&'static str, Event)> + use<> {
         self.events
             .iter()
             .filter(|e| e.wire)
-            .map(|e| (e.name.as_str(), e.event))
+            .map(|e| (e.name, e.event))
     }
 
     /// Host events that exist but are deliberately not handled.
-    pub fn unmapped_events(&self) -> &[String] {
-        &self.unmapped
+    pub fn unmapped_events(&self) -> &'static [&'static str] {
+        self.unmapped
     }
 
-    pub(super) fn host_event(&self, host_event: &str) -> Option<&HostEvent> {
+    pub(super) fn host_event(&self, host_event: &str) -> Option<&'static HostEvent> {
         self.events.iter().find(|e| e.name == host_event)
     }
 
@@ -453,14 +395,14 @@ impl Adapter {
     }
 
     /// The wired host event for a canonical event (`PreToolUse` → `BeforeTool`).
-    pub fn host_event_for(&self, event: Event) -> Option<&str> {
+    pub fn host_event_for(&self, event: Event) -> Option<&'static str> {
         self.events
             .iter()
             .find(|e| e.wire && e.event == event)
-            .map(|e| e.name.as_str())
+            .map(|e| e.name)
     }
 
-    fn mapped(&self, event: Event) -> impl Iterator<Item = &HostEvent> {
+    fn mapped(&self, event: Event) -> impl Iterator<Item = &'static HostEvent> + use<> {
         self.events.iter().filter(move |e| e.event == event)
     }
 
@@ -486,7 +428,7 @@ impl Adapter {
     }
 
     /// Where the gates of an event this host cannot gate are enforced instead.
-    pub fn bridge_for(&self, event: Event) -> Option<Bridge<'_>> {
+    pub fn bridge_for(&self, event: Event) -> Option<Bridge<'static>> {
         if self.can_gate(event) {
             return None;
         }
@@ -496,7 +438,7 @@ impl Adapter {
             .map(|b| Bridge {
                 event: b.event,
                 via: b.via,
-                tool: &b.tool,
+                tool: b.tool,
             })
     }
 
@@ -514,8 +456,8 @@ impl Adapter {
     }
 
     /// The host's match-everything matcher; `None` means omit the matcher.
-    pub fn match_all(&self) -> Option<&str> {
-        self.match_all.as_deref()
+    pub fn match_all(&self) -> Option<&'static str> {
+        self.match_all
     }
 
     /// Whether the host closes stdin after the payload (the guard never
@@ -525,43 +467,18 @@ impl Adapter {
     }
 
     /// The host's exit-code rule, one sentence.
-    pub fn exit_rule(&self) -> &str {
-        &self.exit_rule
+    pub fn exit_rule(&self) -> &'static str {
+        self.exit_rule
     }
 
     /// Known limitations, one sentence each.
-    pub fn notes(&self) -> &[String] {
-        &self.notes
+    pub fn notes(&self) -> &'static [&'static str] {
+        self.notes
     }
 
     /// A host tool name in canonical form, without payload context (an MCP
     /// name that needs the payload to find its server comes back unchanged).
     pub fn canonical_tool(&self, host_tool: &str) -> String {
         super::decode::canonical_tool(self, host_tool, &Value::Null)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::one_or_many;
-
-    fn read(json: &str) -> Result<Vec<String>, serde_json::Error> {
-        one_or_many(&mut serde_json::Deserializer::from_str(json))
-    }
-
-    /// `from` is a string or a list of strings, and nothing else.
-    #[test]
-    fn one_or_many_takes_a_string_or_a_list_of_strings() {
-        assert_eq!(read(r#""a""#).unwrap(), ["a"]);
-        assert_eq!(read(r#""a\"b""#).unwrap(), ["a\"b"]);
-        assert_eq!(read(r#"["a", "b"]"#).unwrap(), ["a", "b"]);
-        assert!(read("[]").unwrap().is_empty());
-        for bad in ["1", "[1]", "null", r#"{"a": "b"}"#, r#"["a", ["b"]]"#] {
-            let e = read(bad).unwrap_err().to_string();
-            assert!(
-                e.contains("a string or a list of strings") || e.contains("a string"),
-                "{bad}: {e}"
-            );
-        }
     }
 }

@@ -136,7 +136,7 @@ fn adapter_data_is_consistent() {
         let events = doc["events"].as_object().unwrap();
         for unmapped in a.unmapped_events() {
             assert!(
-                !events.contains_key(unmapped),
+                !events.contains_key(*unmapped),
                 "{name}: {unmapped} is both mapped and unmapped"
             );
         }
@@ -201,6 +201,502 @@ fn adapter_data_is_consistent() {
         }
         assert!(!a.exit_rule().is_empty());
     }
+}
+
+// ------------------------------------------- the generated data vs the files
+
+/// One adapter file read plainly with serde_json, in one normal form: every
+/// field present, absent ones at their documented defaults, `null` options
+/// as `null`, `from` always a list, the name tables sorted by key; events
+/// and output templates in file order.
+mod normal {
+    use serde_json::{Map, Value, json};
+
+    fn or(v: &Value, key: &str, default: Value) -> Value {
+        v.get(key).cloned().unwrap_or(default)
+    }
+
+    fn opt(v: &Value, key: &str, f: impl Fn(&Value) -> Value) -> Value {
+        match v.get(key) {
+            None | Some(Value::Null) => Value::Null,
+            Some(x) => f(x),
+        }
+    }
+
+    fn sorted(v: &Value, key: &str) -> Value {
+        let mut pairs: Vec<(String, Value)> = v
+            .get(key)
+            .and_then(Value::as_object)
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default();
+        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+        Value::Object(pairs.into_iter().collect())
+    }
+
+    fn list(v: &Value, key: &str, f: impl Fn(&Value) -> Value) -> Value {
+        match v.get(key) {
+            Some(Value::Array(items)) => items.iter().map(f).collect(),
+            None => json!([]),
+            Some(other) => panic!("{key} is {other}"),
+        }
+    }
+
+    pub fn output(o: &Value) -> Value {
+        json!({
+            "stdout": opt(o, "stdout", Value::clone),
+            "stderr": opt(o, "stderr", Value::clone),
+            "exit": or(o, "exit", json!(0)),
+        })
+    }
+
+    pub fn field(f: &Value) -> Value {
+        let from = match &f["from"] {
+            Value::String(s) => json!([s]),
+            other => other.clone(),
+        };
+        json!({
+            "to": f["to"],
+            "from": from,
+            "type": or(f, "type", json!("string")),
+            "transform": opt(f, "transform", Value::clone),
+            "required": or(f, "required", json!(false)),
+            "values": sorted(f, "values"),
+        })
+    }
+
+    pub fn event(e: &Value) -> Value {
+        json!({
+            "event": e["event"],
+            "wire": or(e, "wire", json!(true)),
+            "fields": list(e, "fields", field),
+            "require": or(e, "require", json!([])),
+            "refine": opt(e, "refine", |r| json!({ "when": r["when"], "event": r["event"] })),
+            "skip": opt(e, "skip", |s| json!({
+                "when": s["when"],
+                "equals": opt(s, "equals", Value::clone),
+                "why": s["why"],
+            })),
+            "deny": opt(e, "deny", output),
+            "ask": opt(e, "ask", output),
+            "context": opt(e, "context", output),
+            "notice": opt(e, "notice", output),
+        })
+    }
+
+    pub fn adapter(doc: &Value) -> Map<String, Value> {
+        let events: Map<String, Value> = doc["events"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, e)| (k.clone(), event(e)))
+            .collect();
+        let v = json!({
+            "name": doc["name"],
+            "displayName": doc["displayName"],
+            "notice": opt(doc, "notice", output),
+            "encoder": doc["encoder"],
+            "sources": or(doc, "sources", json!([])),
+            "timeout": {
+                "unit": doc["timeout"]["unit"],
+                "default": opt(&doc["timeout"], "default", Value::clone),
+            },
+            "configFiles": {
+                "format": doc["configFiles"]["format"],
+                "user": doc["configFiles"]["user"],
+                "project": doc["configFiles"]["project"],
+                "homeEnv": opt(&doc["configFiles"], "homeEnv", |h| json!({
+                    "var": h["var"],
+                    "replaces": h["replaces"],
+                })),
+            },
+            "matchAll": opt(doc, "matchAll", Value::clone),
+            "closesStdin": doc["closesStdin"],
+            "exitRule": doc["exitRule"],
+            "passthrough": or(doc, "passthrough", json!(false)),
+            "hostFields": or(doc, "hostFields", json!(false)),
+            "hookEnv": or(doc, "hookEnv", json!([])),
+            "ignore": or(doc, "ignore", json!([])),
+            "fields": list(doc, "fields", field),
+            "tools": sorted(doc, "tools"),
+            "mcp": opt(doc, "mcp", |m| json!({
+                "prefix": m["prefix"],
+                "serverPath": opt(m, "serverPath", Value::clone),
+                "toolPath": opt(m, "toolPath", Value::clone),
+                "defaultServer": opt(m, "defaultServer", Value::clone),
+            })),
+            "events": events,
+            "unmapped": or(doc, "unmapped", json!([])),
+            "bridges": list(doc, "bridges", |b| json!({
+                "event": b["event"],
+                "via": b["via"],
+                "tool": b["tool"],
+            })),
+            "notes": or(doc, "notes", json!([])),
+        });
+        let Value::Object(m) = v else { unreachable!() };
+        m
+    }
+}
+
+/// A generated adapter in [`normal`]'s form, read from the static data
+/// alone: what the engine will see, written the way the file says it.
+mod from_static {
+    use serde_json::{Map, Value, json};
+
+    use crate::hosts::spec::{
+        self, Adapter, ConfigFormat, EncoderKind, FieldMap, Output, Table, TimeoutUnit, Transform,
+        ValueKind,
+    };
+
+    fn opt<T>(o: Option<T>, f: impl Fn(T) -> Value) -> Value {
+        o.map_or(Value::Null, f)
+    }
+
+    fn table(t: Table) -> Value {
+        assert!(
+            t.windows(2).all(|w| w[0].0 < w[1].0),
+            "a table is sorted by key, each key once: {t:?}"
+        );
+        Value::Object(t.iter().map(|(k, v)| ((*k).to_owned(), json!(v))).collect())
+    }
+
+    fn output(o: &Output) -> Value {
+        json!({
+            "stdout": opt(o.stdout, |s| Value::Object(spec::object(s))),
+            "stderr": o.stderr,
+            "exit": o.exit,
+        })
+    }
+
+    fn kind(k: ValueKind) -> &'static str {
+        match k {
+            ValueKind::String => "string",
+            ValueKind::Boolean => "boolean",
+            ValueKind::Number => "number",
+            ValueKind::Object => "object",
+            ValueKind::Array => "array",
+            ValueKind::Any => "any",
+        }
+    }
+
+    fn transform(t: Transform) -> &'static str {
+        match t {
+            Transform::Tool => "tool",
+            Transform::Json => "json",
+            Transform::Error => "error",
+            Transform::Positive => "positive",
+            Transform::Text => "text",
+        }
+    }
+
+    fn fields(f: &[FieldMap]) -> Value {
+        f.iter()
+            .map(|m| {
+                json!({
+                    "to": m.to,
+                    "from": m.from,
+                    "type": kind(m.kind),
+                    "transform": m.transform.map(transform),
+                    "required": m.required,
+                    "values": table(m.values),
+                })
+            })
+            .collect()
+    }
+
+    pub fn adapter(a: &Adapter) -> Map<String, Value> {
+        let events: Map<String, Value> = a
+            .events
+            .iter()
+            .map(|e| {
+                let v = json!({
+                    "event": e.event.as_str(),
+                    "wire": e.wire,
+                    "fields": fields(e.fields),
+                    "require": e.require,
+                    "refine": opt(e.refine.as_ref(), |r| json!({
+                        "when": r.when,
+                        "event": r.event.as_str(),
+                    })),
+                    "skip": opt(e.skip.as_ref(), |s| json!({
+                        "when": s.when,
+                        "equals": opt(s.equals, |j| j.to_value()),
+                        "why": s.why,
+                    })),
+                    "deny": opt(e.deny.as_ref(), output),
+                    "ask": opt(e.ask.as_ref(), output),
+                    "context": opt(e.context.as_ref(), output),
+                    "notice": opt(e.notice.as_ref(), output),
+                });
+                (e.name.to_owned(), v)
+            })
+            .collect();
+        let files = &a.config_files;
+        let v = json!({
+            "name": a.name,
+            "displayName": a.display_name,
+            "notice": opt(a.notice.as_ref(), output),
+            "encoder": match a.encoder {
+                EncoderKind::Template => "template",
+                EncoderKind::Keryx => "keryx",
+            },
+            "sources": a.sources,
+            "timeout": {
+                "unit": match a.timeout.unit {
+                    TimeoutUnit::Seconds => "seconds",
+                    TimeoutUnit::Milliseconds => "milliseconds",
+                },
+                "default": a.timeout.default,
+            },
+            "configFiles": {
+                "format": match files.format {
+                    ConfigFormat::Json => "json",
+                    ConfigFormat::Toml => "toml",
+                    ConfigFormat::Plugin => "plugin",
+                    ConfigFormat::None => "none",
+                },
+                "user": files.user,
+                "project": files.project,
+                "homeEnv": opt(files.home_env.as_ref(), |h| json!({
+                    "var": h.var,
+                    "replaces": h.replaces,
+                })),
+            },
+            "matchAll": a.match_all,
+            "closesStdin": a.closes_stdin,
+            "exitRule": a.exit_rule,
+            "passthrough": a.passthrough,
+            "hostFields": a.host_fields,
+            "hookEnv": a.hook_env,
+            "ignore": a.ignore,
+            "fields": fields(a.fields),
+            "tools": table(a.tools),
+            "mcp": opt(a.mcp.as_ref(), |m| json!({
+                "prefix": m.prefix,
+                "serverPath": m.server_path,
+                "toolPath": m.tool_path,
+                "defaultServer": m.default_server,
+            })),
+            "events": events,
+            "unmapped": a.unmapped,
+            "bridges": a.bridges.iter().map(|b| json!({
+                "event": b.event.as_str(),
+                "via": b.via.as_str(),
+                "tool": b.tool,
+            })).collect::<Value>(),
+            "notes": a.notes,
+        });
+        let Value::Object(m) = v else { unreachable!() };
+        m
+    }
+}
+
+/// build.rs's static data says what a plain serde_json reading of each
+/// file says, field by field, in the same order: the events and every
+/// output template in file order (compared as serialised text, so order
+/// counts), the defaults where the file says nothing, and every template
+/// rendered back to a `Value` equal to the file's object.
+#[test]
+fn the_generated_adapters_are_their_files() {
+    assert_eq!(
+        ADAPTER_SOURCES.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+        host_names(),
+        "one static per adapter file"
+    );
+    for (name, text) in ADAPTER_SOURCES {
+        let doc: Value = serde_json::from_str(text).unwrap();
+        let want = normal::adapter(&doc);
+        let got = from_static::adapter(host(name));
+        assert_eq!(
+            got.keys().collect::<Vec<_>>(),
+            want.keys().collect::<Vec<_>>()
+        );
+        for (key, w) in &want {
+            if key == "events" {
+                continue;
+            }
+            assert_eq!(got[key].to_string(), w.to_string(), "{name}: {key}");
+        }
+        let (got_events, want_events) = (got["events"].as_object().unwrap(), &want["events"]);
+        assert_eq!(
+            got_events.keys().collect::<Vec<_>>(),
+            want_events.as_object().unwrap().keys().collect::<Vec<_>>(),
+            "{name}: the events, in file order"
+        );
+        for (ev, w) in want_events.as_object().unwrap() {
+            assert_eq!(got_events[ev].to_string(), w.to_string(), "{name}/{ev}");
+        }
+        assert_eq!(
+            Value::Object(got).to_string(),
+            Value::Object(want).to_string()
+        );
+
+        // The accessors the rest of the crate uses, against the file.
+        let a = host(name);
+        let events = doc["events"].as_object().unwrap();
+        assert_eq!(
+            a.events().iter().map(|e| e.name()).collect::<Vec<_>>(),
+            events.keys().map(String::as_str).collect::<Vec<_>>(),
+            "{name}"
+        );
+        for (ev, e) in events {
+            let wired = e.get("wire").is_none_or(|w| w == true);
+            let canonical: Event = e["event"].as_str().unwrap().parse().unwrap();
+            assert_eq!(a.canonical_event(ev), Some(canonical), "{name}/{ev}");
+            let spec = a.host_event(ev).unwrap();
+            assert_eq!(spec.wired(), wired, "{name}/{ev}");
+            assert_eq!(spec.can_deny(), e["deny"].is_object(), "{name}/{ev}");
+            assert_eq!(spec.can_ask(), e["ask"].is_object(), "{name}/{ev}");
+            assert_eq!(
+                spec.can_add_context(),
+                e["context"].is_object(),
+                "{name}/{ev}"
+            );
+            for (kind, out) in [
+                ("deny", &spec.deny),
+                ("ask", &spec.ask),
+                ("context", &spec.context),
+                ("notice", &spec.notice),
+            ] {
+                if let Some(stdout) = out.as_ref().and_then(|o| o.stdout) {
+                    assert_eq!(
+                        Value::Object(spec::object(stdout)),
+                        e[kind]["stdout"],
+                        "{name}/{ev}/{kind}"
+                    );
+                }
+            }
+            if let Some(equals) = spec.skip.as_ref().and_then(|s| s.equals) {
+                assert!(equals.matches(&e["skip"]["equals"]), "{name}/{ev}");
+            }
+        }
+        let wired: Vec<&str> = events
+            .iter()
+            .filter(|(_, e)| e.get("wire").is_none_or(|w| w == true))
+            .map(|(k, _)| k.as_str())
+            .collect();
+        assert_eq!(
+            a.wired_events().map(|(n, _)| n).collect::<Vec<_>>(),
+            wired,
+            "{name}"
+        );
+        for (host_tool, canonical) in doc["tools"].as_object().into_iter().flatten() {
+            assert_eq!(
+                a.canonical_tool(host_tool),
+                *canonical,
+                "{name}: {host_tool}"
+            );
+        }
+        assert_eq!(a.is_native(), doc["encoder"] == "keryx", "{name}");
+        assert_eq!(a.match_all(), doc["matchAll"].as_str(), "{name}");
+        assert_eq!(
+            a.default_timeout(),
+            doc["timeout"]["default"].as_u64(),
+            "{name}"
+        );
+    }
+}
+
+/// A `from` written as one string is a list of one path, and a list stays
+/// the list the file wrote.
+#[test]
+fn a_from_of_one_string_is_a_list_of_one() {
+    let (mut one, mut many) = (0, 0);
+    for (name, text) in ADAPTER_SOURCES {
+        let doc: Value = serde_json::from_str(text).unwrap();
+        let a = host(name);
+        let mut pairs: Vec<(&Value, &spec::FieldMap)> = Vec::new();
+        let file_fields = |v: &Value| v["fields"].as_array().cloned().unwrap_or_default();
+        let host_wide = file_fields(&doc);
+        assert_eq!(host_wide.len(), a.fields.len(), "{name}");
+        pairs.extend(host_wide.iter().zip(a.fields));
+        let per_event: Vec<(Vec<Value>, &spec::HostEvent)> = doc["events"]
+            .as_object()
+            .unwrap()
+            .values()
+            .zip(a.events())
+            .map(|(e, h)| (file_fields(e), h))
+            .collect();
+        for (file, h) in &per_event {
+            assert_eq!(file.len(), h.fields.len(), "{name}/{}", h.name());
+            pairs.extend(file.iter().zip(h.fields));
+        }
+        for (f, m) in pairs {
+            match &f["from"] {
+                Value::String(s) => {
+                    one += 1;
+                    assert_eq!(m.from, [s.as_str()], "{name}: {f}");
+                }
+                Value::Array(list) => {
+                    many += 1;
+                    assert_eq!(
+                        m.from,
+                        list.iter().map(|p| p.as_str().unwrap()).collect::<Vec<_>>()
+                    );
+                }
+                other => panic!("{name}: from {other}"),
+            }
+        }
+    }
+    assert!(
+        one > 0 && many > 0,
+        "both shapes occur in the files ({one}, {many})"
+    );
+}
+
+/// `Json::matches` says what `==` on the equal `Value` says.
+#[test]
+fn a_static_json_value_matches_as_value_equality_does() {
+    use spec::Json;
+    let tree = Json::Obj(&[
+        ("a", Json::Int(1)),
+        (
+            "b",
+            Json::Arr(&[Json::Null, Json::Bool(true), Json::Str("x")]),
+        ),
+        ("c", Json::Int(-3)),
+    ]);
+    assert_eq!(
+        tree.to_value(),
+        json!({"a": 1, "b": [null, true, "x"], "c": -3})
+    );
+    assert_eq!(
+        tree.to_value().to_string(),
+        r#"{"a":1,"b":[null,true,"x"],"c":-3}"#,
+        "keys in the static order"
+    );
+    for (v, same) in [
+        (json!({"a": 1, "b": [null, true, "x"], "c": -3}), true),
+        (json!({"c": -3, "b": [null, true, "x"], "a": 1}), true),
+        (json!({"a": 1.0, "b": [null, true, "x"], "c": -3}), false),
+        (json!({"a": 1, "b": [null, true, "x"]}), false),
+        (
+            json!({"a": 1, "b": [null, true, "x"], "c": -3, "d": 0}),
+            false,
+        ),
+        (json!({"a": 1, "b": [true, null, "x"], "c": -3}), false),
+        (json!({"a": "1", "b": [null, true, "x"], "c": -3}), false),
+        (json!([1]), false),
+        (Value::Null, false),
+    ] {
+        assert_eq!(tree.matches(&v), same, "{v}");
+        assert_eq!(tree.to_value() == v, same, "{v}");
+    }
+    for (j, v) in [
+        (Json::Null, json!(null)),
+        (Json::Bool(false), json!(false)),
+        (Json::Int(i64::MAX), json!(i64::MAX)),
+        (Json::Int(i64::MIN), json!(i64::MIN)),
+        (Json::Str(""), json!("")),
+        (Json::Arr(&[]), json!([])),
+        (Json::Obj(&[]), json!({})),
+    ] {
+        assert!(j.matches(&v), "{v}");
+        assert_eq!(j.to_value(), v);
+    }
+    assert!(!Json::Int(1).matches(&json!(true)));
+    assert!(!Json::Null.matches(&json!(false)));
+    assert!(!Json::Arr(&[]).matches(&json!({})));
 }
 
 #[test]
@@ -271,10 +767,7 @@ fn timeouts_and_config_files() {
     assert_eq!(cc.project, [".claude/settings.json"]);
     let cx = host("codex").config_files();
     assert_eq!(cx.format, ConfigFormat::Toml);
-    assert_eq!(
-        cx.home_env.as_ref().map(|h| h.var.as_str()),
-        Some("CODEX_HOME")
-    );
+    assert_eq!(cx.home_env.as_ref().map(|h| h.var), Some("CODEX_HOME"));
     assert_eq!(host("keryx").config_files().format, ConfigFormat::None);
     assert_eq!(
         host("gemini-cli").host_event_for(Event::PreToolUse),
@@ -345,10 +838,7 @@ fn every_captured_payload_decodes() {
                     }
                 }
                 Err(DecodeError::UnmappedEvent { .. }) => {
-                    assert!(
-                        a.unmapped_events().iter().any(|e| e == host_event),
-                        "{file}"
-                    );
+                    assert!(a.unmapped_events().contains(&host_event), "{file}");
                 }
                 Err(e) => panic!("{host_name}/{file}: {e}"),
             }
@@ -636,7 +1126,7 @@ fn kimi_code_captured_payloads() {
     ));
     assert_eq!(a.config_files().user, ["~/.kimi-code/config.toml"]);
     assert_eq!(
-        a.config_files().home_env.as_ref().map(|h| h.var.as_str()),
+        a.config_files().home_env.as_ref().map(|h| h.var),
         Some("KIMI_CODE_HOME")
     );
 }
@@ -761,11 +1251,8 @@ fn qwen_code_captured_payloads() {
     assert_eq!(host("qwen-code").timeout_unit(), TimeoutUnit::Seconds);
     let files = host("qwen-code").config_files();
     assert_eq!(
-        (files.user.as_slice(), files.project.as_slice()),
-        (
-            &["~/.qwen/settings.json".to_owned()][..],
-            &[".qwen/settings.json".to_owned()][..]
-        )
+        (files.user, files.project),
+        (&["~/.qwen/settings.json"][..], &[".qwen/settings.json"][..])
     );
     assert_eq!(
         enc("qwen-code", "PreToolUse", &deny("no")),

@@ -51,7 +51,7 @@ pub struct FireContext<'a> {
     pub ambient: &'a (dyn Fn(&str) -> Option<String> + Sync),
     /// The running host's own hook variables (its adapter's `hookEnv`),
     /// passed through the allowlist; empty outside a host.
-    pub host_env: &'a [String],
+    pub host_env: &'a [&'a str],
     /// Where the home, keryx's own directories and the settings are: what a
     /// sandboxed hook must not read or write.
     pub locations: &'a Locations,
@@ -218,8 +218,8 @@ pub fn invoke(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Invo
     let passthrough: Vec<String> = ctx
         .host_env
         .iter()
-        .chain(&command.env_passthrough)
-        .cloned()
+        .map(|v| (*v).to_owned())
+        .chain(command.env_passthrough.iter().cloned())
         .collect();
     let mut env = runner::hook_env_with(ctx.ambient, &passthrough, &fixed, &command.env);
     let sandbox = match runs_in {

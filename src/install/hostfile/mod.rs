@@ -73,9 +73,9 @@ pub fn config_files(host: &Adapter, scope: Scope, loc: &Locations) -> Vec<PathBu
             .iter()
             .map(|p| {
                 let relocated = files.home_env.as_ref().and_then(|h| {
-                    let rest = p.strip_prefix(&h.replaces)?;
+                    let rest = p.strip_prefix(h.replaces)?;
                     let base =
-                        crate::env_vars::get(&h.var).filter(|b| Path::new(b).is_absolute())?;
+                        crate::env_vars::get(h.var).filter(|b| Path::new(b).is_absolute())?;
                     Some(PathBuf::from(format!("{base}{rest}")))
                 });
                 relocated.unwrap_or_else(|| match p.strip_prefix("~/") {
