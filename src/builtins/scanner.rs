@@ -82,6 +82,9 @@ struct Rule {
     id: String,
     kind: String,
     keywords: Vec<String>,
+    /// One of these is also in the (lowercased) text of every match: a
+    /// text without any is not searched, and the regex not compiled.
+    requires: Vec<String>,
     /// One searcher per keyword (SIMD substring search, built once).
     finders: Vec<memmem::Finder<'static>>,
     /// Every match lies on one line and holds a keyword: the regex runs
@@ -384,6 +387,17 @@ impl Rules {
                     }
                 }
             }
+            if !rule.requires.is_empty() {
+                let lower = lower.get_or_insert_with(|| text.to_ascii_lowercase());
+                let lower = lower.as_bytes();
+                if !rule
+                    .requires
+                    .iter()
+                    .any(|r| memmem::find(lower, r.as_bytes()).is_some())
+                {
+                    continue;
+                }
+            }
             if windows.is_empty() {
                 windows.push((0, bytes.len()));
             }
@@ -562,6 +576,7 @@ pub(crate) struct BuiltinRuleDef {
     id: &'static str,
     kind: &'static str,
     keywords: &'static [&'static str],
+    requires: &'static [&'static str],
     lowercase: bool,
     per_line: bool,
     random_shape: bool,
@@ -603,6 +618,7 @@ pub fn builtin_rules() -> &'static Rules {
                 id: def.id.to_owned(),
                 kind: def.kind.to_owned(),
                 keywords: def.keywords.iter().map(|k| (*k).to_owned()).collect(),
+                requires: def.requires.iter().map(|k| (*k).to_owned()).collect(),
                 finders: def
                     .keywords
                     .iter()
@@ -624,12 +640,13 @@ pub fn builtin_rules() -> &'static Rules {
 
 /// The fields a rule may have, in `secret-rules.toml` and in a user's
 /// `[[security.rules]]`.
-pub const RULE_FIELDS: [&str; 14] = [
+pub const RULE_FIELDS: [&str; 15] = [
     "id",
     "kind",
     "regex",
     "group",
     "keywords",
+    "requires",
     "per_line",
     "lowercase",
     "min_entropy",
@@ -663,6 +680,14 @@ fn compile_rule(t: &dyn TableLike, builtin: Option<usize>) -> Result<Rule, Strin
     let keywords = match t.get("keywords") {
         Some(k) => string_list(k)
             .ok_or_else(|| format!("rule `{id}`: `keywords` must be a list of strings"))?
+            .into_iter()
+            .map(|k| k.to_ascii_lowercase())
+            .collect(),
+        None => Vec::new(),
+    };
+    let requires = match t.get("requires") {
+        Some(k) => string_list(k)
+            .ok_or_else(|| format!("rule `{id}`: `requires` must be a list of strings"))?
             .into_iter()
             .map(|k| k.to_ascii_lowercase())
             .collect(),
@@ -732,6 +757,7 @@ fn compile_rule(t: &dyn TableLike, builtin: Option<usize>) -> Result<Rule, Strin
         id,
         kind,
         keywords,
+        requires,
         finders,
         per_line,
         lowercase,
@@ -2095,6 +2121,47 @@ mod tests {
         Rules::with_user(doc.get("security"), "f")
     }
 
+    /// A rule with `requires` runs only on a text holding one of them,
+    /// in any case, and finds there what it finds without them.
+    #[test]
+    fn requires_gates_a_rule_like_a_second_keyword() {
+        let r = user(
+            r#"
+[[security.rules]]
+id = "acme-token"
+regex = 'acme_[a-z0-9]{12}'
+keywords = ["acme_"]
+requires = ["KEY=", "tok:"]
+"#,
+        )
+        .unwrap();
+        let found = |t: &str| !r.scan(t, Target::Input).is_empty();
+        assert!(found("key=acme_0123456789ab"));
+        assert!(found("TOK: acme_0123456789ab"));
+        assert!(!found("acme_0123456789ab"));
+        assert!(!found("key acme_0123456789ab"));
+        let bad = user("[[security.rules]]\nid = \"x\"\nregex = 'a'\nrequires = \"=\"\n");
+        assert_eq!(
+            bad.unwrap_err(),
+            "f: `security.rules[0]`: rule `x`: `requires` must be a list of strings"
+        );
+        // The built-in rules with it: a path naming a key compiles none of them.
+        let with: Vec<&str> = BUILTIN_RULE_DEFS
+            .iter()
+            .filter(|d| !d.requires.is_empty())
+            .map(|d| d.id)
+            .collect();
+        assert!(
+            with.contains(&"secret-assignment") && with.len() >= 4,
+            "{with:?}"
+        );
+        assert!(
+            Rules::builtin()
+                .scan("/p/src/task_keys.rs", Target::Input)
+                .is_empty()
+        );
+    }
+
     #[test]
     fn user_rules_add_disable_and_fail_loudly() {
         let r = user(
@@ -2151,6 +2218,14 @@ applies = ["output"]
                 .map(|k| k.to_ascii_lowercase())
                 .collect();
             assert_eq!(keywords, def.keywords, "{}", def.id);
+            let requires: Vec<String> = t
+                .get("requires")
+                .and_then(string_list)
+                .unwrap_or_default()
+                .iter()
+                .map(|k| k.to_ascii_lowercase())
+                .collect();
+            assert_eq!(requires, def.requires, "{}", def.id);
             assert_eq!(flag("lowercase"), def.lowercase, "{}", def.id);
             assert_eq!(flag("per_line"), def.per_line, "{}", def.id);
             assert_eq!(flag("random_shape"), def.random_shape, "{}", def.id);
