@@ -13,7 +13,7 @@
 # taken from BENCH_TOOLS_TARGET (default target/bench-tools); run
 # bench/run.sh --quick once to build them.
 #
-# Settings: COUNTS_CASES="read bash gate" COUNTS_RUNS=20 COUNTS_WARM=3
+# Settings: COUNTS_CASES="read read-keys bash gate" COUNTS_RUNS=20 COUNTS_WARM=3
 #   COUNTS_WORK=<dir>  keep every case's home, callgrind profile (cg.out) and
 #                      strace summary there (default: a temp dir, removed)
 set -euo pipefail
@@ -22,7 +22,7 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
 . install/release-env.sh
 
-CASES="${COUNTS_CASES:-read bash gate}"
+CASES="${COUNTS_CASES:-read read-keys bash gate}"
 RUNS="${COUNTS_RUNS:-20}"
 WARM="${COUNTS_WARM:-3}"
 TOOLS_TARGET="$(realpath -m "${BENCH_TOOLS_TARGET:-target/bench-tools}")"
@@ -49,7 +49,7 @@ n=0
 payload() {
     n=$((n + 1))
     sed -e "s#__PROJECT__#$1/project#g" -e "s#__HOME__#$1/home#g" \
-        -e "s#__TOOL_USE_ID__#toolu_counts_$$_$n#g" "$2" >"$1/p.json"
+        -e "s#__TOOL_USE_ID__#toolu_counts_$$_$n#g" -e "$PAYLOAD_EDIT" "$2" >"$1/p.json"
 }
 
 # in_case DIR CMD...: CMD in DIR's hermetic environment, from its project.
@@ -124,11 +124,16 @@ printf '|---|---|---:|---:|---:|---:|\n'
 labels=(A) bins=("$1")
 if [[ $# -ge 2 ]]; then labels+=(B) bins+=("$2"); fi
 for case in $CASES; do
+    PAYLOAD_EDIT=""
     case "$case" in
         read) fixture=PreToolUse-Read.json hooks=- floor=("$FLOOR") ;;
         bash) fixture=PreToolUse-Bash.json hooks=- floor=("$FLOOR") ;;
+        # A Read of a file whose name holds secret-rule keywords (`key`,
+        # `sk`, `ac`, `dd`): the observation's redaction screens it.
+        read-keys) fixture=PreToolUse-Read.json hooks=- floor=("$FLOOR")
+            PAYLOAD_EDIT="s#src/main.rs#src/task_keys_add_react.rs#" ;;
         gate) fixture=PreToolUse-Read.json hooks=hooks-gate-unsandboxed.json floor=("$SPAWNER" /bin/true) ;;
-        *) die "unknown case $case (read, bash, gate)" ;;
+        *) die "unknown case $case (read, read-keys, bash, gate)" ;;
     esac
     one "$case" floor "$fixture" - "${floor[@]}"
     for i in "${!bins[@]}"; do
