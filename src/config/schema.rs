@@ -158,13 +158,13 @@ pub fn cache_key(bytes: &[u8]) -> String {
 }
 
 pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    s
 }
 
 /// Whether `key` was recorded as schema-valid in `cache_dir`.
@@ -178,4 +178,13 @@ pub fn cache_hit(cache_dir: &Path, key: &str) -> bool {
 /// Records `key` as schema-valid. Failure to write only costs speed.
 pub fn cache_store(cache_dir: &Path, key: &str) {
     let _ = crate::paths::write_cache_file(&cache_dir.join(key), key.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hex_is_two_lowercase_digits_a_byte() {
+        assert_eq!(super::hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
+        assert_eq!(super::hex(&[]), "");
+    }
 }
