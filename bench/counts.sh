@@ -53,14 +53,8 @@ payload() {
 }
 
 # in_case DIR CMD...: CMD in DIR's hermetic environment, from its project.
-in_case() {
-    local dir="$1"
-    shift
-    (cd "$dir/project" && env -u KERYX_HOME -u KERYX_HOOKS -u KERYX_SNAPSHOT_ROOT -u XDG_RUNTIME_DIR \
-        HOME="$dir/home" XDG_STATE_HOME="$dir/state" XDG_DATA_HOME="$dir/data" \
-        XDG_CONFIG_HOME="$dir/config" XDG_CACHE_HOME="$dir/cache" \
-        KERYX_SNAPSHOT_ROOT="$dir/snapshots" "$@")
-}
+. bench/case-env.sh
+in_case() { in_case_dir "$@"; }
 
 # malloc_calls CALLGRIND_OUT: how many times malloc, calloc and realloc were
 # called (the binary is static, so a preloaded allocator cannot count them).

@@ -135,15 +135,8 @@ mkdir -p "$WORK/cases" "$WORK/raw" "$OUT"
 q() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
 join_q() { local s="" w; for w in "$@"; do s+="$(q "$w") "; done; printf '%s' "${s% }"; }
 
-# Runs "$@" in a case's hermetic environment, from its project directory.
-in_case_dir() {
-    local dir="$1"
-    shift
-    (cd "$dir/project" && env -u KERYX_HOME -u KERYX_HOOKS -u KERYX_SNAPSHOT_ROOT -u XDG_RUNTIME_DIR \
-        HOME="$dir/home" XDG_STATE_HOME="$dir/state" XDG_DATA_HOME="$dir/data" \
-        XDG_CONFIG_HOME="$dir/config" XDG_CACHE_HOME="$dir/cache" \
-        KERYX_SNAPSHOT_ROOT="$dir/snapshots" "$@")
-}
+# in_case_dir DIR CMD...: a case's hermetic environment.
+. bench/case-env.sh
 in_case() { local id="$1"; shift; in_case_dir "${CASE_DIR[$id]}" "$@"; }
 
 CASE_IDS=()
