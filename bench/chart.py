@@ -73,11 +73,14 @@ def main():
     out.append(f'<rect width="{width}" height="{height}" fill="#ffffff"/>')
     title = "keryx-hooks: median wall time per event, as a multiple of the floor (log scale)"
     out.append(f'<text x="{width / 2}" y="24" text-anchor="middle" font-size="15" font-weight="bold">{escape(title)}</text>')
+    def ms(v):  # a floor the run left out (BENCH_CASES) is not a number
+        return "n/a" if v is None else f"{v:.2f}"
+
     if both:
-        floors = (f"floors (Rust binary: read stdin, print {{}}): {res['floor_static_ms']:.2f} ms built as shipped "
-                  f"(a-static), {res['floor_ms']:.2f} ms dynamic (a)")
+        floors = (f"floors (Rust binary: read stdin, print {{}}): {ms(res['floor_static_ms'])} ms built as shipped "
+                  f"(a-static), {ms(res['floor_ms'])} ms dynamic (a)")
     else:
-        floors = f"floor = {res['floor_ms']:.2f} ms (Rust binary: read stdin, print {{}})"
+        floors = f"floor = {ms(res['floor_ms'])} ms (Rust binary: read stdin, print {{}})"
     sub = (f"{floors}; "
            f"{meta.get('cpu', '?')}, {meta.get('cores', '?')} cores; hyperfine, {cases[0]['runs']} runs per case")
     out.append(f'<text x="{width / 2}" y="44" text-anchor="middle" fill="#555">{escape(sub)}</text>')
