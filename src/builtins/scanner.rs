@@ -212,8 +212,8 @@ impl Rules {
             let tables = tables_of(item)
                 .ok_or_else(|| format!("{where_}: `security.rules` must be an array of tables"))?;
             for (i, t) in tables.into_iter().enumerate() {
-                let rule = compile_rule(t, None)
-                    .map_err(|e| format!("{where_}: `security.rules[{i}]`: {e}"))?;
+                let rule =
+                    compile_rule(t).map_err(|e| format!("{where_}: `security.rules[{i}]`: {e}"))?;
                 if self.has_id(&rule.id) {
                     return Err(format!(
                         "{where_}: `security.rules[{i}]`: rule id `{}` already exists; \
@@ -567,8 +567,6 @@ fn classify(utf8: &[u8]) -> Carrier {
     }
 }
 
-/// The process-wide compiled built-in set.
-/// secret-rules.toml, parsed once.
 /// One built-in rule as build.rs read it: the fields every event needs
 /// (which keywords wake it), and its own `[[rule]]` section, parsed for its
 /// regexes only when the rule first runs.
@@ -619,11 +617,7 @@ pub fn builtin_rules() -> &'static Rules {
                 kind: def.kind.to_owned(),
                 keywords: def.keywords.iter().map(|k| (*k).to_owned()).collect(),
                 requires: def.requires.iter().map(|k| (*k).to_owned()).collect(),
-                finders: def
-                    .keywords
-                    .iter()
-                    .map(|k| memmem::Finder::new(k.as_bytes()).into_owned())
-                    .collect(),
+                finders: keyword_finders(def.keywords),
                 per_line: def.per_line,
                 lowercase: def.lowercase,
                 min_entropy: def.min_entropy,
@@ -658,9 +652,9 @@ pub const RULE_FIELDS: [&str; 15] = [
     "applies",
 ];
 
-/// A rule from its table: the scalar fields now; the regexes now for a
-/// user's rule (`builtin` is `None`), on first use for a built-in one.
-fn compile_rule(t: &dyn TableLike, builtin: Option<usize>) -> Result<Rule, String> {
+/// A user's rule from its table, its regexes compiled now, so a broken one
+/// is an error as it loads (the built-in rules come from `BUILTIN_RULE_DEFS`).
+fn compile_rule(t: &dyn TableLike) -> Result<Rule, String> {
     let str_field = |k: &str| t.get(k).and_then(Item::as_str).map(str::to_owned);
     let id = str_field("id").ok_or("missing string field `id`")?;
     if id.is_empty()
@@ -677,22 +671,19 @@ fn compile_rule(t: &dyn TableLike, builtin: Option<usize>) -> Result<Rule, Strin
     if str_field("regex").is_none() {
         return Err(format!("rule `{id}`: missing string field `regex`"));
     }
-    let keywords = match t.get("keywords") {
-        Some(k) => string_list(k)
-            .ok_or_else(|| format!("rule `{id}`: `keywords` must be a list of strings"))?
-            .into_iter()
-            .map(|k| k.to_ascii_lowercase())
-            .collect(),
-        None => Vec::new(),
+    // Both are matched in the lowercased text.
+    let lowercase_list = |field: &str| -> Result<Vec<String>, String> {
+        match t.get(field) {
+            Some(k) => Ok(string_list(k)
+                .ok_or_else(|| format!("rule `{id}`: `{field}` must be a list of strings"))?
+                .into_iter()
+                .map(|k| k.to_ascii_lowercase())
+                .collect()),
+            None => Ok(Vec::new()),
+        }
     };
-    let requires = match t.get("requires") {
-        Some(k) => string_list(k)
-            .ok_or_else(|| format!("rule `{id}`: `requires` must be a list of strings"))?
-            .into_iter()
-            .map(|k| k.to_ascii_lowercase())
-            .collect(),
-        None => Vec::new(),
-    };
+    let keywords = lowercase_list("keywords")?;
+    let requires = lowercase_list("requires")?;
     let min_entropy = match t.get("min_entropy") {
         Some(v) => Some(
             v.as_float()
@@ -743,16 +734,11 @@ fn compile_rule(t: &dyn TableLike, builtin: Option<usize>) -> Result<Rule, Strin
         }
         None => (true, true),
     };
-    let matchers = Arc::new(OnceLock::new());
-    if builtin.is_none() {
-        let m = compile_matchers(t, &id)?;
-        let _ = m.filters.set(compile_filters(t, &id, m.name_group)?);
-        let _ = matchers.set(m);
-    }
-    let finders = keywords
-        .iter()
-        .map(|k: &String| memmem::Finder::new(k.as_bytes()).into_owned())
-        .collect();
+    let matchers = compile_matchers(t, &id)?;
+    let _ = matchers
+        .filters
+        .set(compile_filters(t, &id, matchers.name_group)?);
+    let finders = keyword_finders(&keywords);
     Ok(Rule {
         id,
         kind,
@@ -765,9 +751,17 @@ fn compile_rule(t: &dyn TableLike, builtin: Option<usize>) -> Result<Rule, Strin
         random_shape,
         input,
         output,
-        matchers,
-        builtin,
+        matchers: Arc::new(OnceLock::from(matchers)),
+        builtin: None,
     })
+}
+
+/// One SIMD substring searcher per keyword.
+fn keyword_finders<K: AsRef<[u8]>>(keywords: &[K]) -> Vec<memmem::Finder<'static>> {
+    keywords
+        .iter()
+        .map(|k| memmem::Finder::new(k.as_ref()).into_owned())
+        .collect()
 }
 
 /// A rule's regexes: `regex` with its groups, `allow`, `skip_lines`,
