@@ -79,17 +79,12 @@ pub fn run_with_bad_args(args: &[std::ffi::OsString], error: &str) -> ExitCode {
         return unspeakable(&format!("bad arguments to `run`: {error}"));
     };
     let host_event = pos.get(1).cloned().unwrap_or_default();
-    let event = adapter.canonical_event(&host_event);
-    let result = FireResult::broken(
-        event,
-        format!("keryx-hooks: bad arguments to `run`: {}", first_line(error)),
-    );
-    emit(
+    let (event, result) = broken_result(
         adapter,
         &host_event,
-        event.unwrap_or(Event::PreToolUse),
-        &result,
-    )
+        format!("keryx-hooks: bad arguments to `run`: {}", first_line(error)),
+    );
+    emit(adapter, &host_event, event, &result)
 }
 
 /// The answer after `run` panicked: what a broken shim answers, so a
@@ -106,11 +101,22 @@ pub fn run_after_panic(args: &RunArgs) -> ExitCode {
 }
 
 fn panic_result(adapter: &Adapter, host_event: &str) -> (Event, FireResult) {
-    let event = adapter.canonical_event(host_event);
-    let result = FireResult::broken(
-        event,
+    broken_result(
+        adapter,
+        host_event,
         "keryx-hooks failed inside while handling this event (see `keryx-hooks.log`); the event is denied",
-    );
+    )
+}
+
+/// What a shim that cannot work answers on `host_event`: a deny on the
+/// gate-capable events (an unknown host event is taken for one).
+fn broken_result(
+    adapter: &Adapter,
+    host_event: &str,
+    reason: impl Into<String>,
+) -> (Event, FireResult) {
+    let event = adapter.canonical_event(host_event);
+    let result = FireResult::broken(event, reason);
     (event.unwrap_or(Event::PreToolUse), result)
 }
 
