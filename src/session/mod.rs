@@ -371,15 +371,12 @@ fn holds_secret_keyword(text: &[u8]) -> bool {
     let lower = |b: u8| usize::from(b.to_ascii_lowercase() & 0x7f);
     (0..text.len().saturating_sub(1)).any(|i| {
         let rest = &text[i..];
-        SECRET_KEYWORD_PAIRS[lower(rest[0])] & (1u128 << lower(rest[1])) != 0
-            && SECRET_KEYWORDS_BY_FIRST
-                .get(usize::from(rest[0].to_ascii_lowercase()))
-                .is_some_and(|ks| {
-                    ks.iter().any(|k| {
-                        rest.get(..k.len())
-                            .is_some_and(|w| w.eq_ignore_ascii_case(k.as_bytes()))
-                    })
-                })
+        let first = lower(rest[0]);
+        SECRET_KEYWORD_PAIRS[first] & (1u128 << lower(rest[1])) != 0
+            && SECRET_KEYWORDS_BY_FIRST[first].iter().any(|k| {
+                rest.get(..k.len())
+                    .is_some_and(|w| w.eq_ignore_ascii_case(k.as_bytes()))
+            })
     })
 }
 
