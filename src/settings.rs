@@ -505,7 +505,7 @@ impl Found<'_> {
         let fix = match &nearest {
             Some(n) => format!("rename it to `{n}` in `{}`", self.shown),
             None => format!(
-                "remove it from `{}` (README.md's `runtime.toml` section lists every key)",
+                "remove it from `{}` (docs/CONFIG.md's `runtime.toml` section lists every key)",
                 self.shown
             ),
         };

@@ -80,24 +80,26 @@ fn init_writes_a_user_config_that_validates_and_whose_gate_denies_a_force_push()
 }
 
 #[test]
-fn init_refuses_to_overwrite_without_force() {
+fn init_keeps_a_script_of_yours_under_an_example_name_unless_force() {
     let env = Env::new();
-    let mine = r#"{"schemaVersion": "1.0.0", "hooks": {}}"#;
-    env.write(env.user_hooks(), mine);
+    let gate = env.keryx_home().join("scripts/example-gate.sh");
+    env.write(&gate, "mine");
     env.run(&["init"])
         .code(1)
-        .stderr_has("already exist")
+        .stderr_has("example-gate.sh")
+        .stderr_has("already exists with other content; nothing was written")
         .stderr_has("--force");
-    assert_eq!(std::fs::read_to_string(env.user_hooks()).unwrap(), mine);
-    assert!(!env.keryx_home().join("scripts/example-gate.sh").exists());
-
-    env.run(&["init", "--force"]).code(0);
-    assert!(read_json(&env.user_hooks())["hooks"]["PreToolUse"].is_array());
-    // An existing script alone is also kept unless --force.
-    let env = Env::new();
-    env.write(env.keryx_home().join("scripts/example-gate.sh"), "mine");
-    env.run(&["init"]).code(1).stderr_has("example-gate.sh");
     assert!(!env.user_hooks().exists());
+    assert_eq!(std::fs::read_to_string(&gate).unwrap(), "mine");
+
+    env.run(&["init", "--force"])
+        .code(0)
+        .stdout_has("kept your");
+    assert!(read_json(&env.user_hooks())["hooks"]["PreToolUse"].is_array());
+    assert_eq!(
+        std::fs::read_to_string(env.keryx_home().join("scripts/example-gate.sh.bak")).unwrap(),
+        "mine"
+    );
 }
 
 #[test]

@@ -9,6 +9,7 @@ mod config;
 mod conventions;
 mod e2e;
 mod explain;
+mod first_hour;
 mod fuzz_regressions;
 mod hardening_state;
 mod import;

@@ -31,6 +31,7 @@ use crate::install::classify::Scope;
 use crate::install::classify::{self, DriftState, HostWiring};
 use crate::install::codex_trust::{self, Review};
 use crate::install::manifest::{Wiring, WiringFormat, WiringScope};
+use crate::install::preflight;
 use crate::install::resync::{self, CommandChanges};
 use crate::install::{hostfile, manifest, plugin, snapshot};
 use crate::output;
@@ -205,7 +206,7 @@ pub fn checks(loc: &Locations, source: Option<&Path>) -> Vec<Check> {
     double_registration(&wired_hosts, &mut out);
     snapshot_checks(loc, &mut out);
     let statuses = status::assess_all(loc, source);
-    drift_checks(&statuses, &mut out);
+    drift_checks(loc, &statuses, &mut out);
     settings_check(loc, &mut out);
     let regs = config_checks(loc, &mut out);
     user_script_check(&regs, &mut out);
@@ -724,7 +725,7 @@ fn snapshot_checks(loc: &Locations, out: &mut Vec<Check>) {
     }
 }
 
-fn drift_checks(statuses: &[SourceStatus], out: &mut Vec<Check>) {
+fn drift_checks(loc: &Locations, statuses: &[SourceStatus], out: &mut Vec<Check>) {
     for s in statuses {
         let name = format!("drift ({})", escape(&s.source.to_string_lossy()));
         let c = match &s.result {
@@ -752,9 +753,26 @@ fn drift_checks(statuses: &[SourceStatus], out: &mut Vec<Check>) {
                 format!("the state could not be determined: {}", escape(w)),
             ),
         };
-        out.push(match s.fix() {
-            Some(f) => c.fix(f),
-            None => c,
+        // A resync of a source that fails its checks is refused: say what
+        // to fix first, not a command that will not work.
+        let blocked = matches!(&s.result, Ok(a) if a.state == DriftState::StaleButStable)
+            .then(|| preflight::check(&s.source, loc))
+            .filter(|p| !p.is_empty());
+        out.push(match (blocked, s.fix()) {
+            (Some(problems), _) => {
+                let (whats, fixes) = preflight::render(&problems);
+                let detail = format!(
+                    "{}; a resync is refused until fixed: {}",
+                    c.detail,
+                    whats.join("; ")
+                );
+                Check { detail, ..c }.fix(format!(
+                    "{}, then `keryx-hooks doctor --fix`",
+                    fixes.join("; ")
+                ))
+            }
+            (None, Some(f)) => c.fix(f),
+            (None, None) => c,
         });
     }
 }
@@ -763,7 +781,9 @@ fn drift_checks(statuses: &[SourceStatus], out: &mut Vec<Check>) {
 /// `hooks.json`; returns every registration that may run, for the sandbox check.
 fn config_checks(loc: &Locations, out: &mut Vec<Check>) -> Vec<config::model::Registration> {
     let mut regs = Vec::new();
-    let live = load::load(&config::sources(loc, None));
+    let sources = config::sources(loc, None);
+    let mut live = load::load(&sources);
+    crate::trust::set_aside_broken_untrusted_project(&mut live, &sources, loc);
     push_config_check(out, "config", &live, "keryx-hooks validate");
     let trust = crate::trust::evaluate(&live, loc);
     let file = trust
@@ -1137,6 +1157,30 @@ fn fix(loc: &Locations, source: Option<&Path>, consent: &mut Consent) -> Vec<Fix
     for src in classify::known_sources(loc, source) {
         let shown = escape(&src.to_string_lossy());
         let key = snapshot::snapshot_key(&src);
+        // What `install` would refuse, a resync refuses too: the last good
+        // snapshot keeps running, and the person is told what to fix.
+        let problems = preflight::check(&src, loc);
+        if !problems.is_empty() {
+            let (whats, fixes) = preflight::render(&problems);
+            actions.push(FixAction {
+                action: "resync".into(),
+                ok: false,
+                detail: format!(
+                    "`{shown}` not copied into snapshot `{key}`, which sessions keep running as it is: {}",
+                    whats.join("; ")
+                ),
+                command: Some(format!(
+                    "{}, then `{}`",
+                    fixes.join("; "),
+                    match source {
+                        Some(_) => format!("keryx-hooks doctor --fix --source '{shown}'"),
+                        None => "keryx-hooks doctor --fix".to_owned(),
+                    }
+                )),
+            });
+            rewire_where_needed(loc, &src, &mut actions);
+            continue;
+        }
         if let Some(changes) = resync::command_changes(&src, &loc.snapshot_root.join(&key), loc)
             && let Err(why) = consent.resync(&src, &key, &changes)
         {

@@ -25,6 +25,7 @@ use crate::escape::escape;
 use crate::hosts::Adapter;
 use crate::install::hostfile::{self, Scope, file};
 use crate::install::import::{self, Outcome, Planned, SCHEMA_URL};
+use crate::install::preflight;
 use crate::output;
 use crate::paths::Locations;
 
@@ -112,6 +113,24 @@ pub fn run(args: &ImportArgs) -> CmdResult {
         {
             new_regs.push((i.event, i.registration.clone()));
         }
+    }
+
+    // Moved into a sandbox that cannot start here, each hook would fail
+    // (a gate then denies every call): refuse before anything is written.
+    let sandboxed: Vec<String> = new_regs
+        .iter()
+        .filter(|(_, r)| r.get("runsIn").and_then(Value::as_str) != Some("unsandboxed"))
+        .filter_map(|(_, r)| r.get("id").and_then(Value::as_str).map(str::to_owned))
+        .collect();
+    if let Some(p) = preflight::sandbox_problem(&loc, &sandboxed) {
+        if !args.json {
+            print_plan(&plan, &hooks_file, true, new_regs.len());
+        }
+        return Err(CommandError::config(
+            "the hooks to import need a sandbox that does not work here; nothing was moved",
+        )
+        .cause(p.what)
+        .hint(p.fix));
     }
 
     let mut changed_files: Vec<PathBuf> = Vec::new();
@@ -403,7 +422,7 @@ fn edit_hooks(
 }
 
 /// Adds `regs` (event, registration) to the hooks file.
-fn add_registrations(
+pub(crate) fn add_registrations(
     loc: &Locations,
     scope: Scope,
     path: &Path,

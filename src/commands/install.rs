@@ -25,7 +25,7 @@ use crate::hosts::{Adapter, TimeoutUnit};
 use crate::install::classify::wiring_scope;
 use crate::install::hostfile::{self, Change, FileReport, Scope};
 use crate::install::manifest::{Wiring, WiringFormat};
-use crate::install::{plugin, resync, snapshot};
+use crate::install::{plugin, preflight, resync, snapshot};
 use crate::output;
 use crate::paths::{self, Locations};
 
@@ -123,6 +123,22 @@ pub fn run(args: &InstallArgs) -> CmdResult {
                 shown(&starter)
             ));
         }
+    }
+    // The same checks every resync path makes: a source whose gates would
+    // deny every call never becomes the snapshot sessions run.
+    let problems = preflight::check(&s.source, &loc);
+    if !problems.is_empty() {
+        let (whats, fixes) = preflight::render(&problems);
+        return Err(whats
+            .iter()
+            .fold(
+                CommandError::config(format!(
+                    "the hook source `{}` fails its checks, so no host was wired and no snapshot changed",
+                    escape(&s.source.display().to_string())
+                )),
+                |e, w| e.cause(w),
+            )
+            .hint(fixes.join("; ")));
     }
     let regs = hostfile::budget_registrations(&s.source, s.scope, &loc).map_err(|errors| {
         errors

@@ -19,7 +19,9 @@ pub fn run(args: &ListArgs) -> CmdResult {
     let loc = super::here();
     super::print_location_warnings(&loc);
     let profile = super::profile_or_settings(args.profile, &loc);
-    let mut loaded = load::load(&config::sources(&loc, None));
+    let sources = config::sources(&loc, None);
+    let mut loaded = load::load(&sources);
+    crate::trust::set_aside_broken_untrusted_project(&mut loaded, &sources, &loc);
     // Untrusted project hooks leave the loaded set but stay visible here, marked.
     let trust = crate::trust::apply(&mut loaded, &loc);
     let shown = trust_display::with_held_back(&loaded.registrations, &trust);

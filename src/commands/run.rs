@@ -397,7 +397,9 @@ pub(crate) fn prepare(
         .snapshot
         .as_ref()
         .map(|k| loc.snapshot_dir(k).join("hooks.json"));
-    let mut loaded = load::load(&config::sources(&loc, user_file.clone()));
+    let sources = config::sources(&loc, user_file.clone());
+    let mut loaded = load::load(&sources);
+    let set_aside = crate::trust::set_aside_broken_untrusted_project(&mut loaded, &sources, &loc);
     if let (Some(key), Some(file)) = (&s.snapshot, &user_file)
         && !loc.snapshot_dir(key).is_dir()
     {
@@ -418,6 +420,9 @@ pub(crate) fn prepare(
     input.profile = Some(profile);
 
     let mut notices: Vec<String> = loc.warnings.clone();
+    if event == Event::SessionStart {
+        notices.extend(set_aside);
+    }
     if named.is_none()
         && let Some(why) = loc.settings().profile_fallback()
     {

@@ -11,5 +11,6 @@ pub mod hostfile;
 pub mod import;
 pub mod manifest;
 pub mod plugin;
+pub mod preflight;
 pub mod resync;
 pub mod snapshot;

@@ -141,6 +141,73 @@ pub fn too_large_warnings(pinned: &[digest::PinnedFile]) -> Vec<String> {
         .collect()
 }
 
+/// A project hooks file that does not load, in a project the person has
+/// never trusted, is set aside instead of denying every call: none of its
+/// command hooks could run before trust anyway, so ignoring it loosens
+/// nothing the person chose, while denying would let any cloned repository
+/// stop every agent. Once the person trusted the project (any record, even
+/// for other content), a broken file fails closed as the spec says.
+///
+/// When it applies, `loaded` becomes the load without the project layer,
+/// with one warning naming the file, and the notice for the person is
+/// returned.
+pub fn set_aside_broken_untrusted_project(
+    loaded: &mut Loaded,
+    sources: &crate::config::load::Sources,
+    loc: &Locations,
+) -> Option<String> {
+    use crate::config::diagnostic::Diagnostic;
+    use crate::config::load;
+    if loaded.ok() {
+        return None;
+    }
+    let file = sources.project_file.as_ref()?;
+    let root = loc.project_root.as_ref()?;
+    let without = load::load(&load::Sources {
+        project_file: None,
+        ..sources.clone()
+    });
+    if !without.ok() {
+        return None;
+    }
+    // An unreadable or refused store trusts nothing: the same as never.
+    if let Ok(Some(_)) = Store::open(loc).and_then(|s| s.get(root)) {
+        return None;
+    }
+    let first = loaded
+        .errors()
+        .find(|d| d.path.as_deref() == Some(file.as_path()))
+        .or_else(|| loaded.errors().next())
+        .map(|d| match d.line {
+            Some(l) => format!("line {l}: {}", d.message),
+            None => d.message.clone(),
+        })
+        .unwrap_or_default();
+    let message = format!(
+        "{} does not load and you have not trusted this project, so it is ignored and none of its hooks run ({})",
+        path_text(file),
+        escape(first.lines().next().unwrap_or(""))
+    );
+    tracing::warn!("{message}");
+    // Its own errors stay visible, as warnings: nothing of it runs.
+    let own: Vec<Diagnostic> = loaded
+        .errors()
+        .map(|d| Diagnostic {
+            severity: crate::config::diagnostic::Severity::Warning,
+            ..d.clone()
+        })
+        .collect();
+    *loaded = without;
+    loaded
+        .diagnostics
+        .push(Diagnostic::warning("hook-project-config-ignored", message.clone()).at(file.clone()));
+    loaded.diagnostics.extend(own);
+    Some(format!(
+        "keryx-hooks: {message} (see `keryx-hooks validate` in {})",
+        path_text(root)
+    ))
+}
+
 /// Decides trust for `loaded` without changing it.
 ///
 /// The digest is taken over the registrations already in memory, the very

@@ -96,8 +96,10 @@ fn bypass_a_metaproject_symlinked_into_a_trusted_project_borrows_no_trust() {
             )
             .unwrap();
         }
+        // The other checkout was never trusted: its refused file is set
+        // aside (said as a warning), so nothing of it runs.
         let run = list_in(&env, &other);
-        run.code(1);
+        run.code(0);
         assert!(
             run.stdout.contains("hook-config-outside-project"),
             "{}",
@@ -108,7 +110,7 @@ fn bypass_a_metaproject_symlinked_into_a_trusted_project_borrows_no_trust() {
             !marker.exists(),
             "the trusted project's hook ran for another checkout"
         );
-        // Fail closed: the gate-capable event is denied, not waved through.
+        // Nor does the borrowed file deny anything there.
         let mut p = claude_bash(&env, "sym", "ls");
         p["cwd"] = json!(other);
         let run = run_in(
@@ -117,7 +119,9 @@ fn bypass_a_metaproject_symlinked_into_a_trusted_project_borrows_no_trust() {
             &["run", "claude-code", "PreToolUse"],
             p.to_string().as_bytes(),
         );
-        assert!(deny_reason(&run).starts_with("hook-config-invalid"));
+        run.code(0);
+        assert_eq!(run.stdout, "", "{}", run.stderr);
+        assert!(!marker.exists());
     }
     // The trusted project's own hook does run.
     stop_in(&env, &env.project).code(0);
@@ -398,8 +402,13 @@ fn validate_project(env: &Env, hooks: Value) -> Run {
 /// A registration field the runtime does not have is a load error with the
 /// field's name, and a load error fails every gate closed.
 #[track_caller]
+/// A field that would widen a project hook is a schema error: in a project
+/// the person trusted, the file then fails closed (every gate denies); in
+/// one never trusted, it is set aside and nothing of it runs.
 fn refused_field(env: &Env, extra: (&str, Value)) {
     let mut h = sh_hook("widen", "gate", "true");
+    project_hooks(env, json!({"PreToolUse": [h.clone()]}));
+    env.run(&["trust", "--yes"]).code(0);
     h[extra.0] = extra.1;
     validate_project(env, json!({"PreToolUse": [h]}))
         .code(1)
@@ -436,6 +445,12 @@ fn case_37_a_project_cannot_widen_the_env_allowlist() {
 #[test]
 fn case_37_a_project_cannot_lengthen_a_timeout_past_the_clamp() {
     let env = Env::new();
+    // Trusted once, so a broken file fails closed.
+    project_hooks(
+        &env,
+        json!({"PreToolUse": [sh_hook("slow", "gate", "true")]}),
+    );
+    env.run(&["trust", "--yes"]).code(0);
     for t in [
         json!(60_001),
         json!(600_000),
