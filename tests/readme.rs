@@ -1,4 +1,4 @@
-//! The `### runtime.toml` section of README.md against the code. Its
+//! The `### runtime.toml` section of docs/CONFIG.md against the code. Its
 //! example file goes through the runtime's one reader (`settings`) and
 //! every value in it must take effect; its table's defaults must be what
 //! the reader gives when there is no file. The example, the table, the keys
@@ -20,12 +20,16 @@ use crate::common::Env;
 
 const HEADING: &str = "### runtime.toml";
 
-/// The lines of README.md's runtime.toml section, up to the next heading.
+/// The lines of docs/CONFIG.md's runtime.toml section, up to the next heading.
 fn section() -> Vec<String> {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md is readable");
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/CONFIG.md"))
+        .expect("docs/CONFIG.md is readable");
     let mut lines = readme.lines().skip_while(|l| *l != HEADING);
-    assert_eq!(lines.next(), Some(HEADING), "README.md has no `{HEADING}`");
+    assert_eq!(
+        lines.next(),
+        Some(HEADING),
+        "docs/CONFIG.md has no `{HEADING}`"
+    );
     let mut out = Vec::new();
     let mut in_code = false;
     for line in lines {
@@ -219,7 +223,11 @@ fn observations(env: &Env) -> PathBuf {
 fn readme_runtime_toml_defaults_are_what_the_runtime_reads_without_a_file() {
     let rows = table(&section());
     let env = Env::new();
-    assert_eq!(read_back(&env), rows, "README table defaults vs the code");
+    assert_eq!(
+        read_back(&env),
+        rows,
+        "docs/CONFIG.md table defaults vs the code"
+    );
     // The learning observer is on by default: the probe's Stop was observed.
     assert!(observations(&env).exists());
 }
@@ -230,7 +238,7 @@ fn readme_runtime_toml_example_takes_effect_key_by_key() {
     let text = example(&section);
     let doc: DocumentMut = text
         .parse()
-        .unwrap_or_else(|e| panic!("README's runtime.toml example is not TOML: {e}"));
+        .unwrap_or_else(|e| panic!("docs/CONFIG.md runtime.toml example is not TOML: {e}"));
     let set = keys_of(&doc);
     let rows = table(&section);
     assert_eq!(
@@ -256,7 +264,7 @@ fn readme_runtime_toml_example_takes_effect_key_by_key() {
         "the example sets exactly the keys the runtime reads"
     );
     for (key, value) in &set {
-        assert_eq!(&got[key], value, "`{key}` in README's example");
+        assert_eq!(&got[key], value, "`{key}` in docs/CONFIG.md example");
         // A default would read back the same whether or not the key is read.
         // `learning.enabled` is shown at its default, on, so the limits
         // after it take effect; the defaults test reads it back.
@@ -326,7 +334,7 @@ fn readme_runtime_toml_broken_file_gives_the_profile_it_names() {
     let strictest = format!("the strictest profile, `{}`", settings::STRICTEST);
     assert!(
         text.contains(&strictest),
-        "README does not name {strictest}"
+        "docs/CONFIG.md does not name {strictest}"
     );
     let env = Env::new();
     env.write(

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use crate::common::{Env, Run, fixture, run_fed};
 
 /// Cases that behave differently under keryx-hooks, each with the reason.
-/// The same list is in the README ("Real hooks that behave differently").
+/// The same list is in docs/IMPORT.md ("Real hooks that behave differently").
 /// A case that differs and is not here fails, and so does one listed here
 /// that now behaves the same.
 const DIFFERS: &[(&str, &str)] = &[
@@ -653,15 +653,15 @@ fn real_hooks_behave_as_under_claude_code() {
 }
 
 #[test]
-fn the_readme_lists_the_cases_that_differ() {
+fn the_docs_list_the_cases_that_differ() {
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/IMPORT.md")).unwrap();
     let section = readme
         .split("### Real hooks that behave differently")
         .nth(1)
-        .expect("README has a \"Real hooks that behave differently\" section");
+        .expect("docs/IMPORT.md has a \"Real hooks that behave differently\" section");
     let section = section.split("\n#").next().unwrap();
     for (id, _) in DIFFERS {
-        assert!(section.contains(id), "README does not list {id}");
+        assert!(section.contains(id), "docs/IMPORT.md does not list {id}");
     }
 }
