@@ -2202,7 +2202,8 @@ mod tests {
     #[test]
     fn keryx_hooks_under_another_name_is_refused() {
         for cmd in [
-            "ln -s $(which keryx-hooks) /tmp/kh",
+            // A target that is no directory here (on any machine): a link named `kh`.
+            "ln -s $(which keryx-hooks) /nonexistent-keryx-test/kh",
             "ln -s ~/.cargo/bin/keryx-hooks ~/bin/kh",
             "cp /usr/local/bin/keryx-hooks /tmp/x && /tmp/x untrust",
             "CMD='keryx-hooks untrust'; bash -c \"$CMD\"",
