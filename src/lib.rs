@@ -22,6 +22,7 @@ pub mod runner;
 pub mod runtime;
 pub mod session;
 pub mod settings;
+pub mod textfile;
 pub mod trust;
 
 use std::ffi::OsString;

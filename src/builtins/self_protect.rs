@@ -1680,11 +1680,11 @@ fn document(text: &str, format: ConfigFormat) -> Option<Value> {
     match format {
         ConfigFormat::Toml => {
             let doc: toml_edit::DocumentMut = body.parse().ok()?;
-            Some(crate::install::hostfile::toml::table_json(doc.as_table()))
+            Some(crate::textfile::toml::table_json(doc.as_table()))
         }
         _ => {
-            let node = crate::install::hostfile::json::parse(body).ok()?;
-            Some(crate::install::hostfile::json::to_value(body, &node))
+            let node = crate::textfile::json::parse(body).ok()?;
+            Some(crate::textfile::json::to_value(body, &node))
         }
     }
 }
@@ -1695,8 +1695,11 @@ fn walk(v: &Value, keys: &mut Vec<String>, matcher: Option<&Value>, out: &mut Ve
             let matcher = m.get("matcher").or(matcher);
             let ours = ["command", "bash"].iter().any(|k| {
                 m.get(*k).and_then(Value::as_str).is_some_and(|c| {
-                    crate::install::hostfile::parse_shim_command(c, Some(crate::paths::self_exe()))
-                        .is_some()
+                    crate::hosts::shim_command::parse_shim_command(
+                        c,
+                        Some(crate::paths::self_exe()),
+                    )
+                    .is_some()
                 })
             });
             if ours {

@@ -17,7 +17,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::toggle::edit::{self, Op, Seg};
 use crate::cli::ImportArgs;
 use crate::config::load;
 use crate::error::{CmdResult, CommandError};
@@ -28,6 +27,7 @@ use crate::install::import::{self, Outcome, Planned, SCHEMA_URL};
 use crate::install::preflight;
 use crate::output;
 use crate::paths::Locations;
+use crate::textfile::edit::{self, Op, Seg};
 
 /// Scripts larger than this are not read for the grant detection.
 const MAX_SCRIPT_BYTES: u64 = 256 * 1024;

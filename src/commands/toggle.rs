@@ -10,8 +10,6 @@
 //! the result, since the user just approved that change; an untrusted one
 //! stays untrusted and the command says so.
 
-pub(crate) mod edit;
-
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -31,8 +29,8 @@ use crate::error::{CmdResult, CommandError};
 use crate::escape::escape;
 use crate::output;
 use crate::paths::{self, Locations};
+use crate::textfile::edit::{self, Op, Seg, key};
 use crate::trust::{self, Store, TrustState};
-use edit::{Op, Seg, key};
 
 /// What a file created from nothing starts as.
 const NEW_FILE: &str = "{\n  \"schemaVersion\": \"1.0.0\",\n  \"hooks\": {}\n}\n";

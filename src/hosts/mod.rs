@@ -10,6 +10,7 @@ mod encode;
 #[cfg(test)]
 mod generate;
 mod keryx;
+pub mod shim_command;
 mod spec;
 pub mod stdin_guard;
 

@@ -4,8 +4,10 @@
 //! already are, so a second install changes nothing; a table header is never
 //! written twice.
 
-use serde_json::{Map, Value as Json};
+use serde_json::Value as Json;
 use toml_edit::{Array, ArrayOfTables, DocumentMut, InlineTable, Item, Table, TableLike, Value};
+
+pub use crate::textfile::toml::{item_json, table_json};
 
 /// How a host lays out its hooks in TOML.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,38 +168,6 @@ fn to_table(v: &Json) -> Table {
         }
     }
     t
-}
-
-/// A TOML item as JSON (dates become strings): how the host-file code,
-/// the Codex review reader and the self-protection check compare TOML.
-pub fn item_json(item: &Item) -> Json {
-    match item {
-        Item::None => Json::Null,
-        Item::Value(v) => value_json(v),
-        Item::Table(t) => table_json(t),
-        Item::ArrayOfTables(a) => Json::Array(a.iter().map(|t| table_json(t)).collect()),
-    }
-}
-
-fn value_json(v: &Value) -> Json {
-    match v {
-        Value::String(s) => Json::from(s.value().as_str()),
-        Value::Integer(i) => Json::from(*i.value()),
-        Value::Float(f) => Json::from(*f.value()),
-        Value::Boolean(b) => Json::from(*b.value()),
-        Value::Datetime(d) => Json::from(d.value().to_string()),
-        Value::Array(a) => Json::Array(a.iter().map(value_json).collect()),
-        Value::InlineTable(t) => table_json(t),
-    }
-}
-
-/// A TOML table as a JSON object, as [`item_json`].
-pub fn table_json(t: &dyn TableLike) -> Json {
-    let mut m = Map::new();
-    for (k, item) in t.iter() {
-        m.insert(k.to_owned(), item_json(item));
-    }
-    Json::Object(m)
 }
 
 fn command_of(t: &dyn TableLike) -> Option<&str> {

@@ -6,6 +6,8 @@
 
 use serde_json::Value;
 
+use super::json::{self, Node};
+
 /// One step of a path into the document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Seg {
@@ -30,155 +32,50 @@ pub enum Op {
     Remove(Vec<Seg>),
 }
 
-/// Byte spans of one parsed value.
-#[derive(Debug)]
-struct Node {
-    start: usize,
-    end: usize,
-    kind: Kind,
+/// The node at `path` below `node`; the last of duplicate keys is the one
+/// serde_json keeps.
+fn get<'n>(node: &'n Node, path: &[Seg]) -> Option<&'n Node> {
+    let Some((first, rest)) = path.split_first() else {
+        return Some(node);
+    };
+    let c = node.container.as_ref()?;
+    let child = match first {
+        Seg::Key(k) if c.object => c
+            .children
+            .iter()
+            .rev()
+            .find(|ch| ch.key.as_deref() == Some(k)),
+        Seg::Index(i) if !c.object => c.children.get(*i),
+        _ => None,
+    }?;
+    get(&child.value, rest)
 }
 
-#[derive(Debug)]
-enum Kind {
-    /// Members with the byte offset of each key's opening quote.
-    Object(Vec<(String, usize, Node)>),
-    Array(Vec<Node>),
-    Scalar,
+/// `(start, end)` of each member (key to value end) or element.
+fn item_spans(node: &Node) -> Vec<(usize, usize)> {
+    node.container
+        .iter()
+        .flat_map(|c| c.children.iter().map(|ch| (ch.start, ch.value.end)))
+        .collect()
 }
 
-/// serde_json stops at 128 levels; anything it accepted fits well inside this.
-const MAX_DEPTH: usize = 256;
-
-struct Parser<'a> {
-    b: &'a [u8],
-    text: &'a str,
-}
-
-impl Parser<'_> {
-    fn ws(&self, mut i: usize) -> usize {
-        while i < self.b.len() && matches!(self.b[i], b' ' | b'\t' | b'\n' | b'\r') {
-            i += 1;
-        }
-        i
-    }
-
-    fn string_end(&self, mut i: usize) -> Result<usize, String> {
-        i += 1;
-        while i < self.b.len() {
-            match self.b[i] {
-                b'\\' => i += 2,
-                b'"' => return Ok(i + 1),
-                _ => i += 1,
-            }
-        }
-        Err("unterminated string".into())
-    }
-
-    fn value(&self, i: usize, depth: usize) -> Result<Node, String> {
-        if depth > MAX_DEPTH {
-            return Err("nested too deeply".into());
-        }
-        let start = self.ws(i);
-        match self.b.get(start) {
-            Some(b'{') => {
-                let mut members = Vec::new();
-                let mut j = self.ws(start + 1);
-                if self.b.get(j) == Some(&b'}') {
-                    return Ok(self.node(start, j + 1, Kind::Object(members)));
-                }
-                loop {
-                    if self.b.get(j) != Some(&b'"') {
-                        return Err(format!("expected a key at byte {j}"));
-                    }
-                    let key_end = self.string_end(j)?;
-                    let key: String =
-                        serde_json::from_str(&self.text[j..key_end]).map_err(|e| e.to_string())?;
-                    let colon = self.ws(key_end);
-                    if self.b.get(colon) != Some(&b':') {
-                        return Err(format!("expected `:` at byte {colon}"));
-                    }
-                    let v = self.value(colon + 1, depth + 1)?;
-                    let after = self.ws(v.end);
-                    members.push((key, j, v));
-                    match self.b.get(after) {
-                        Some(b',') => j = self.ws(after + 1),
-                        Some(b'}') => {
-                            return Ok(self.node(start, after + 1, Kind::Object(members)));
-                        }
-                        _ => return Err(format!("expected `,` or `}}` at byte {after}")),
-                    }
-                }
-            }
-            Some(b'[') => {
-                let mut items = Vec::new();
-                let mut j = self.ws(start + 1);
-                if self.b.get(j) == Some(&b']') {
-                    return Ok(self.node(start, j + 1, Kind::Array(items)));
-                }
-                loop {
-                    let v = self.value(j, depth + 1)?;
-                    let after = self.ws(v.end);
-                    items.push(v);
-                    match self.b.get(after) {
-                        Some(b',') => j = after + 1,
-                        Some(b']') => return Ok(self.node(start, after + 1, Kind::Array(items))),
-                        _ => return Err(format!("expected `,` or `]` at byte {after}")),
-                    }
-                }
-            }
-            Some(b'"') => Ok(self.node(start, self.string_end(start)?, Kind::Scalar)),
-            Some(_) => {
-                let mut j = start;
-                while j < self.b.len()
-                    && !matches!(self.b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
-                {
-                    j += 1;
-                }
-                Ok(self.node(start, j, Kind::Scalar))
-            }
-            None => Err("unexpected end of document".into()),
+/// Where the string starting at `i` (its opening quote) ends, past its
+/// closing quote.
+fn string_end(text: &str, mut i: usize) -> usize {
+    let b = text.as_bytes();
+    i += 1;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'"' => return i + 1,
+            _ => i += 1,
         }
     }
-
-    fn node(&self, start: usize, end: usize, kind: Kind) -> Node {
-        Node { start, end, kind }
-    }
+    b.len()
 }
 
 fn parse(text: &str) -> Result<Node, String> {
-    let p = Parser {
-        b: text.as_bytes(),
-        text,
-    };
-    p.value(0, 0)
-}
-
-impl Node {
-    fn get(&self, path: &[Seg]) -> Option<&Node> {
-        let Some((first, rest)) = path.split_first() else {
-            return Some(self);
-        };
-        let child = match (&self.kind, first) {
-            // The last of duplicate keys is the one serde_json keeps.
-            (Kind::Object(m), Seg::Key(k)) => m
-                .iter()
-                .rev()
-                .find(|(key, _, _)| key == k)
-                .map(|(_, _, v)| v),
-            (Kind::Array(items), Seg::Index(i)) => items.get(*i),
-            _ => None,
-        }?;
-        child.get(rest)
-    }
-
-    /// `(start, end)` of each member (key to value end) or element.
-    fn item_spans(&self) -> Vec<(usize, usize)> {
-        match &self.kind {
-            Kind::Object(m) => m.iter().map(|(_, ks, v)| (*ks, v.end)).collect(),
-            Kind::Array(items) => items.iter().map(|v| (v.start, v.end)).collect(),
-            Kind::Scalar => Vec::new(),
-        }
-    }
+    json::parse(text).map_err(|e| e.to_string())
 }
 
 /// A JSON document being edited as text.
@@ -216,28 +113,22 @@ impl Doc {
         let missing = |p: &[Seg]| format!("nothing at {p:?}");
         match op {
             Op::Set(path, v) => {
-                let n = root.get(path).ok_or_else(|| missing(path))?;
+                let n = get(&root, path).ok_or_else(|| missing(path))?;
                 let (s, e) = (n.start, n.end);
                 self.text.replace_range(s..e, &inline(v));
             }
             Op::Insert(path, k, v) => {
-                let n = root.get(path).ok_or_else(|| missing(path))?;
-                if !matches!(n.kind, Kind::Object(_)) {
+                let n = get(&root, path).ok_or_else(|| missing(path))?;
+                let Some(c) = n.object() else {
                     return Err(format!("{path:?} is not an object"));
-                }
-                let sep = match &n.kind {
-                    Kind::Object(m) => m.last().map(|(_, ks, v)| {
-                        let key_end = Parser {
-                            b: self.text.as_bytes(),
-                            text: &self.text,
-                        }
-                        .string_end(*ks)
-                        .unwrap_or(*ks);
-                        self.text[key_end..v.start].to_owned()
-                    }),
-                    _ => None,
-                }
-                .unwrap_or_else(|| ": ".into());
+                };
+                let sep = c
+                    .children
+                    .last()
+                    .map(|ch| {
+                        self.text[string_end(&self.text, ch.start)..ch.value.start].to_owned()
+                    })
+                    .unwrap_or_else(|| ": ".into());
                 self.append(n, |indent, doc| {
                     format!(
                         "{}{sep}{}",
@@ -247,22 +138,25 @@ impl Doc {
                 });
             }
             Op::Push(path, v) => {
-                let n = root.get(path).ok_or_else(|| missing(path))?;
-                if !matches!(n.kind, Kind::Array(_)) {
+                let n = get(&root, path).ok_or_else(|| missing(path))?;
+                if n.array().is_none() {
                     return Err(format!("{path:?} is not an array"));
                 }
                 self.append(n, |indent, doc| doc.block(v, indent));
             }
             Op::Remove(path) => {
                 let (last, parent_path) = path.split_last().ok_or("cannot remove the document")?;
-                let parent = root.get(parent_path).ok_or_else(|| missing(parent_path))?;
-                let index = match (&parent.kind, last) {
-                    (Kind::Object(m), Seg::Key(k)) => m.iter().rposition(|(key, _, _)| key == k),
-                    (Kind::Array(items), Seg::Index(i)) => (*i < items.len()).then_some(*i),
+                let parent = get(&root, parent_path).ok_or_else(|| missing(parent_path))?;
+                let index = match (&parent.container, last) {
+                    (Some(c), Seg::Key(k)) if c.object => c
+                        .children
+                        .iter()
+                        .rposition(|ch| ch.key.as_deref() == Some(k)),
+                    (Some(c), Seg::Index(i)) if !c.object => (*i < c.children.len()).then_some(*i),
                     _ => None,
                 }
                 .ok_or_else(|| missing(path))?;
-                let spans = parent.item_spans();
+                let spans = item_spans(parent);
                 let range = if spans.len() == 1 {
                     // The only item: leave `[]` / `{}`, exactly what an append
                     // into an empty container started from.
@@ -282,7 +176,7 @@ impl Doc {
 
     /// Appends an item to container `n`, laid out like its siblings.
     fn append(&mut self, n: &Node, render: impl Fn(&str, &Doc) -> String) {
-        let spans = n.item_spans();
+        let spans = item_spans(n);
         if let Some(&(last_start, last_end)) = spans.last() {
             // Copy the whitespace that precedes the last item.
             let before = self.text[..last_start]
