@@ -83,7 +83,7 @@ fn line(event: &Event<'_>) -> String {
     let meta = event.metadata();
     let mut line = format!(
         "{} {:>5} {}: ",
-        crate::runtime::codec::timestamp_now(),
+        crate::base::time::timestamp_now(),
         meta.level(),
         meta.target()
     );
@@ -137,7 +137,7 @@ impl LazyLog {
             let locate = self.locate.lock().ok().and_then(|mut l| l.take());
             let path = locate.map(|f| f()).unwrap_or_default();
             if let Some(dir) = path.parent() {
-                let _ = crate::session::create_private_dir(dir);
+                let _ = crate::base::fs::create_private_dir(dir);
             }
             if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_LOG_BYTES) {
                 let _ = std::fs::rename(&path, path.with_extension("log.1"));
@@ -179,7 +179,7 @@ impl LazyLog {
         OpenOptions::new()
             .create(true)
             .append(true)
-            .mode(crate::session::FILE_MODE)
+            .mode(crate::base::fs::FILE_MODE)
             .open(path)
             .map_or(LineWriter::Nowhere, LineWriter::File)
     }

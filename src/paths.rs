@@ -429,7 +429,7 @@ pub fn session_component(session: &str) -> String {
     format!(
         "{}+{}",
         sanitize_component(&start),
-        crate::config::schema::hex(&digest[..16])
+        crate::base::text::hex(&digest[..16])
     )
 }
 
@@ -445,7 +445,7 @@ pub const CACHE_TEMP_PREFIX: &str = ".tmp-";
 pub fn write_cache_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let dir = path.parent().unwrap_or(Path::new("."));
-    crate::session::create_private_dir(dir)?;
+    crate::base::fs::create_private_dir(dir)?;
     let mut tmp = tempfile::Builder::new()
         .prefix(CACHE_TEMP_PREFIX)
         .tempfile_in(dir)?;

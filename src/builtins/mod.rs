@@ -190,7 +190,7 @@ pub fn run_port(
                 session_id: input.session_id.clone(),
                 // The run id every hook of this event is given.
                 run_id: run_id.to_owned(),
-                timestamp: crate::runtime::codec::timestamp_now(),
+                timestamp: crate::base::time::timestamp_now(),
                 payload: serde_json::Value::Object(input.fields.clone()),
             };
             sink.record(&obs).map(|()| HookReply::default())

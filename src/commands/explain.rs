@@ -341,7 +341,7 @@ fn evaluate(
         &PayloadContext {
             hook_id: &reg.id,
             run_id: "explain",
-            timestamp: &codec::timestamp_now(),
+            timestamp: &crate::base::time::timestamp_now(),
             profile: p.profile,
             project_root: root.as_deref(),
         },

@@ -500,7 +500,7 @@ fn record_path(loc: &Locations, real: &Path) -> PathBuf {
     let hash = Sha256::digest(real.as_os_str().as_encoded_bytes());
     loc.state_dir
         .join("imports")
-        .join(format!("{}.json", crate::config::schema::hex(&hash[..8])))
+        .join(format!("{}.json", crate::base::text::hex(&hash[..8])))
 }
 
 /// `<file>.keryx-import.bak`, beside the host file.

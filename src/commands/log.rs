@@ -171,7 +171,7 @@ pub fn parse_since(s: &str, now: SystemTime) -> Result<String, String> {
         let at = now
             .checked_sub(Duration::from_secs(secs))
             .unwrap_or(SystemTime::UNIX_EPOCH);
-        return Ok(crate::session::rfc3339(at));
+        return Ok(crate::base::time::rfc3339(at));
     }
     let b = s.as_bytes();
     let date = b.len() >= 10

@@ -550,7 +550,7 @@ fn trust_news(
     const TRUSTED: &str = "trusted-hooks";
     let dir = loc.session_dir(adapter.name(), &input.session_id);
     let remember = |name: &str, text: &str| {
-        let written = crate::session::create_private_dir(&dir)
+        let written = crate::base::fs::create_private_dir(&dir)
             .and_then(|()| crate::paths::write_cache_file(&dir.join(name), text.as_bytes()));
         if let Err(e) = written {
             tracing::warn!("could not remember `{name}` for the session: {e}");
@@ -650,7 +650,7 @@ fn config_invalid_reason(errors: &[String]) -> String {
     let mut lines: Vec<String> = errors
         .iter()
         .take(CONFIG_ERRORS_SHOWN)
-        .map(|e| fire::cap(e.lines().next().unwrap_or(""), CONFIG_ERROR_BYTES))
+        .map(|e| crate::base::text::cap(e.lines().next().unwrap_or(""), CONFIG_ERROR_BYTES))
         .collect();
     if errors.len() > CONFIG_ERRORS_SHOWN {
         lines.push(format!("and {} more", errors.len() - CONFIG_ERRORS_SHOWN));

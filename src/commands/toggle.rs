@@ -18,12 +18,13 @@ use std::process::ExitCode;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::base::text::hex;
 use crate::builtins;
 use crate::cli::{DisableArgs, EnableArgs};
 use crate::config::diagnostic::Diagnostic;
 use crate::config::load::{self, Loaded};
 use crate::config::model::Scope;
-use crate::config::schema::{self, hex};
+use crate::config::schema;
 use crate::config::{self};
 use crate::error::{CmdResult, CommandError};
 use crate::escape::escape;

@@ -154,17 +154,7 @@ pub fn cache_key(bytes: &[u8]) -> String {
     let mut h = Sha256::new();
     h.update(VALIDATOR_ID.to_le_bytes());
     h.update(bytes);
-    hex(&h.finalize())
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for &b in bytes {
-        s.push(char::from(DIGITS[usize::from(b >> 4)]));
-        s.push(char::from(DIGITS[usize::from(b & 0xf)]));
-    }
-    s
+    crate::base::text::hex(&h.finalize())
 }
 
 /// Whether `key` was recorded as schema-valid in `cache_dir`.
@@ -184,7 +174,10 @@ pub fn cache_store(cache_dir: &Path, key: &str) {
 mod tests {
     #[test]
     fn hex_is_two_lowercase_digits_a_byte() {
-        assert_eq!(super::hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
-        assert_eq!(super::hex(&[]), "");
+        assert_eq!(
+            crate::base::text::hex(&[0x00, 0x0f, 0xa5, 0xff]),
+            "000fa5ff"
+        );
+        assert_eq!(crate::base::text::hex(&[]), "");
     }
 }

@@ -29,7 +29,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::hostfile::{self, file};
-use crate::config::schema::hex;
+use crate::base::text::hex;
 
 /// Codex's longest timeout for these events, in seconds (it clamps longer
 /// ones and says so at start-up).

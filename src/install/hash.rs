@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::config::schema::hex;
+use crate::base::text::hex;
 
 /// A single file larger than this is refused: a hook source is config and
 /// scripts, and a snapshot is copied on every resync.

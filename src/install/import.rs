@@ -417,7 +417,7 @@ pub fn canonical_matcher(host: &Adapter, matcher: &str) -> String {
 /// the same id on every run, two different ones never share it.
 pub fn derive_id(host: &str, host_event: &str, matcher: &str, command: &str) -> String {
     let hash = Sha256::digest(format!("{host}\0{host_event}\0{matcher}\0{command}").as_bytes());
-    let short = crate::config::schema::hex(&hash[..3]);
+    let short = crate::base::text::hex(&hash[..3]);
     let mut slug = String::new();
     // The words that say what it is: the script's name, not its directory.
     let words = command

@@ -353,7 +353,7 @@ pub fn now_rfc3339() -> String {
 }
 
 fn rfc3339(secs: u64) -> String {
-    let (y, m, d, hh, mm, ss) = crate::runtime::codec::civil_utc(secs as i64);
+    let (y, m, d, hh, mm, ss) = crate::base::time::civil_utc(secs as i64);
     format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
 }
 

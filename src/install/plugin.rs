@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::hostfile::{self, Change, Desired, FileReport, WiredEntry, diff, file};
-use crate::config::schema::hex;
+use crate::base::text::hex;
 use crate::hosts::Adapter;
 
 /// The name every package carries (plugin name, extension name).

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 use super::hash::{self, Listing};
 use super::manifest::{self, FileEntry, MANIFEST_FILE, Manifest, Wiring};
-use crate::config::schema::hex;
+use crate::base::text::hex;
 use crate::paths;
 
 /// What [`sync`] did (or, with `dry_run`, would do).

@@ -168,38 +168,10 @@ pub fn build_hook_stdin(input: &EventInput, ctx: &PayloadContext) -> Value {
 }
 
 /// RFC 3339 UTC timestamp with milliseconds, without a date library.
-pub fn timestamp_now() -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    format_timestamp(now.as_secs() as i64, now.subsec_millis())
-}
-
-pub fn format_timestamp(secs: i64, millis: u32) -> String {
-    let (y, m, d, hh, mm, ss) = civil_utc(secs);
-    format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}.{millis:03}Z")
-}
-
-/// Year, month, day, hour, minute, second (UTC) of a Unix time.
-pub fn civil_utc(secs: i64) -> (i64, i64, i64, i64, i64, i64) {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil-from-days (proleptic Gregorian), after Howard Hinnant's algorithm.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d, rem / 3600, rem % 3600 / 60, rem % 60)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::time::format_timestamp;
 
     fn ctx() -> PayloadContext<'static> {
         PayloadContext {

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::base::text::{TRUNCATED, cap, truncate_utf8};
 use crate::config::model::{
     BuiltinPort, Handler, HookClass, Profile, Registration, RunsIn, SELF_EXE,
 };
@@ -110,18 +111,6 @@ pub fn inherited_hook_ids(regs: &[Registration]) -> Vec<String> {
     out
 }
 
-/// What a cut text ends with.
-pub const TRUNCATED: &str = "…[truncated]";
-
-/// `text` in at most `max` bytes, [`TRUNCATED`] included when it is cut.
-pub fn cap(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let (kept, _) = truncate_utf8(text, max.saturating_sub(TRUNCATED.len()));
-    format!("{kept}{TRUNCATED}")
-}
-
 /// A reason as a host shows it: its invisible characters made visible
 /// (which can lengthen it), then capped at [`MAX_REASON_BYTES`], the marker
 /// included. Applying it twice changes nothing.
@@ -137,17 +126,6 @@ pub fn reason_text(reason: &str) -> String {
     format!("{kept}{TRUNCATED}")
 }
 
-pub fn truncate_utf8(s: &str, max: usize) -> (&str, bool) {
-    if s.len() <= max {
-        return (s, false);
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    (&s[..end], true)
-}
-
 /// Runs one hook once.
 pub fn invoke(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Invocation {
     let start = Instant::now();
@@ -160,7 +138,7 @@ pub fn invoke(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Invo
         Handler::Command(c) => c,
     };
     let project_root = ctx.project_root.map(|p| p.to_string_lossy().into_owned());
-    let timestamp = codec::timestamp_now();
+    let timestamp = crate::base::time::timestamp_now();
     let payload = codec::build_hook_stdin(
         input,
         &PayloadContext {
@@ -386,7 +364,7 @@ fn sandbox_for(
 pub fn hook_cache_dir(loc: &Locations, reg: &Registration) -> std::path::PathBuf {
     use sha2::{Digest, Sha256};
     let key = Sha256::digest(format!("{}/{}", reg.scope, reg.id).as_bytes());
-    let short = crate::config::schema::hex(&key[..4]);
+    let short = crate::base::text::hex(&key[..4]);
     loc.state_dir.join("hook-cache").join(format!(
         "{}-{short}",
         crate::paths::sanitize_component(&reg.id)

@@ -180,7 +180,7 @@ pub fn question_key(input: &EventInput, tool_call_id: &str, profile: Profile) ->
     format!(
         "{}:{tool_call_id}:{}",
         input.event.as_str(),
-        crate::config::schema::hex(&digest[..16])
+        crate::base::text::hex(&digest[..16])
     )
 }
 
@@ -237,7 +237,7 @@ impl Calls {
     }
 
     fn own_path(&self, digest: &[u8; 16]) -> PathBuf {
-        self.dir.join(crate::config::schema::hex(digest))
+        self.dir.join(crate::base::text::hex(digest))
     }
 
     /// Claims `key`, or waits (up to `wait`) for the answer of whoever did.

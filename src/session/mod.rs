@@ -8,7 +8,7 @@ pub mod calls;
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{ErrorKind, Write};
-use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -28,10 +28,7 @@ const MAX_FIRST_EDITS: usize = 10_000;
 /// the hook out runs the tool ungated (Claude Code does), and the shortest
 /// host timeout keryx installs is well above this.
 pub const LOCK_WAIT: Duration = Duration::from_secs(2);
-/// Mode of every directory keryx makes for its state: only you can list it.
-pub const DIR_MODE: u32 = 0o700;
-/// Mode of every state file keryx makes: only you can read it.
-pub const FILE_MODE: u32 = 0o600;
+pub use crate::base::fs::{DIR_MODE, FILE_MODE, create_private_dir};
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -171,16 +168,6 @@ pub(crate) fn open_in(dir: &Path, name: &str, opts: &OpenOptions) -> std::io::Re
     }
 }
 
-/// Makes `dir` and its missing parents, each [`DIR_MODE`] (before the
-/// umask, which can only take bits away). Existing directories are left as
-/// they are.
-pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(DIR_MODE)
-        .create(dir)
-}
-
 /// Why a lock was not taken: [`LOCK_WAIT`] passed with someone else still
 /// holding it.
 pub fn lock_timed_out(e: &std::io::Error) -> bool {
@@ -265,12 +252,6 @@ pub const RECORD_SCHEMA_VERSION: u32 = 1;
 pub const MAX_RECORD_REASON_BYTES: usize = 500;
 /// A call's summary is kept to this many characters.
 pub const MAX_SUMMARY_CHARS: usize = 120;
-
-/// `t` in RFC 3339, UTC, to the millisecond: `2026-12-01T20:41:07.123Z`.
-pub fn rfc3339(t: SystemTime) -> String {
-    let d = t.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
-    crate::runtime::codec::format_timestamp(d.as_secs() as i64, d.subsec_millis())
-}
 
 /// A short summary of a tool call for its records: the command's first
 /// line or the path it touches, with every secret the built-in rules know
@@ -413,12 +394,12 @@ fn append_records(
         #[serde(skip_serializing_if = "Option::is_none")]
         skipped_because: Option<&'a str>,
     }
-    let time = rfc3339(SystemTime::now());
+    let time = crate::base::time::rfc3339(SystemTime::now());
     let mut buf = Vec::new();
     for entry in entries {
         let mut record = entry.record.clone();
         if let Some(r) = &record.reason {
-            record.reason = Some(crate::runtime::fire::cap(r, MAX_RECORD_REASON_BYTES));
+            record.reason = Some(crate::base::text::cap(r, MAX_RECORD_REASON_BYTES));
         }
         let line = Line {
             line_type: "hook_invocation",
@@ -594,7 +575,9 @@ mod tests {
     #[test]
     fn rfc3339_formats_utc_to_the_millisecond() {
         let at = |secs: u64, ms: u64| {
-            rfc3339(SystemTime::UNIX_EPOCH + Duration::from_millis(secs * 1000 + ms))
+            crate::base::time::rfc3339(
+                SystemTime::UNIX_EPOCH + Duration::from_millis(secs * 1000 + ms),
+            )
         };
         assert_eq!(at(0, 0), "1970-01-01T00:00:00.000Z");
         assert_eq!(at(1_796_157_667, 123), "2026-12-01T20:41:07.123Z");

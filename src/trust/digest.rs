@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::base::text::hex;
 use crate::config::model::{Registration, Scope};
-use crate::config::schema::hex;
 use crate::install::hash::{self, FileDigest};
 use crate::paths;
 

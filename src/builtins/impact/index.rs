@@ -203,7 +203,7 @@ pub enum Source {
 pub fn index_file(cache_dir: &Path, root: &Path) -> PathBuf {
     use sha2::{Digest, Sha256};
     let digest = Sha256::digest(root.as_os_str().as_encoded_bytes());
-    cache_dir.join(format!("{}.idx", crate::config::schema::hex(&digest[..8])))
+    cache_dir.join(format!("{}.idx", crate::base::text::hex(&digest[..8])))
 }
 
 /// The index of `root`, up to date for a lookup of a `lang` file: the
