@@ -115,7 +115,9 @@ pub struct RunArgs {
     pub host: String,
     /// The host's own event name, e.g. `PreToolUse` or `BeforeTool`.
     pub event: String,
-    /// Read the user layer from this installed snapshot.
+    /// Read the user layer from this installed snapshot (hosts always pass
+    /// it; by hand the default is the one the host's wiring of this event
+    /// names, else the live `$KERYX_HOME/hooks.json`).
     #[arg(long, value_name = "KEY")]
     pub snapshot: Option<String>,
     /// Security profile for this event.

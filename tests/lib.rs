@@ -28,3 +28,4 @@ mod shim;
 mod snapshot;
 mod trust;
 mod user_scripts;
+mod wired_snapshot;

@@ -13,3 +13,4 @@ pub mod manifest;
 pub mod plugin;
 pub mod resync;
 pub mod snapshot;
+pub mod wired;
