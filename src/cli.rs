@@ -28,7 +28,7 @@ pub enum Command {
     List(ListArgs),
     /// Check the user and project hook files.
     Validate(ValidateArgs),
-    /// Run one hook once, against a synthetic payload or a file.
+    /// Run one hook once and show the payload it read and its answer.
     Test(TestArgs),
     /// Review this project's command hooks and trust exactly this version.
     Trust(TrustArgs),
@@ -115,7 +115,9 @@ pub struct RunArgs {
     pub host: String,
     /// The host's own event name, e.g. `PreToolUse` or `BeforeTool`.
     pub event: String,
-    /// Read the user layer from this installed snapshot.
+    /// Read the user layer from this installed snapshot (hosts always pass
+    /// it; by hand the default is the one the host's wiring of this event
+    /// names, else the live `$KERYX_HOME/hooks.json`).
     #[arg(long, value_name = "KEY")]
     pub snapshot: Option<String>,
     /// Security profile for this event.
@@ -412,12 +414,25 @@ pub struct DoctorArgs {
 pub struct TestArgs {
     /// The hook id, e.g. `no-rm-rf-root` or `keryx.ctx-guard`.
     pub id: String,
-    /// Which of the hook's events to test (default: its first).
+    /// Which of the hook's events to test (default: its first; with
+    /// --tool, --command or --file, its first tool event).
     #[arg(long, value_name = "NAME")]
     pub event: Option<String>,
     /// A JSON payload to send instead of the synthetic one.
     #[arg(long, value_name = "PATH")]
     pub payload_file: Option<std::path::PathBuf>,
+    /// Test a call of this tool (`Bash`, `Write`, `Edit`, `Read`, an MCP
+    /// tool…) instead of one the hook's matcher picks.
+    #[arg(long, value_name = "NAME", conflicts_with = "payload_file")]
+    pub tool: Option<String>,
+    /// Test a Bash call running this command.
+    #[arg(long, value_name = "CMD", conflicts_with_all = ["payload_file", "file"])]
+    pub command: Option<String>,
+    /// Test a call on this file (relative to the current directory): a
+    /// Write, Edit, MultiEdit or Read, the one --tool names, else the first
+    /// the hook's matcher accepts.
+    #[arg(long, value_name = "PATH", conflicts_with = "payload_file")]
+    pub file: Option<std::path::PathBuf>,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,

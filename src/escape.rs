@@ -155,9 +155,54 @@ pub fn escape_lines(s: &str, continuation: &str) -> (String, bool) {
     (out, flagged)
 }
 
+/// `v` as pretty JSON that is safe on a terminal and still the same JSON:
+/// every dangerous character in a string (serde_json escapes only C0
+/// controls) is written as a JSON `\uXXXX` escape, so the text can be
+/// copied back into a file and parses to `v`.
+pub fn json_text(v: &serde_json::Value) -> String {
+    let raw = serde_json::to_string_pretty(v).unwrap_or_default();
+    let mut out = String::with_capacity(raw.len());
+    // Outside its strings, pretty JSON holds nothing dangerous but its
+    // own line breaks; inside them every C0 control is already escaped.
+    for c in raw.chars() {
+        if c != '\n' && is_dangerous(c) {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_text_is_the_same_json_with_nothing_invisible() {
+        let v = serde_json::json!({
+            "command": "echo \u{202E}txt.exe \u{1b}[2J \u{9b} \u{7f} \u{E0041} a\\b \"q\"\nnext",
+            "n": [1, 2],
+        });
+        let text = json_text(&v);
+        assert!(
+            !text.chars().any(|c| c != '\n' && is_dangerous(c)),
+            "{text}"
+        );
+        assert!(
+            text.contains("\\u202e") && text.contains("\\udb40\\udc41"),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), v);
+        let plain = serde_json::json!({"a": "b"});
+        assert_eq!(
+            json_text(&plain),
+            serde_json::to_string_pretty(&plain).unwrap()
+        );
+    }
 
     #[test]
     fn hook_text_drops_colours_and_keeps_other_escapes_visible() {

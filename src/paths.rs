@@ -461,6 +461,17 @@ pub fn self_exe() -> &'static Path {
     EXE.get_or_init(|| std::env::current_exe().unwrap_or_else(|_| PathBuf::from("keryx-hooks")))
 }
 
+/// `path` for a person to read: `~/…` below `home`, escaped.
+pub fn tilde(path: &Path, home: &Path) -> String {
+    let shown = match path.strip_prefix(home) {
+        Ok(rest) if home.is_absolute() && home != Path::new("/") => {
+            format!("~/{}", rest.display())
+        }
+        _ => path.display().to_string(),
+    };
+    crate::escape::escape(&shown)
+}
+
 /// `path` made absolute and lexically normalised (no filesystem access).
 pub fn absolute(path: &Path) -> PathBuf {
     if is_plain_absolute(path) {

@@ -281,6 +281,56 @@ mod bad_input {
         assert_eq!(v["diagnostics"][0]["code"], "hook-argv0-unresolved");
     }
 
+    /// A property or value the schema does not know, close to one it
+    /// does, is told with the name meant: by case and separators, by a few
+    /// edits, or where it belongs (inside `command`, or beside it).
+    #[test]
+    fn validate_suggests_the_name_meant_for_a_near_miss() {
+        let env = Env::new();
+        env.write(
+            env.user_hooks(),
+            r#"{
+  "schemaVersion": "1.0.0",
+  "hooks": {
+    "PreToolUs": [],
+    "Stopp": [],
+    "PreToolUse": [
+      {"id": "lint", "class": "observer", "timeout": 3000, "runs_in": "sandbox",
+       "matchers": "Bash", "cwd": "scripts",
+       "command": {"argv": ["true"], "env_passthrough": ["CI"], "timeoutMs": 100}},
+      {"id": "guard", "class": "gates", "runsIn": "sandboxed", "env": {},
+       "profiles": ["read-only"], "command": {"argv": ["true"]}},
+      {"id": "keryx.ctx-guard", "enabled": false, "acknowledge": "disable-builtin-gates"},
+      {"id": "odd", "class": "gate", "failOpen": true, "command": {"argv": ["true"]}}
+    ]
+  },
+  "hook": {}
+}
+"#,
+        );
+        let run = env.run(&["validate"]);
+        run.code(1);
+        assert_eq!(run.stderr, "");
+        let out = run
+            .stdout
+            .replace(&env.user_hooks().display().to_string(), "[USER]");
+        insta::assert_snapshot!(out);
+        let v = env.run(&["validate", "--json"]).json();
+        let messages: Vec<&str> = v["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["message"].as_str().unwrap())
+            .collect();
+        assert!(
+            messages.contains(
+                &"\"observer\" is not one of \"gate\", \"gate-advisory\" or 2 other candidates \
+                  (as a hook registration); did you mean `observe`?"
+            ),
+            "{messages:#?}"
+        );
+    }
+
     #[test]
     fn the_worked_example_validates() {
         let env = Env::new();

@@ -28,4 +28,7 @@ cargo fmt --check
 cargo clippy --locked --all-targets -- -D warnings
 # The benchmark helpers use the library's API: keep them building.
 cargo check --locked --quiet --manifest-path bench/tools/Cargo.toml --all-features --bins
-cargo nextest run --locked --no-fail-fast "$@"
+cargo nextest run --locked --profile ci --no-fail-fast "$@"
+# The README's quick start as written, then the usual mistakes, on a
+# throwaway home, with the binary the suite just built.
+sh tests/first-hour.sh target/debug/keryx-hooks

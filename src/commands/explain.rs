@@ -4,13 +4,12 @@
 //! that answer in this process (they start no process and write nothing)
 //! are evaluated, every other hook is named as what the answer depends on.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
 
 use crate::cli::ExplainArgs;
-use crate::commands::run::{self, Prepared, RunSettings, Stopped};
+use crate::commands::run::{self, Prepared, RunSettings, Stopped, UserLayer};
 use crate::config::model::{Registration, RunsIn};
 use crate::error::{CmdResult, CommandError};
 use crate::escape::escape;
@@ -67,21 +66,31 @@ pub fn run(args: &ExplainArgs) -> CmdResult {
         None => stdin_guard::read_json(std::io::stdin().lock(), &stdin_guard::Limits::default()),
     }
     .map_err(|e| e.to_string());
-    let (snapshot, wiring) = match &args.snapshot {
-        Some(k) => (Some(k.clone()), None),
-        None => wired_snapshot(adapter, &args.event),
-    };
+    // Without --snapshot, `prepare` reads the snapshot the host's wiring
+    // names, as `run` does; which one is said on stderr.
     let settings = RunSettings {
         host: adapter.name().to_owned(),
         host_event: args.event.clone(),
-        snapshot: snapshot.clone(),
+        snapshot: args.snapshot.clone(),
         profile: args.profile,
         headless: args.headless,
     };
     let off = crate::env_vars::get(crate::env_vars::KERYX_HOOKS).as_deref() == Some("off");
     let report = match run::prepare(adapter, event, &settings, payload) {
-        Ok(p) => explained(adapter, &p, snapshot, wiring, off),
-        Err(stopped) => stopped_report(adapter, event, stopped, off),
+        Ok(p) => {
+            say_layer(adapter, &p.layer, &p.loc);
+            explained(adapter, &p, off)
+        }
+        Err(stopped) => {
+            let layer = match &stopped {
+                Stopped::Shim(a) => a.layer.as_ref().map(|l| {
+                    say_layer(adapter, l, &a.loc);
+                    l.clone()
+                }),
+                Stopped::Quiet => None,
+            };
+            stopped_report(adapter, event, stopped, layer.as_ref(), off)
+        }
     };
     if args.json {
         output::json(&report);
@@ -93,25 +102,30 @@ pub fn run(args: &ExplainArgs) -> CmdResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The snapshot the host's own wiring of `host_event` names, and the file
-/// that says so; the live user file when none does.
-fn wired_snapshot(adapter: &Adapter, host_event: &str) -> (Option<String>, Option<PathBuf>) {
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-    let loc = crate::paths::Locations::resolve(&cwd);
-    for file in crate::install::classify::host_config_entries(&loc, adapter) {
-        let Ok(entries) = file.entries else { continue };
-        if let Some(key) = entries
-            .iter()
-            .filter(|e| e.host_event == host_event)
-            .find_map(|e| e.snapshot_key.clone())
-        {
-            return (Some(key), Some(file.path));
-        }
-    }
-    (None, None)
+/// Which hooks file is read and why, on stderr: the report itself may be JSON.
+fn say_layer(adapter: &Adapter, layer: &UserLayer, loc: &crate::paths::Locations) {
+    output::err_line(&format!("note: {}", layer.describe(adapter, loc)));
 }
 
-fn stopped_report(adapter: &Adapter, event: Event, stopped: Stopped, off: bool) -> Value {
+/// The report's fields for the user layer: `snapshot` (its key, or null
+/// for the live file), `snapshotFrom` (the host file whose wiring names
+/// it) and `userLayer` (`named`, `wired` or `live`).
+fn layer_fields(layer: Option<&UserLayer>) -> (Value, Value, Value) {
+    match layer {
+        Some(UserLayer::Named(k)) => (json!(k), Value::Null, json!("named")),
+        Some(UserLayer::Wired(w)) => (json!(w.key), json!(w.path), json!("wired")),
+        Some(UserLayer::Live) => (Value::Null, Value::Null, json!("live")),
+        None => (Value::Null, Value::Null, Value::Null),
+    }
+}
+
+fn stopped_report(
+    adapter: &Adapter,
+    event: Event,
+    stopped: Stopped,
+    layer: Option<&UserLayer>,
+    off: bool,
+) -> Value {
     let answer = match stopped {
         Stopped::Quiet => json!({
             "outcome": "none",
@@ -126,10 +140,14 @@ fn stopped_report(adapter: &Adapter, event: Event, stopped: Stopped, off: bool) 
             "note": "no hook is selected: the shim answers by itself",
         }),
     };
+    let (snapshot, from, user_layer) = layer_fields(layer);
     json!({
         "host": adapter.name(),
         "event": event.as_str(),
         "keryxHooksOff": off,
+        "snapshot": snapshot,
+        "snapshotFrom": from,
+        "userLayer": user_layer,
         "registrations": [],
         "answer": if off { off_answer() } else { answer },
     })
@@ -144,13 +162,7 @@ fn off_answer() -> Value {
     })
 }
 
-fn explained(
-    adapter: &Adapter,
-    p: &Prepared,
-    snapshot: Option<String>,
-    wiring: Option<PathBuf>,
-    off: bool,
-) -> Value {
+fn explained(adapter: &Adapter, p: &Prepared, off: bool) -> Value {
     let all = select::in_load_order(&p.loaded, &p.trust);
     let sel = run::selection(adapter, p, &all);
     let mut gates = Gates::default();
@@ -166,6 +178,7 @@ fn explained(
     } else {
         gates.answer(&p.input)
     };
+    let (snapshot, from, user_layer) = layer_fields(Some(&p.layer));
     json!({
         "host": adapter.name(),
         "event": p.input.event.as_str(),
@@ -175,7 +188,8 @@ fn explained(
         "profile": p.profile.as_str(),
         "interactive": p.input.interactive,
         "snapshot": snapshot,
-        "snapshotFrom": wiring,
+        "snapshotFrom": from,
+        "userLayer": user_layer,
         "trust": p.trust.state.as_str(),
         "registrations": main,
         "bridged": bridged,

@@ -19,7 +19,9 @@ use crate::config::load::{self, Loaded};
 use crate::config::model::{BuiltinPort, Handler, Profile, Registration};
 use crate::config::{self};
 use crate::env_vars;
+use crate::escape::escape;
 use crate::hosts::{self, Adapter, stdin_guard};
+use crate::install::wired::WiredSnapshot;
 use crate::paths::Locations;
 use crate::runtime::events::Event;
 use crate::runtime::fire::{self, FireContext};
@@ -267,9 +269,15 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
         .map_err(|e| e.to_string());
     // decode, locate, load
     let p = match prepare(adapter, event, s, payload) {
-        Ok(p) => p,
+        Ok(p) => {
+            note_layer(adapter, &p.layer, &p.loc);
+            p
+        }
         Err(Stopped::Quiet) => return FireResult::none(),
         Err(Stopped::Shim(a)) => {
+            if let Some(layer) = &a.layer {
+                note_layer(adapter, layer, &a.loc);
+            }
             record_shim(adapter, a.input.as_ref(), &a.loc, a.kind, event, &a.result);
             return a.result;
         }
@@ -291,6 +299,17 @@ fn handle(adapter: &Adapter, event: Event, s: &RunSettings) -> FireResult {
     ev.compose(&mut result);
     ev.record(&result);
     result
+}
+
+/// Tells a person who runs `run` by hand, on a terminal, that it reads the
+/// snapshot the host's wiring names rather than the live file. Never on
+/// stdout (the host protocol), and never when a host runs it: a host passes
+/// `--snapshot` and gives no terminal.
+fn note_layer(adapter: &Adapter, layer: &UserLayer, loc: &Locations) {
+    use std::io::IsTerminal;
+    if matches!(layer, UserLayer::Wired(_)) && std::io::stderr().is_terminal() {
+        crate::output::err_line(&format!("keryx-hooks: {}", layer.describe(adapter, loc)));
+    }
 }
 
 /// Every hook that fit the call but does not run (held back by trust,
@@ -321,6 +340,63 @@ pub(crate) struct ShimAnswer {
     pub result: FireResult,
     pub input: Option<EventInput>,
     pub loc: Locations,
+    /// Where the user layer was read from, once it was chosen.
+    pub layer: Option<UserLayer>,
+}
+
+/// Where the user layer is read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum UserLayer {
+    /// The snapshot `--snapshot` names: what a host runs (it always
+    /// passes one).
+    Named(String),
+    /// No `--snapshot`: the snapshot the host's wiring of this event names,
+    /// so a run by hand reads what the host reads.
+    Wired(WiredSnapshot),
+    /// No `--snapshot`, and no wiring of this host names a snapshot: the
+    /// live `$KERYX_HOME/hooks.json`.
+    Live,
+}
+
+impl UserLayer {
+    /// The layer for `s` at `loc`. The manifests are only read without
+    /// `--snapshot`, which a host always passes: never on a host's event.
+    fn choose(adapter: &Adapter, s: &RunSettings, loc: &Locations) -> UserLayer {
+        match &s.snapshot {
+            Some(key) => UserLayer::Named(key.clone()),
+            None => crate::install::wired::wired_snapshot(loc, adapter, &s.host_event)
+                .map_or(UserLayer::Live, UserLayer::Wired),
+        }
+    }
+
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            UserLayer::Named(k) => Some(k),
+            UserLayer::Wired(w) => Some(&w.key),
+            UserLayer::Live => None,
+        }
+    }
+
+    /// Which hooks file is read and why, in one line for a person.
+    pub fn describe(&self, adapter: &Adapter, loc: &Locations) -> String {
+        let live = crate::paths::tilde(&loc.user_hooks_file(), &loc.home);
+        match self {
+            UserLayer::Named(k) => format!(
+                "reading snapshot `{}` (named by --snapshot), not `{live}`",
+                escape(k)
+            ),
+            UserLayer::Wired(w) => format!(
+                "reading snapshot `{}` (what {} runs: `{}` wires it), not `{live}`",
+                escape(&w.key),
+                adapter.name(),
+                crate::paths::tilde(&w.path, &loc.home)
+            ),
+            UserLayer::Live => format!(
+                "reading the live `{live}`: no {} wiring names a snapshot",
+                adapter.name()
+            ),
+        }
+    }
 }
 
 /// One event, decoded, located and with its config loaded and trust
@@ -336,6 +412,8 @@ pub(crate) struct Prepared {
     pub trust: crate::trust::ProjectTrust,
     /// The hook ids a child agent inherits.
     pub inherited: Vec<String>,
+    /// Where the user layer was read from.
+    pub layer: UserLayer,
 }
 
 /// Decodes `payload` with the host's adapter, locates the project, loads
@@ -360,6 +438,7 @@ pub(crate) fn prepare(
                 ),
                 input: None,
                 loc: cwd_locations(),
+                layer: None,
             })));
         }
     };
@@ -380,6 +459,7 @@ pub(crate) fn prepare(
                 ),
                 input: None,
                 loc: cwd_locations(),
+                layer: None,
             })));
         }
     };
@@ -393,14 +473,12 @@ pub(crate) fn prepare(
         .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")));
     let loc = Locations::resolve(&cwd);
     crate::runner::set_probe_cache_dir(loc.state_dir.clone());
-    let user_file = s
-        .snapshot
-        .as_ref()
-        .map(|k| loc.snapshot_dir(k).join("hooks.json"));
+    let layer = UserLayer::choose(adapter, s, &loc);
+    let user_file = layer.key().map(|k| loc.snapshot_dir(k).join("hooks.json"));
     let sources = config::sources(&loc, user_file.clone());
     let mut loaded = load::load(&sources);
     let set_aside = crate::trust::set_aside_broken_untrusted_project(&mut loaded, &sources, &loc);
-    if let (Some(key), Some(file)) = (&s.snapshot, &user_file)
+    if let (Some(key), Some(file)) = (layer.key(), &user_file)
         && !loc.snapshot_dir(key).is_dir()
     {
         loaded
@@ -436,7 +514,7 @@ pub(crate) fn prepare(
     // At most one drift line, at SessionStart, for a host wired to a
     // snapshot: a resync is the user's call, so it is said, never done.
     if event == Event::SessionStart
-        && let Some(key) = &s.snapshot
+        && let Some(key) = layer.key()
         && let Some(line) = crate::install::classify::session_start_line(&loc, key)
     {
         notices.push(line);
@@ -448,6 +526,7 @@ pub(crate) fn prepare(
             result,
             input: Some(input),
             loc,
+            layer: Some(layer),
         })));
     }
     let trust =
@@ -470,6 +549,7 @@ pub(crate) fn prepare(
         loaded,
         trust,
         inherited,
+        layer,
     })
 }
 

@@ -1,6 +1,7 @@
 //! `keryx-hooks test <id>`: runs one hook once through the real runner (the
-//! in-process built-ins through their ports) against a synthetic payload or
-//! a file, and reports what it did and what a failure would mean.
+//! in-process built-ins through their ports) against a synthetic call, one
+//! built from `--tool`/`--command`/`--file`, or a file, and reports the
+//! payload it read, what it did and what a failure would mean.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -69,7 +70,13 @@ pub fn run(args: &TestArgs) -> CmdResult {
         .iter()
         .filter(|r| r.id == args.id && event.is_none_or(|e| r.event == e))
         .collect();
-    let Some(reg) = candidates.first().copied() else {
+    // A tool call is tested on the hook's first tool event.
+    let wants_call = args.tool.is_some() || args.command.is_some() || args.file.is_some();
+    let first = candidates
+        .iter()
+        .find(|r| !wants_call || r.event.is_per_tool())
+        .or(candidates.first());
+    let Some(reg) = first.copied() else {
         let was_project = before
             .iter()
             .any(|(id, s)| *id == args.id && *s == Scope::Project);
@@ -89,7 +96,7 @@ pub fn run(args: &TestArgs) -> CmdResult {
     };
     let input = match &args.payload_file {
         Some(p) => input_from_file(p, reg.event)?,
-        None => synthetic(reg),
+        None => synthetic(reg, flag_call(args, reg)?),
     };
     let builtin = |port, inp: &EventInput| -> Result<HookReply, String> {
         crate::builtins::run_port(port, inp, true, "test-run", &loc)
@@ -112,6 +119,10 @@ pub fn run(args: &TestArgs) -> CmdResult {
     // disable, runtime.toml) keeps out of this payload is not run, and
     // says so.
     let filters = select::Filters::for_run(profile, Some(&trust), loc.settings(), &loaded);
+    // The payload a command hook gets on stdin (a built-in reads the event
+    // in this process; it is shown in the same shape).
+    let payload = fire::hook_payload(reg, &input, &ctx);
+    let on_stdin = reg.command().is_some();
     if let Some(not_run) = select::verdict(reg, &input, &filters) {
         let why = not_run.text();
         if args.json {
@@ -121,8 +132,14 @@ pub fn run(args: &TestArgs) -> CmdResult {
                 "fires": false,
                 "why": why,
                 "because": not_run.code(),
+                "payload": payload,
+                "payloadSent": false,
             }));
         } else {
+            show_payload(
+                "payload (not sent: the hook does not fire for it):",
+                &payload,
+            );
             output::line(&format!(
                 "hook {} on {} does not fire for this payload: {why}; `run` would not run it",
                 escape(&reg.id),
@@ -131,8 +148,12 @@ pub fn run(args: &TestArgs) -> CmdResult {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let inv = fire::invoke(reg, &input, &ctx);
-    report(args.json, reg, &inv, profile, input.decide_outcome);
+    let inv = fire::invoke_command(reg, &input, &payload, &ctx);
+    let sent = Sent {
+        payload: &payload,
+        on_stdin,
+    };
+    report(args.json, reg, &inv, &sent, profile, input.decide_outcome);
     Ok(if inv.result.is_ok() {
         ExitCode::SUCCESS
     } else {
@@ -140,37 +161,137 @@ pub fn run(args: &TestArgs) -> CmdResult {
     })
 }
 
-/// A payload that makes `reg` match: a tool its matcher accepts.
-fn synthetic(reg: &Registration) -> EventInput {
+/// The canonical tools a synthetic call can be of, in the order one is
+/// picked for a matcher.
+const TOOLS: [&str; 10] = [
+    "Bash",
+    "Write",
+    "Edit",
+    "MultiEdit",
+    "Read",
+    "Grep",
+    "Glob",
+    "Agent",
+    "WebFetch",
+    "WebSearch",
+];
+
+/// The tools `--file` makes a call of.
+const FILE_TOOLS: [&str; 4] = ["Write", "Edit", "MultiEdit", "Read"];
+
+/// Where a synthetic call writes or reads when no `--file` is given.
+const TEST_FILE: &str = "/tmp/keryx-hooks-test.txt";
+
+/// A tool call to test: the tool and its input.
+struct Call {
+    tool: String,
+    input: Value,
+}
+
+/// The call `--tool`, `--command` and `--file` describe, if any; an error
+/// when they do not fit together or `reg` is not on a tool event.
+fn flag_call(args: &TestArgs, reg: &Registration) -> Result<Option<Call>, CommandError> {
+    if args.tool.is_none() && args.command.is_none() && args.file.is_none() {
+        return Ok(None);
+    }
+    if !reg.event.is_per_tool() {
+        return Err(CommandError::user(format!(
+            "`--tool`, `--command` and `--file` describe a tool call, and `{}` runs on {}",
+            escape(&reg.id),
+            reg.event
+        ))
+        .hint(format!(
+            "keryx-hooks test {} --payload-file PATH",
+            escape(&reg.id)
+        )));
+    }
+    // `bash` is `Bash`; a tool keryx has no name for (an MCP tool) is as given.
+    let named = args.tool.as_deref().map(|t| {
+        TOOLS
+            .into_iter()
+            .find(|k| k.eq_ignore_ascii_case(t))
+            .map_or_else(|| t.to_owned(), str::to_owned)
+    });
+    if let Some(command) = &args.command {
+        if let Some(t) = named.as_deref().filter(|t| *t != "Bash") {
+            return Err(CommandError::user(format!(
+                "`--command` makes a Bash call, not a `{}` call",
+                escape(t)
+            )));
+        }
+        return Ok(Some(Call {
+            tool: "Bash".into(),
+            input: json!({"command": command}),
+        }));
+    }
+    if let Some(file) = &args.file {
+        let tool = match named {
+            Some(t) if FILE_TOOLS.contains(&t.as_str()) => t,
+            Some(t) => {
+                return Err(CommandError::user(format!(
+                    "`--file` makes a {} call, not a `{}` call",
+                    FILE_TOOLS.join(", "),
+                    escape(&t)
+                )));
+            }
+            None => FILE_TOOLS
+                .into_iter()
+                .find(|t| reg.matcher.matches(t))
+                .unwrap_or("Write")
+                .to_owned(),
+        };
+        let path = crate::paths::absolute(file).to_string_lossy().into_owned();
+        let input = tool_input(&tool, &path);
+        return Ok(Some(Call { tool, input }));
+    }
+    let tool = named.unwrap_or_default();
+    let input = tool_input(&tool, TEST_FILE);
+    Ok(Some(Call { tool, input }))
+}
+
+/// A plausible input for a call of `tool`, on `path` where it takes one.
+fn tool_input(tool: &str, path: &str) -> Value {
+    match tool {
+        "Bash" => json!({"command": "echo keryx-hooks test"}),
+        "Write" => json!({"file_path": path, "content": "hello\n"}),
+        "Edit" => json!({"file_path": path, "old_string": "a", "new_string": "b"}),
+        "MultiEdit" => {
+            json!({"file_path": path, "edits": [{"old_string": "a", "new_string": "b"}]})
+        }
+        "Read" => json!({"file_path": path}),
+        "Grep" | "Glob" => json!({"pattern": "keryx-hooks"}),
+        "Agent" => json!({"description": "keryx-hooks test", "prompt": "keryx-hooks test"}),
+        "WebFetch" => json!({"url": "https://example.com/", "prompt": "keryx-hooks test"}),
+        "WebSearch" => json!({"query": "keryx-hooks test"}),
+        _ => json!({}),
+    }
+}
+
+/// A payload that makes `reg` match: the call given, or a tool its
+/// matcher accepts.
+fn synthetic(reg: &Registration, call: Option<Call>) -> EventInput {
     let mut input = EventInput::new(reg.event, "keryx-hooks-test");
-    let tool = match &reg.matcher {
-        Matcher::Exact(names) => names.first().cloned().unwrap_or_else(|| "Bash".into()),
-        m => [
-            "Bash",
-            "Write",
-            "Edit",
-            "Read",
-            "Grep",
-            "Glob",
-            "Agent",
-            "WebFetch",
-            "WebSearch",
-        ]
-        .into_iter()
-        .find(|t| m.matches(t))
-        .unwrap_or("Bash")
-        .into(),
-    };
+    let call = call.unwrap_or_else(|| {
+        let tool = match &reg.matcher {
+            Matcher::Exact(names) => names.first().cloned().unwrap_or_else(|| "Bash".into()),
+            m => TOOLS
+                .into_iter()
+                .find(|t| m.matches(t))
+                .unwrap_or("Bash")
+                .into(),
+        };
+        Call {
+            input: tool_input(&tool, TEST_FILE),
+            tool,
+        }
+    });
     let f = &mut input.fields;
     match reg.event {
         Event::PreToolUse | Event::PostToolUse | Event::PostToolUseFailure => {
-            let tool_input = match tool.as_str() {
-                "Write" => json!({"file_path": "/tmp/keryx-hooks-test.txt", "content": "hello\n"}),
-                "Edit" => {
-                    json!({"file_path": "/tmp/keryx-hooks-test.txt", "old_string": "a", "new_string": "b"})
-                }
-                _ => json!({"command": "echo keryx-hooks test"}),
-            };
+            let Call {
+                tool,
+                input: tool_input,
+            } = call;
             f.insert("toolCallId".into(), json!("test-call-1"));
             f.insert("toolName".into(), json!(tool));
             f.insert("toolInput".into(), tool_input);
@@ -252,7 +373,29 @@ fn show(bytes: &[u8], truncated: bool) -> (String, bool) {
     (text, truncated || cut)
 }
 
-fn report(as_json: bool, reg: &Registration, inv: &Invocation, profile: Profile, decide: Outcome) {
+/// The payload a hook was run with, and whether it went to its stdin (a
+/// built-in reads the event in this process instead).
+struct Sent<'a> {
+    payload: &'a Value,
+    on_stdin: bool,
+}
+
+/// `heading`, then `payload` as pretty JSON indented under it.
+fn show_payload(heading: &str, payload: &Value) {
+    output::line(heading);
+    for l in crate::escape::json_text(payload).lines() {
+        output::line(&format!("  {l}"));
+    }
+}
+
+fn report(
+    as_json: bool,
+    reg: &Registration,
+    inv: &Invocation,
+    sent: &Sent,
+    profile: Profile,
+    decide: Outcome,
+) {
     let (stdout, so_cut) = show(&inv.stdout, inv.stdout_truncated);
     let (stderr, se_cut) = show(&inv.stderr, inv.stderr_truncated);
     let (decision, reason, context, failure, effect) = match &inv.result {
@@ -294,6 +437,8 @@ fn report(as_json: bool, reg: &Registration, inv: &Invocation, profile: Profile,
             "stdoutTruncated": so_cut,
             "stderr": stderr,
             "stderrTruncated": se_cut,
+            "payload": sent.payload,
+            "payloadSent": sent.on_stdin,
         }));
         return;
     }
@@ -309,6 +454,14 @@ fn report(as_json: bool, reg: &Registration, inv: &Invocation, profile: Profile,
     if let Some(w) = super::list::writable_text(reg) {
         output::line(&w);
     }
+    show_payload(
+        if sent.on_stdin {
+            "payload sent on stdin:"
+        } else {
+            "payload (a built-in reads the event in this process; nothing is sent on stdin):"
+        },
+        sent.payload,
+    );
     match &failure {
         None => output::line(&format!(
             "decision: {}",

@@ -269,7 +269,8 @@ fn load_file(
         diags.extend(unknown);
         diags.extend(schema::validate(&doc, &text, path).into_iter().filter(|d| {
             let p = d.pointer.as_deref().unwrap_or("");
-            if named_unknown && p == "/hooks" && d.message.contains("was unexpected") {
+            // ("'X' was unexpected", "'X', 'Y' were unexpected")
+            if named_unknown && p == "/hooks" && d.message.contains(" unexpected)") {
                 return false;
             }
             !colliding
@@ -815,10 +816,16 @@ pub fn unknown_event_message(name: &str) -> String {
         );
     }
     let known: Vec<&str> = Event::ALL.iter().map(|e| e.as_str()).collect();
-    format!(
-        "unknown event `{shown}`; the keryx events are {}",
-        known.join(", ")
-    )
+    match crate::config::suggest::near_miss(name.trim(), &known) {
+        Some(meant) => format!(
+            "unknown event `{shown}`; did you mean `{meant}`? (the keryx events are {})",
+            known.join(", ")
+        ),
+        None => format!(
+            "unknown event `{shown}`; the keryx events are {}",
+            known.join(", ")
+        ),
+    }
 }
 
 /// Whether a matcher is written like a Claude Code permission rule
@@ -1233,6 +1240,20 @@ mod tests {
             "{m}"
         );
         assert!(unknown_event_message("Bogus").contains("the keryx events are SessionStart"));
+        assert!(!unknown_event_message("Bogus").contains("did you mean"));
+        for (typo, meant) in [
+            ("PreToolUs", "PreToolUse"),
+            ("PostToolUseFail", "PostToolUseFailure"),
+            ("Pre_Compact", "PreCompact"),
+            ("SubagentStp", "SubagentStop"),
+            ("Stopp", "Stop"),
+        ] {
+            let m = unknown_event_message(typo);
+            assert!(
+                m.contains(&format!("did you mean `{meant}`?")),
+                "{typo}: {m}"
+            );
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod locate;
 pub mod matcher;
 pub mod model;
 pub mod schema;
+pub mod suggest;
 
 use crate::paths::Locations;
 

@@ -16,6 +16,7 @@ use sha2::{Digest, Sha256};
 
 use crate::config::diagnostic::Diagnostic;
 use crate::config::locate::{duplicate_key, line_col, locate};
+use crate::config::suggest;
 
 pub const HOOK_CONFIG_SCHEMA: &str = include_str!("../../schema/hook-config.schema.json");
 
@@ -82,13 +83,13 @@ pub fn validate(doc: &Value, text: &str, path: &Path) -> Vec<Diagnostic> {
             for sub_err in sub.iter_errors(entry) {
                 any = true;
                 let p = format!("{pointer}{}", sub_err.instance_path().as_str());
-                out.push(schema_diag(&sub_err.to_string(), &p, text, path, branch));
+                out.push(schema_diag(&sub_err, &p, text, path, branch));
             }
             if any {
                 continue;
             }
         }
-        out.push(schema_diag(&err.to_string(), &pointer, text, path, ""));
+        out.push(schema_diag(&err, &pointer, text, path, ""));
     }
     out
 }
@@ -109,16 +110,110 @@ pub fn looks_like_override(entry: &Value) -> bool {
             .all(|k| matches!(k.as_str(), "id" | "enabled" | "acknowledge"))
 }
 
-fn schema_diag(msg: &str, pointer: &str, text: &str, path: &Path, branch: &str) -> Diagnostic {
+fn schema_diag(
+    err: &jsonschema::ValidationError,
+    pointer: &str,
+    text: &str,
+    path: &Path,
+    branch: &str,
+) -> Diagnostic {
     let shape = match branch {
         "registration" => " (as a hook registration)",
         "disableOverride" => " (as a disable-only override)",
         _ => "",
     };
-    Diagnostic::error("hook-config-schema", format!("{msg}{shape}"))
+    let hint = near_miss_hint(err)
+        .map(|h| format!("; {h}"))
+        .unwrap_or_default();
+    Diagnostic::error("hook-config-schema", format!("{err}{shape}{hint}"))
         .at(path)
         .pointer(pointer)
         .line_col(locate(text, pointer))
+}
+
+/// "did you mean …?" for a name the schema does not know at that place:
+/// an unknown property (against the names the schema gives that object,
+/// then the objects inside it and around it) or a value outside an enum.
+fn near_miss_hint(err: &jsonschema::ValidationError) -> Option<String> {
+    use jsonschema::error::ValidationErrorKind as Kind;
+    let names = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect()
+    };
+    match err.kind() {
+        Kind::AdditionalProperties { unexpected } => {
+            // The keyword's location names the object schema it belongs to.
+            let at = err.schema_path().as_str();
+            let object = at.strip_suffix("/additionalProperties")?;
+            let hints: Vec<String> = unexpected
+                .iter()
+                .filter_map(|k| {
+                    let (name, place) = property_hint(k, object)?;
+                    let named = if unexpected.len() > 1 && name != k.as_str() {
+                        format!(" for `{k}`")
+                    } else {
+                        String::new()
+                    };
+                    Some(format!("`{name}`{place}{named}"))
+                })
+                .collect();
+            (!hints.is_empty()).then(|| format!("did you mean {}?", and_list(&hints)))
+        }
+        Kind::Enum { options } => {
+            let given = err.instance().as_str()?;
+            let options = names(options);
+            let options: Vec<&str> = options.iter().map(String::as_str).collect();
+            suggest::near_miss(given, &options).map(|o| format!("did you mean `{o}`?"))
+        }
+        Kind::Constant { expected_value } => {
+            let given = err.instance().as_str()?;
+            let want = expected_value.as_str()?;
+            suggest::near_miss(given, &[want]).map(|o| format!("did you mean `{o}`?"))
+        }
+        _ => None,
+    }
+}
+
+/// Where an unknown property `key` of the object schema at `object` (a
+/// pointer into the schema) was probably meant to go: a property of that
+/// object, of an object inside it (`cwd` belongs in `command`), or of the
+/// object around it (`timeoutMs` is the registration's, not the command's).
+fn property_hint(key: &str, object: &str) -> Option<(&'static str, String)> {
+    let schema = schema_value();
+    let props = |at: &str| -> Vec<&'static str> {
+        schema
+            .pointer(&format!("{at}/properties"))
+            .and_then(Value::as_object)
+            .map(|o| o.keys().map(String::as_str).collect())
+            .unwrap_or_default()
+    };
+    let here = props(object);
+    if let Some(p) = suggest::near_miss(key, &here) {
+        return Some((p, String::new()));
+    }
+    for inner in &here {
+        let inside = props(&format!("{object}/properties/{inner}"));
+        if let Some(p) = suggest::near_miss(key, &inside) {
+            return Some((p, format!(" inside `{inner}`")));
+        }
+    }
+    // `/…/properties/<name>`: the object around this one, and this one's name.
+    let (outer, name) = object.rsplit_once("/properties/")?;
+    let around: Vec<&str> = props(outer).into_iter().filter(|p| *p != name).collect();
+    suggest::near_miss(key, &around).map(|p| (p, format!(" beside `{name}`")))
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
 }
 
 /// What a cache entry vouches for besides the document: this version, the

@@ -14,3 +14,4 @@ pub mod plugin;
 pub mod preflight;
 pub mod resync;
 pub mod snapshot;
+pub mod wired;

@@ -295,14 +295,8 @@ pub struct Installed {
 /// Every snapshot directory under `snapshot_root`, sorted by key; temp
 /// leftovers are not snapshots and are skipped.
 pub fn installed(snapshot_root: &Path) -> Vec<Installed> {
-    let Ok(entries) = std::fs::read_dir(snapshot_root) else {
-        return Vec::new();
-    };
-    let mut out: Vec<Installed> = entries
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
-        .filter(|name| leftover_of(name).is_none())
+    installed_keys(snapshot_root)
+        .into_iter()
         .map(|key| {
             let dir = snapshot_root.join(&key);
             Installed {
@@ -311,8 +305,22 @@ pub fn installed(snapshot_root: &Path) -> Vec<Installed> {
                 dir,
             }
         })
+        .collect()
+}
+
+/// The key of every snapshot directory under `snapshot_root`, sorted;
+/// temp leftovers are not snapshots and are skipped.
+pub fn installed_keys(snapshot_root: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(snapshot_root) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+        .filter(|name| leftover_of(name).is_none())
         .collect();
-    out.sort_by(|a, b| a.key.cmp(&b.key));
+    out.sort();
     out
 }
 

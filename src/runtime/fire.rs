@@ -7,6 +7,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
+
 use crate::base::text::{TRUNCATED, cap, truncate_utf8};
 use crate::config::model::{
     BuiltinPort, Handler, HookClass, Profile, Registration, RunsIn, SELF_EXE,
@@ -128,27 +130,45 @@ pub fn reason_text(reason: &str) -> String {
 
 /// Runs one hook once.
 pub fn invoke(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Invocation {
-    let start = Instant::now();
-    let command = match &reg.handler {
+    match &reg.handler {
         // A built-in reads the event itself: its hook payload is never made.
         Handler::Builtin(port) => {
+            let start = Instant::now();
             let r = (ctx.builtin)(*port, input).map_err(|e| (FailureKind::Crash, e));
-            return Invocation::of(r, start);
+            Invocation::of(r, start)
         }
-        Handler::Command(c) => c,
-    };
+        Handler::Command(_) => invoke_command(reg, input, &hook_payload(reg, input, ctx), ctx),
+    }
+}
+
+/// The JSON command hook `reg` gets on its stdin for `input`, stamped now.
+pub fn hook_payload(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Value {
     let project_root = ctx.project_root.map(|p| p.to_string_lossy().into_owned());
-    let timestamp = crate::base::time::timestamp_now();
-    let payload = codec::build_hook_stdin(
+    codec::build_hook_stdin(
         input,
         &PayloadContext {
             hook_id: &reg.id,
             run_id: ctx.run_id,
-            timestamp: &timestamp,
+            timestamp: &crate::base::time::timestamp_now(),
             profile: ctx.profile,
             project_root: project_root.as_deref(),
         },
-    );
+    )
+}
+
+/// Runs command hook `reg` once with `payload` (what [`hook_payload`]
+/// made) on its stdin; a built-in, which reads the event itself, as
+/// [`invoke`] runs it.
+pub fn invoke_command(
+    reg: &Registration,
+    input: &EventInput,
+    payload: &Value,
+    ctx: &FireContext,
+) -> Invocation {
+    let Handler::Command(command) = &reg.handler else {
+        return invoke(reg, input, ctx);
+    };
+    let start = Instant::now();
     let runs_in = reg.effective_runs_in(ctx.profile);
     if runs_in == RunsIn::Unsandboxed && ctx.profile.isolation_required() {
         return Invocation::of(
@@ -163,7 +183,7 @@ pub fn invoke(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Invo
         );
     }
     if runs_in == RunsIn::Unsandboxed
-        && let Some(r) = (ctx.in_process)(reg, &payload)
+        && let Some(r) = (ctx.in_process)(reg, payload)
     {
         return Invocation::of(r.map_err(|e| (FailureKind::Crash, e)), start);
     }
@@ -211,7 +231,7 @@ pub fn invoke(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Invo
         argv,
         cwd,
         env,
-        stdin: serde_json::to_vec(&payload).unwrap_or_default(),
+        stdin: serde_json::to_vec(payload).unwrap_or_default(),
         timeout: Duration::from_millis(reg.clamped_timeout_ms()),
         sandbox,
     });

@@ -73,9 +73,15 @@ impl Env {
 
     /// The binary with a cleared, hermetic environment, run in the project.
     pub fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(BIN);
-        c.args(args)
-            .current_dir(&self.project)
+        let mut c = self.program(BIN);
+        c.args(args);
+        c
+    }
+
+    /// `program` in the binary's hermetic environment, in the project.
+    pub fn program(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut c = Command::new(program);
+        c.current_dir(&self.project)
             .env_clear()
             .env("HOME", &self.home)
             .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -95,6 +101,30 @@ impl Env {
 
     pub fn run(&self, args: &[&str]) -> Run {
         Run::from(self.cmd(args).output().unwrap())
+    }
+
+    /// Runs the binary as a person does, its stdout and stderr a terminal
+    /// (util-linux `script` gives it one) and `stdin` read from a file;
+    /// what the terminal showed is the stdout, line ends as `\n`.
+    pub fn run_on_terminal(&self, args: &[&str], stdin: impl AsRef<[u8]>) -> Run {
+        let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+        let input = self.write(self.tmp.path().join("terminal-stdin"), stdin);
+        let mut line = quote(BIN);
+        for a in args {
+            line.push(' ');
+            line.push_str(&quote(a));
+        }
+        line.push_str(&format!(" < {}", quote(&input.to_string_lossy())));
+        let out = self
+            .program("script")
+            .args(["-qec", &line, "/dev/null"])
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("cannot start `script` ({e}): install util-linux (`apt-get install -y util-linux`)")
+            });
+        let mut run = Run::from(out);
+        run.stdout = run.stdout.replace("\r\n", "\n");
+        run
     }
 
     /// Runs with `stdin` piped in.
