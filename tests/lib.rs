@@ -11,6 +11,7 @@ mod e2e;
 mod explain;
 mod fuzz_regressions;
 mod hardening_state;
+mod hosts;
 mod import;
 mod init;
 mod install;

@@ -59,6 +59,15 @@ pub struct WiredEntry {
 
 // ------------------------------------------------------------------ locations
 
+/// The hosts `install` can wire (a settings file or a plugin file to write
+/// into), sorted by name: every adapter but those that run keryx-hooks
+/// themselves.
+pub fn wirable_hosts() -> Vec<&'static Adapter> {
+    crate::hosts::all()
+        .filter(|a| wiring::format(a).is_some())
+        .collect()
+}
+
 /// Every file `host` may read its hooks from at `scope`, in the adapter's
 /// order (Kimi has two CLIs, each with its own file). Empty for a host with
 /// nothing to install into, or no project-scope file.
