@@ -99,3 +99,71 @@ fn run_takes_host_names_only() {
         .code(2)
         .stderr_has("unknown host `claude`");
 }
+
+/// Each command's hosts: `install` and `uninstall` every host with a file
+/// to wire (all but `keryx`, which runs keryx-hooks itself), `import` the
+/// hosts whose own hooks it reads, `run` and `explain` every adapter.
+fn hosts_of(command: &str) -> Vec<&'static str> {
+    let all = hosts::host_names().to_vec();
+    match command {
+        "install" | "uninstall" => all.into_iter().filter(|n| *n != "keryx").collect(),
+        "import" => vec![
+            "claude-code",
+            "codex",
+            "copilot",
+            "gemini-cli",
+            "kimi",
+            "qwen-code",
+        ],
+        _ => all,
+    }
+}
+
+/// `--help` and the completions name exactly the hosts each command takes,
+/// as the adapters say, with their short names in the long help.
+#[test]
+fn help_and_completions_list_each_commands_hosts_from_the_adapters() {
+    let env = Env::new();
+    let bash = env.run(&["completions", "bash"]);
+    bash.code(0);
+    for command in ["install", "uninstall", "import", "run", "explain"] {
+        let want = hosts_of(command);
+        let short = env.run(&[command, "-h"]);
+        short
+            .code(0)
+            .stdout_has(&format!("[possible values: {}]", want.join(", ")));
+        let long = env.run(&[command, "--help"]);
+        long.code(0);
+        for name in &want {
+            let a = hosts::adapter(name).unwrap();
+            long.stdout_has(&format!("- {name}:"))
+                .stdout_has(a.display_name());
+            for alias in a.aliases() {
+                long.stdout_has(&format!("`{alias}`"));
+            }
+        }
+        // The words bash completes after `keryx-hooks <command>`.
+        let case = format!("keryx__subcmd__hooks__subcmd__{command})");
+        let opts = bash
+            .stdout
+            .lines()
+            .skip_while(|l| l.trim() != case)
+            .nth(1)
+            .unwrap_or_else(|| panic!("no `{case}` in the bash completions"));
+        let offered: Vec<&str> = opts
+            .trim()
+            .trim_start_matches("opts=\"")
+            .trim_end_matches('"')
+            .split(' ')
+            .filter(|w| hosts::host_names().contains(w))
+            .collect();
+        assert_eq!(offered, want, "bash completes `{command}` with: {opts}");
+    }
+    // `log --host` completes every host too.
+    assert!(
+        bash.stdout
+            .contains(&format!("compgen -W \"{}\"", hosts_of("log").join(" "))),
+        "{}",
+        bash.stdout
+    );
+}
