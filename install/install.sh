@@ -41,20 +41,23 @@ mkdir -p "$data/bash-completion/completions" "$data/zsh/site-functions" \
 "$bin" man >"$data/man/man1/keryx-hooks.1"
 echo "completions: $data/{bash-completion/completions,zsh/site-functions,fish/vendor_completions.d}; manual: $data/man/man1/keryx-hooks.1"
 
-# No hosts named: every host whose own config directory exists.
+# No hosts named: every host whose own config directory exists, as the
+# binary finds them (`keryx-hooks hosts --detected`: each adapter's config
+# path, moved by CODEX_HOME, COPILOT_HOME, KIMI_CODE_HOME or
+# XDG_CONFIG_HOME as `install` moves it). With none it says where it
+# looked and how to wire a host by name, and exits 1.
 if [ "$#" -eq 0 ]; then
-    found() { [ -d "$1" ]; }
-    if found "$HOME/.claude"; then set -- "$@" claude-code; fi
-    if found "${CODEX_HOME:-$HOME/.codex}"; then set -- "$@" codex; fi
-    if found "$HOME/.gemini"; then set -- "$@" gemini-cli; fi
-    if found "$HOME/.cursor"; then set -- "$@" cursor; fi
-    if found "${COPILOT_HOME:-$HOME/.copilot}"; then set -- "$@" copilot; fi
-    if found "${KIMI_CODE_HOME:-$HOME/.kimi-code}" || found "$HOME/.kimi"; then set -- "$@" kimi; fi
-    if found "${XDG_CONFIG_HOME:-$HOME/.config}/opencode"; then set -- "$@" opencode; fi
-    if [ "$#" -eq 0 ]; then
-        echo "no agent host found (none of ~/.claude ~/.codex ~/.gemini ~/.cursor ~/.copilot ~/.kimi-code ~/.kimi ~/.config/opencode exists)."
-        echo "name the hosts to wire: install/install.sh claude-code codex gemini-cli cursor copilot kimi opencode"
-        exit 0
+    status=0
+    detected=$("$bin" hosts --detected) || status=$?
+    if [ "$status" -ne 0 ]; then
+        if [ "$status" -eq 1 ] && [ -z "$detected" ]; then
+            echo "keryx-hooks is installed; no host was wired."
+            exit 0
+        fi
+        exit "$status"
     fi
+    # Host names are single words.
+    # shellcheck disable=SC2086
+    set -- $detected
 fi
 exec "$bin" install "$@"

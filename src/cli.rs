@@ -42,6 +42,8 @@ pub enum Command {
     Disable(DisableArgs),
     /// Write a starting hooks.json with an example gate and observer (and their scripts).
     Init(InitArgs),
+    /// List the agent hosts, which are set up here, and what install and import do with each.
+    Hosts(HostsArgs),
     /// Snapshot your hooks and wire keryx-hooks into agent hosts (merges, never overwrites).
     Install(InstallArgs),
     /// Take keryx-hooks out of agent hosts' configs, leaving everything else as it was.
@@ -268,6 +270,15 @@ pub struct InitArgs {
     /// Replace the files when they already exist.
     #[arg(long)]
     pub force: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct HostsArgs {
+    /// Print only the names of the hosts set up here (their config directory
+    /// exists, e.g. `~/.claude` or `$CODEX_HOME`), one a line, for scripts;
+    /// exit 1, saying where it looked, when there is none.
+    #[arg(long)]
+    pub detected: bool,
 }
 
 #[derive(Debug, clap::Args)]

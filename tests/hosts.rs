@@ -167,3 +167,53 @@ fn help_and_completions_list_each_commands_hosts_from_the_adapters() {
         bash.stdout
     );
 }
+
+/// `hosts --detected` names the hosts whose own directory exists, found
+/// where `install` would write (the `*_HOME` variables and
+/// `XDG_CONFIG_HOME` move them), one a line; with none it exits 1 and names
+/// the command that wires one anyway.
+#[test]
+fn hosts_detected_names_the_hosts_set_up_here() {
+    let env = Env::new();
+    let none = env.run(&["hosts", "--detected"]);
+    none.code(1)
+        .stderr_has("no agent host found: none of `~/.claude`, `~/.codex`")
+        .stderr_has(&format!(
+            "hint: `keryx-hooks install <host>` wires one anyway (creating its directory), <host> one of: {}",
+            wirable()
+        ));
+    assert_eq!(none.stdout, "");
+
+    let elsewhere = env.home.parent().unwrap().join("elsewhere");
+    for dir in [".claude", ".copilot", ".config/opencode"] {
+        std::fs::create_dir_all(env.home.join(dir)).unwrap();
+    }
+    for dir in ["codex", "kimi"] {
+        std::fs::create_dir_all(elsewhere.join(dir)).unwrap();
+    }
+    let env = env
+        .env("CODEX_HOME", elsewhere.join("codex").to_str().unwrap())
+        .env("KIMI_CODE_HOME", elsewhere.join("kimi").to_str().unwrap())
+        // ~/.copilot exists, but Copilot is told to live elsewhere.
+        .env("COPILOT_HOME", elsewhere.join("copilot").to_str().unwrap());
+    let found = env.run(&["hosts", "--detected"]);
+    found.code(0);
+    assert_eq!(found.stdout, "claude-code\ncodex\nkimi\nopencode\n");
+    assert_eq!(found.stderr, "");
+
+    let table = env.run(&["hosts"]);
+    table
+        .code(0)
+        .stdout_has("~/.claude (found)")
+        .stdout_has(&format!("{} (found)", elsewhere.join("codex").display()))
+        .stdout_has("~/.config/opencode (found)")
+        .stdout_has("`keryx-hooks install claude-code codex kimi opencode`");
+    for name in hosts::host_names() {
+        table.stdout_has(&format!("\n{name} "));
+    }
+    assert!(
+        !table.stdout.contains("copilot (found)"),
+        "{}",
+        table.stdout
+    );
+}

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{BIN, Env};
+use crate::common::{BIN, Env, Run};
 use crate::e2e::{E2eEnv, Host, ModelLog, Scenario, sh_quote};
 
 /// One host's user config, seeded with someone else's hooks.
@@ -856,6 +856,7 @@ fn install_sh_wires_the_hosts_it_finds_or_those_named() {
     let env = Env::new();
     std::fs::create_dir_all(env.home.join(".claude")).unwrap();
     std::fs::create_dir_all(env.home.join(".gemini")).unwrap();
+    std::fs::create_dir_all(env.home.join(".qwen")).unwrap();
     let run = |args: &[&str]| {
         let out = Command::new("sh")
             .arg(install_sh())
@@ -883,7 +884,9 @@ fn install_sh_wires_the_hosts_it_finds_or_those_named() {
     };
     let out = run(&[]);
     assert!(
-        out.contains("Claude Code: wired") && out.contains("Gemini CLI: wired"),
+        out.contains("Claude Code: wired")
+            && out.contains("Gemini CLI: wired")
+            && out.contains("Qwen Code: wired"),
         "{out}"
     );
     assert!(!env.home.join(".codex").exists(), "{out}");
@@ -918,6 +921,40 @@ fn install_sh_wires_the_hosts_it_finds_or_those_named() {
         "codex",
         &std::fs::read_to_string(env.home.join(".codex/config.toml")).unwrap(),
     );
+}
+
+/// install/install.sh as a fresh machine runs it, with the binary under
+/// test (`KERYX_HOOKS_BIN` skips the build) and `path` as its PATH.
+fn install_sh_in(env: &Env, path: &std::ffi::OsStr) -> Command {
+    let mut c = Command::new("/bin/sh");
+    c.arg(install_sh())
+        .current_dir(&env.project)
+        .env_clear()
+        .env("HOME", &env.home)
+        .env("PATH", path)
+        .env(
+            "KERYX_SNAPSHOT_ROOT",
+            env.home.join(".agentic/hooks-snapshot"),
+        )
+        .env("KERYX_HOOKS_BIN", BIN)
+        .stdin(Stdio::null());
+    c
+}
+
+/// With no host set up, install.sh wires nothing and says how to wire one
+/// by name with the binary it installed (not by running itself again).
+#[test]
+fn install_sh_with_no_host_found_names_the_command_that_wires_one() {
+    let env = Env::new();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let run = Run::from(install_sh_in(&env, &path).output().unwrap());
+    run.code(0)
+        .stdout_has("keryx-hooks is installed; no host was wired.")
+        .stderr_has("no agent host found: none of `~/.claude`")
+        .stderr_has("`keryx-hooks install <host>`")
+        .stderr_has("qwen-code");
+    assert!(!run.stderr.contains("install.sh"), "{}", run.stderr);
+    assert!(!env.home.join(".claude").exists());
 }
 
 /// The real Claude Code, wired by `install claude-code` into a temp home: a

@@ -4,6 +4,7 @@ pub mod completions;
 pub mod ctx;
 pub mod doctor;
 pub mod explain;
+pub mod hosts;
 pub mod import;
 pub mod init;
 pub mod install;
@@ -24,7 +25,7 @@ use std::path::PathBuf;
 use crate::config::model::Profile;
 use crate::error::CommandError;
 use crate::escape::escape;
-use crate::hosts::{self, Adapter};
+use crate::hosts::Adapter;
 use crate::paths::Locations;
 
 /// Locations for a human command run from the current directory.
@@ -74,7 +75,7 @@ pub fn resolve_hosts(
     };
     let mut out: Vec<&'static Adapter> = Vec::new();
     for name in names {
-        let host = match hosts::lookup(name) {
+        let host = match crate::hosts::lookup(name) {
             Some(h) if offered.iter().any(|o| o.name() == h.name()) => h,
             Some(h) => {
                 return Err(
@@ -82,7 +83,7 @@ pub fn resolve_hosts(
                 );
             }
             None => {
-                let guess = hosts::closest(name, offered)
+                let guess = crate::hosts::closest(name, offered)
                     .map(|h| format!("did you mean `{}`? ", h.name()))
                     .unwrap_or_default();
                 return Err(
@@ -100,7 +101,7 @@ pub fn resolve_hosts(
 
 /// The one host a person named, among every adapter (`explain`, `log --host`).
 pub fn resolve_host(name: &str) -> Result<&'static Adapter, CommandError> {
-    let every: Vec<&'static Adapter> = hosts::all().collect();
+    let every: Vec<&'static Adapter> = crate::hosts::all().collect();
     let mut one = resolve_hosts(&[name.to_owned()], &every, "known hosts", |_| String::new())?;
     Ok(one.remove(0))
 }
