@@ -957,6 +957,66 @@ fn install_sh_with_no_host_found_names_the_command_that_wires_one() {
     assert!(!env.home.join(".claude").exists());
 }
 
+/// A directory of symlinks to just `tools`, found on the test's PATH, to
+/// run install.sh with as its whole PATH.
+fn path_of(env: &Env, name: &str, tools: &[&str]) -> PathBuf {
+    let dir = env.home.parent().unwrap().join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for tool in tools {
+        let found = std::env::split_paths(&path)
+            .map(|d| d.join(tool))
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| panic!("`{tool}` is not on PATH; install.sh needs it"));
+        std::os::unix::fs::symlink(found, dir.join(tool)).unwrap();
+    }
+    dir
+}
+
+/// Without bubblewrap and without a terminal, install.sh stops before the
+/// build, printing the package manager's command (never running it), and
+/// goes on only when KERYX_HOOKS_NO_SANDBOX=1 accepts that sandboxed hooks
+/// will not run.
+#[test]
+fn install_sh_without_bubblewrap_stops_with_the_command_that_installs_it() {
+    let env = Env::new();
+    let tools = ["dirname", "uname", "id", "mkdir"];
+    let path = path_of(&env, "bin", &tools);
+    let ran = env.home.parent().unwrap().join("apt-get-ran");
+    env.script(
+        path.join("apt-get"),
+        &format!("#!/bin/sh\n: >'{}'\nexit 1\n", ran.display()),
+    );
+    let data = env.home.join(".local/share");
+
+    let run = Run::from(install_sh_in(&env, path.as_os_str()).output().unwrap());
+    run.code(1)
+        .stderr_has("error: bubblewrap (`bwrap`) is not installed")
+        .stderr_has("apt-get install -y bubblewrap\n")
+        .stderr_has("KERYX_HOOKS_NO_SANDBOX=1 goes on without one")
+        .stderr_has("fails as sandbox-unavailable");
+    assert!(!ran.exists(), "apt-get was run without asking");
+    assert!(!data.exists(), "install.sh went on: {run:?}");
+
+    // No package manager it knows: the package to look for.
+    let bare = path_of(&env, "bare", &tools);
+    Run::from(install_sh_in(&env, bare.as_os_str()).output().unwrap())
+        .code(1)
+        .stderr_has("install the `bubblewrap` package with your system's package manager");
+
+    let run = Run::from(
+        install_sh_in(&env, path.as_os_str())
+            .env("KERYX_HOOKS_NO_SANDBOX", "1")
+            .output()
+            .unwrap(),
+    );
+    run.code(0)
+        .stderr_has("warning: no bubblewrap (`bwrap`): sandboxed hooks will not run")
+        .stdout_has("keryx-hooks is installed; no host was wired.");
+    assert!(data.join("man/man1/keryx-hooks.1").is_file(), "{run:?}");
+    assert!(!ran.exists());
+}
+
 /// The real Claude Code, wired by `install claude-code` into a temp home: a
 /// deny gate in the user hooks source fires from the snapshot, and editing
 /// the live source afterwards changes nothing until the next sync.
