@@ -1,4 +1,4 @@
-//! Host JSON files (Claude Code, Gemini CLI, Cursor, Copilot) edited as text.
+//! Host JSON files (Claude Code, Gemini CLI, Qwen Code, Cursor, Copilot) edited as text.
 //! A small reader for JSON with comments keeps the byte span of every value;
 //! our entries are inserted, replaced and removed as splices of the original
 //! bytes, so comments, trailing commas, a BOM, CRLF, foreign keys and their
