@@ -1,9 +1,11 @@
 //! Command-line types (clap derive). The `///` comments are the help text.
 //! These types stop at `commands/`: nothing below sees clap.
 
+use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 
 use crate::config::model::Profile;
+use crate::hosts::Adapter;
 
 /// One hook config that guards every coding agent you use: the keryx
 /// lifecycle-hook runtime, a per-event shim for each agent host, and the
@@ -40,6 +42,8 @@ pub enum Command {
     Disable(DisableArgs),
     /// Write a starting hooks.json with an example gate and observer (and their scripts).
     Init(InitArgs),
+    /// List the agent hosts, which are set up here, and what install and import do with each.
+    Hosts(HostsArgs),
     /// Snapshot your hooks and wire keryx-hooks into agent hosts (merges, never overwrites).
     Install(InstallArgs),
     /// Take keryx-hooks out of agent hosts' configs, leaving everything else as it was.
@@ -86,14 +90,14 @@ pub struct CheckInputArgs {
     #[arg(long, value_name = "S", default_value = "untrusted-external")]
     pub source: String,
     /// Whose payload and answer shape: `keryx`, or a host when run directly as its hook.
-    #[arg(long, value_name = "HOST", default_value = "keryx")]
+    #[arg(long, value_name = "HOST", default_value = "keryx", value_parser = HostWord::ANY)]
     pub runtime: String,
 }
 
 #[derive(Debug, clap::Args)]
 pub struct CheckOutputArgs {
     /// Whose payload and answer shape: `keryx`, or a host when run directly as its hook.
-    #[arg(long, value_name = "HOST", default_value = "keryx")]
+    #[arg(long, value_name = "HOST", default_value = "keryx", value_parser = HostWord::ANY)]
     pub runtime: String,
 }
 
@@ -106,12 +110,14 @@ pub enum CtxCommand {
 #[derive(Debug, clap::Args)]
 pub struct CtxHookArgs {
     /// Whose payload and answer shape: `keryx`, or a host when run directly as its hook.
+    #[arg(value_parser = HostWord::ANY)]
     pub host: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct RunArgs {
-    /// The host that fired the event: keryx, claude-code, codex, gemini-cli, cursor, copilot, kimi, opencode.
+    /// The host that fired the event, by its name (as `install` wrote it).
+    #[arg(value_parser = HostWord::ANY)]
     pub host: String,
     /// The host's own event name, e.g. `PreToolUse` or `BeforeTool`.
     pub event: String,
@@ -252,7 +258,8 @@ pub enum FormatArg {
     /// Merge our entries into the host's settings file.
     Settings,
     /// Write the host's own package instead: a Claude Code plugin, a Gemini
-    /// CLI extension or a Codex plugin (Cursor, Copilot and Kimi have none).
+    /// CLI extension or a Codex plugin (OpenCode gets its plugin file either
+    /// way; the other hosts have no package).
     Plugin,
 }
 
@@ -268,10 +275,19 @@ pub struct InitArgs {
 }
 
 #[derive(Debug, clap::Args)]
+pub struct HostsArgs {
+    /// Print only the names of the hosts set up here (their config directory
+    /// exists, e.g. `~/.claude` or `$CODEX_HOME`), one a line, for scripts;
+    /// exit 1, saying where it looked, when there is none.
+    #[arg(long)]
+    pub detected: bool,
+}
+
+#[derive(Debug, clap::Args)]
 pub struct InstallArgs {
-    /// Hosts to wire: claude-code, codex, gemini-cli, cursor, copilot, kimi, opencode
-    /// (OpenCode always gets a generated plugin file in its plugin directory).
-    #[arg(required = true, value_name = "HOST")]
+    /// Hosts to wire, by name or short name (OpenCode always gets a generated
+    /// plugin file in its plugin directory).
+    #[arg(required = true, value_name = "HOST", value_parser = HostWord::WIRABLE)]
     pub hosts: Vec<String>,
     /// Edit your own host configs or this project's.
     #[arg(long, value_enum, default_value = "user")]
@@ -297,9 +313,9 @@ pub struct InstallArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct UninstallArgs {
-    /// Hosts to unwire: claude-code, codex, gemini-cli, cursor, copilot, kimi, opencode
-    /// (their settings entries, and the plugins `install --format plugin` generated).
-    #[arg(required = true, value_name = "HOST")]
+    /// Hosts to unwire, by name or short name (their settings entries, and the
+    /// plugins `install --format plugin` generated).
+    #[arg(required = true, value_name = "HOST", value_parser = HostWord::WIRABLE)]
     pub hosts: Vec<String>,
     /// Edit your own host configs or this project's.
     #[arg(long, value_enum, default_value = "user")]
@@ -311,8 +327,8 @@ pub struct UninstallArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
-    /// Hosts whose hooks to move: claude-code, gemini-cli, codex, qwen-code, copilot, kimi.
-    #[arg(required = true, value_name = "HOST")]
+    /// Hosts whose hooks to move, by name or short name.
+    #[arg(required = true, value_name = "HOST", value_parser = HostWord::IMPORTABLE)]
     pub hosts: Vec<String>,
     /// Your own host configs (into `$KERYX_HOME/hooks.json`) or this
     /// project's (into `.metaproject/hooks.json`, which then needs `trust`).
@@ -338,8 +354,8 @@ pub struct LogArgs {
     /// Only this session (the host's session id).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-    /// Only this host, e.g. `claude-code`.
-    #[arg(long, value_name = "H")]
+    /// Only this host, by name or short name.
+    #[arg(long, value_name = "H", value_parser = HostWord::ANY)]
     pub host: Option<String>,
     /// Only events in this project (or below it).
     #[arg(long, value_name = "DIR")]
@@ -363,7 +379,8 @@ pub struct LogArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct ExplainArgs {
-    /// The host whose payload this is: keryx, claude-code, codex, gemini-cli, cursor, copilot, kimi, opencode.
+    /// The host whose payload this is, by name or short name.
+    #[arg(value_parser = HostWord::ANY)]
     pub host: String,
     /// The host's own event name, e.g. `PreToolUse` or `BeforeTool`.
     pub event: String,
@@ -444,6 +461,63 @@ pub struct TestArgs {
     /// with `run --snapshot K` runs, scripts included), not `$KERYX_HOME`.
     #[arg(long, value_name = "K")]
     pub snapshot: Option<String>,
+}
+
+/// A `<HOST>` word. Its possible values, which `--help` lists and the
+/// completions offer, are the hosts the command takes, read from the
+/// adapters. The word itself is passed on as typed: the human commands
+/// resolve a short name or suggest the nearest host, and `run` answers an
+/// unknown host in the host protocol, never with a usage error.
+#[derive(Clone, Copy)]
+pub struct HostWord {
+    hosts: fn() -> Vec<&'static Adapter>,
+}
+
+impl HostWord {
+    /// Every adapter, `keryx` too: `run`, `explain`, `log --host`.
+    pub const ANY: HostWord = HostWord { hosts: every_host };
+    /// The hosts with a config file or plugin to wire: `install`, `uninstall`.
+    pub const WIRABLE: HostWord = HostWord {
+        hosts: crate::install::hostfile::wirable_hosts,
+    };
+    /// The hosts whose own hooks `import` reads.
+    pub const IMPORTABLE: HostWord = HostWord {
+        hosts: crate::install::import::hosts,
+    };
+}
+
+fn every_host() -> Vec<&'static Adapter> {
+    crate::hosts::all().collect()
+}
+
+impl TypedValueParser for HostWord {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new((self.hosts)().into_iter().map(|a| {
+            let also = a
+                .aliases()
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let help = if also.is_empty() {
+                a.display_name().to_owned()
+            } else {
+                format!("{}; also {also}", a.display_name())
+            };
+            PossibleValue::new(a.name()).help(help)
+        })))
+    }
 }
 
 pub fn parse_profile(s: &str) -> Result<Profile, String> {

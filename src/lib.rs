@@ -61,6 +61,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Command::Enable(a) => commands::toggle::enable(a),
         Command::Disable(a) => commands::toggle::disable(a),
         Command::Init(a) => commands::init::run(a),
+        Command::Hosts(a) => commands::hosts::run(a),
         Command::Install(a) => commands::install::run(a),
         Command::Uninstall(a) => commands::uninstall::run(a),
         Command::Import(a) => commands::import::run(a),

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{BIN, Env};
+use crate::common::{BIN, Env, Run};
 use crate::e2e::{E2eEnv, Host, ModelLog, Scenario, sh_quote};
 
 /// One host's user config, seeded with someone else's hooks.
@@ -856,6 +856,7 @@ fn install_sh_wires_the_hosts_it_finds_or_those_named() {
     let env = Env::new();
     std::fs::create_dir_all(env.home.join(".claude")).unwrap();
     std::fs::create_dir_all(env.home.join(".gemini")).unwrap();
+    std::fs::create_dir_all(env.home.join(".qwen")).unwrap();
     let run = |args: &[&str]| {
         let out = Command::new("sh")
             .arg(install_sh())
@@ -883,7 +884,9 @@ fn install_sh_wires_the_hosts_it_finds_or_those_named() {
     };
     let out = run(&[]);
     assert!(
-        out.contains("Claude Code: wired") && out.contains("Gemini CLI: wired"),
+        out.contains("Claude Code: wired")
+            && out.contains("Gemini CLI: wired")
+            && out.contains("Qwen Code: wired"),
         "{out}"
     );
     assert!(!env.home.join(".codex").exists(), "{out}");
@@ -918,6 +921,100 @@ fn install_sh_wires_the_hosts_it_finds_or_those_named() {
         "codex",
         &std::fs::read_to_string(env.home.join(".codex/config.toml")).unwrap(),
     );
+}
+
+/// install/install.sh as a fresh machine runs it, with the binary under
+/// test (`KERYX_HOOKS_BIN` skips the build) and `path` as its PATH.
+fn install_sh_in(env: &Env, path: &std::ffi::OsStr) -> Command {
+    let mut c = Command::new("/bin/sh");
+    c.arg(install_sh())
+        .current_dir(&env.project)
+        .env_clear()
+        .env("HOME", &env.home)
+        .env("PATH", path)
+        .env(
+            "KERYX_SNAPSHOT_ROOT",
+            env.home.join(".agentic/hooks-snapshot"),
+        )
+        .env("KERYX_HOOKS_BIN", BIN)
+        .stdin(Stdio::null());
+    c
+}
+
+/// With no host set up, install.sh wires nothing and says how to wire one
+/// by name with the binary it installed (not by running itself again).
+#[test]
+fn install_sh_with_no_host_found_names_the_command_that_wires_one() {
+    let env = Env::new();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let run = Run::from(install_sh_in(&env, &path).output().unwrap());
+    run.code(0)
+        .stdout_has("keryx-hooks is installed; no host was wired.")
+        .stderr_has("no agent host found: none of `~/.claude`")
+        .stderr_has("`keryx-hooks install <host>`")
+        .stderr_has("qwen-code");
+    assert!(!run.stderr.contains("install.sh"), "{}", run.stderr);
+    assert!(!env.home.join(".claude").exists());
+}
+
+/// A directory of symlinks to just `tools`, found on the test's PATH, to
+/// run install.sh with as its whole PATH.
+fn path_of(env: &Env, name: &str, tools: &[&str]) -> PathBuf {
+    let dir = env.home.parent().unwrap().join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for tool in tools {
+        let found = std::env::split_paths(&path)
+            .map(|d| d.join(tool))
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| panic!("`{tool}` is not on PATH; install.sh needs it"));
+        std::os::unix::fs::symlink(found, dir.join(tool)).unwrap();
+    }
+    dir
+}
+
+/// Without bubblewrap and without a terminal, install.sh stops before the
+/// build, printing the package manager's command (never running it), and
+/// goes on only when KERYX_HOOKS_NO_SANDBOX=1 accepts that sandboxed hooks
+/// will not run.
+#[test]
+fn install_sh_without_bubblewrap_stops_with_the_command_that_installs_it() {
+    let env = Env::new();
+    let tools = ["dirname", "uname", "id", "mkdir"];
+    let path = path_of(&env, "bin", &tools);
+    let ran = env.home.parent().unwrap().join("apt-get-ran");
+    env.script(
+        path.join("apt-get"),
+        &format!("#!/bin/sh\n: >'{}'\nexit 1\n", ran.display()),
+    );
+    let data = env.home.join(".local/share");
+
+    let run = Run::from(install_sh_in(&env, path.as_os_str()).output().unwrap());
+    run.code(1)
+        .stderr_has("error: bubblewrap (`bwrap`) is not installed")
+        .stderr_has("apt-get install -y bubblewrap\n")
+        .stderr_has("KERYX_HOOKS_NO_SANDBOX=1 goes on without one")
+        .stderr_has("fails as sandbox-unavailable");
+    assert!(!ran.exists(), "apt-get was run without asking");
+    assert!(!data.exists(), "install.sh went on: {run:?}");
+
+    // No package manager it knows: the package to look for.
+    let bare = path_of(&env, "bare", &tools);
+    Run::from(install_sh_in(&env, bare.as_os_str()).output().unwrap())
+        .code(1)
+        .stderr_has("install the `bubblewrap` package with your system's package manager");
+
+    let run = Run::from(
+        install_sh_in(&env, path.as_os_str())
+            .env("KERYX_HOOKS_NO_SANDBOX", "1")
+            .output()
+            .unwrap(),
+    );
+    run.code(0)
+        .stderr_has("warning: no bubblewrap (`bwrap`): sandboxed hooks will not run")
+        .stdout_has("keryx-hooks is installed; no host was wired.");
+    assert!(data.join("man/man1/keryx-hooks.1").is_file(), "{run:?}");
+    assert!(!ran.exists());
 }
 
 /// The real Claude Code, wired by `install claude-code` into a temp home: a

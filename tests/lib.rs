@@ -13,6 +13,7 @@ mod first_hour;
 mod fuzz_regressions;
 mod hardening_state;
 mod hook_test;
+mod hosts;
 mod import;
 mod init;
 mod install;

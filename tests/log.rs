@@ -88,6 +88,8 @@ fn log_filters_by_hook_host_session_project_time_and_count() {
     assert_eq!(log_json(&env, &["-n", "1"]).len(), 1);
     assert_eq!(log_json(&env, &["--host", "claude-code"]).len(), all.len());
     assert_eq!(log_json(&env, &["--host", "codex"]).len(), 0);
+    // A host's short name filters as its name.
+    assert_eq!(log_json(&env, &["--host", "claude"]).len(), all.len());
     assert_eq!(log_json(&env, &["--session", &session]).len(), all.len());
     assert_eq!(log_json(&env, &["--session", "other"]).len(), 0);
     assert_eq!(

@@ -374,3 +374,77 @@ fn ci_runs_the_readme_test_command() {
         .unwrap();
     assert_eq!(last, format!("exec {}", readme_test_command()));
 }
+
+/// Every markdown table in README.md and docs/*.md whose first column is
+/// `host`: where it is, and the first cell of each row.
+fn host_tables() -> Vec<(String, Vec<String>)> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
+        .expect("docs/ is readable")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    let first_cell = |line: &str| line.split('|').nth(1).unwrap_or("").trim().to_owned();
+    let mut tables = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let mut in_code = false;
+        for (i, line) in lines.iter().enumerate() {
+            if line.starts_with("```") {
+                in_code = !in_code;
+            }
+            let is_header = !in_code
+                && line.starts_with('|')
+                && first_cell(line).eq_ignore_ascii_case("host")
+                && lines.get(i + 1).is_some_and(|l| l.starts_with("|---"));
+            if !is_header {
+                continue;
+            }
+            let rows = lines[i + 2..]
+                .iter()
+                .take_while(|l| l.starts_with('|'))
+                .map(|l| first_cell(l))
+                .collect();
+            let name = file.strip_prefix(&root).unwrap().display().to_string();
+            tables.push((format!("{name}:{}", i + 1), rows));
+        }
+    }
+    tables
+}
+
+/// One list of hosts everywhere: each host table of the README and docs
+/// names every host the adapters have (the keryx shell, which nothing
+/// installs, may be left out), in the first cell of a row, by its display
+/// name, its name or a short name (`Codex`, `Kimi`).
+#[test]
+fn every_host_table_names_every_adapter() {
+    let tables = host_tables();
+    assert!(
+        !tables.is_empty(),
+        "README.md and docs/*.md have no table whose first column is `host`"
+    );
+    let spoken = |s: &str| s.to_lowercase().replace(['-', '`'], " ");
+    for name in keryx_hooks::hosts::host_names() {
+        if *name == "keryx" {
+            continue;
+        }
+        let a = keryx_hooks::hosts::adapter(name).unwrap();
+        let names: Vec<String> = [a.display_name(), a.name()]
+            .into_iter()
+            .chain(a.aliases().iter().copied())
+            .map(spoken)
+            .collect();
+        for (at, rows) in &tables {
+            assert!(
+                rows.iter()
+                    .any(|cell| names.iter().any(|n| spoken(cell).contains(n.as_str()))),
+                "the host table at {at} has no row for {} (`{name}`): {rows:?}",
+                a.display_name()
+            );
+        }
+    }
+}

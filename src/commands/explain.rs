@@ -13,7 +13,7 @@ use crate::commands::run::{self, Prepared, RunSettings, Stopped, UserLayer};
 use crate::config::model::{Registration, RunsIn};
 use crate::error::{CmdResult, CommandError};
 use crate::escape::escape;
-use crate::hosts::{self, Adapter, stdin_guard};
+use crate::hosts::{Adapter, stdin_guard};
 use crate::output;
 use crate::runtime::codec::{self, PayloadContext};
 use crate::runtime::compose;
@@ -22,13 +22,7 @@ use crate::runtime::select::{self, Trace};
 use crate::runtime::types::{EventInput, Outcome};
 
 pub fn run(args: &ExplainArgs) -> CmdResult {
-    let adapter = hosts::adapter(&args.host).ok_or_else(|| {
-        CommandError::user(format!(
-            "unknown host `{}`; known hosts: {}",
-            escape(&args.host),
-            hosts::host_names().join(", ")
-        ))
-    })?;
+    let adapter = super::resolve_host(&args.host)?;
     let Some(event) = adapter.canonical_event(&args.event) else {
         if adapter.unmapped_events().contains(&args.event.as_str()) {
             // `run` answers such an event with nothing at all.

@@ -253,22 +253,12 @@ pub fn hooks_file_at(loc: &Locations, scope: Scope) -> Option<PathBuf> {
     hooks_file(loc, scope).ok()
 }
 
-/// The adapters for `names`, each once; only hosts `import` reads.
+/// The adapters for `names` (names or aliases), each once; only hosts
+/// `import` reads.
 fn resolve_hosts(names: &[String]) -> Result<Vec<&'static Adapter>, CommandError> {
-    let mut out: Vec<&'static Adapter> = Vec::new();
-    for name in names {
-        let host = crate::hosts::adapter(name)
-            .filter(|h| import::HOSTS.contains(&h.name()))
-            .ok_or_else(|| {
-                CommandError::user(format!("cannot import hooks from `{}`", escape(name))).hint(
-                    format!("hosts to import from: {}", import::HOSTS.join(", ")),
-                )
-            })?;
-        if !out.iter().any(|h| h.name() == host.name()) {
-            out.push(host);
-        }
-    }
-    Ok(out)
+    super::resolve_hosts(names, &import::hosts(), "hosts to import from", |host| {
+        format!("cannot import hooks from `{}`", host.name())
+    })
 }
 
 /// Where the registrations go: `$KERYX_HOME/hooks.json`, or the project's.

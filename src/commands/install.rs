@@ -76,7 +76,14 @@ pub fn run(args: &InstallArgs) -> CmdResult {
             "{} has no plugin or extension format",
             h.display_name()
         ))
-        .hint("wire it with `--format settings` (the default); packages exist for claude-code, gemini-cli, codex and opencode"));
+        .hint(format!(
+            "wire it with `--format settings` (the default); packages exist for {}",
+            plugin::hosts()
+                .iter()
+                .map(|h| h.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
     }
     // A host without a file at this scope fails alone, before anything is written.
     let (wirable, unwirable): (Vec<&'static Adapter>, Vec<&'static Adapter>) =
@@ -319,36 +326,21 @@ pub(crate) fn scope(arg: ScopeArg) -> Scope {
     }
 }
 
-/// The adapters for `names`, each once, in the order given.
+/// The adapters for `names` (names or aliases), each once, in the order
+/// given: hosts with a config file or plugin to wire.
 pub(crate) fn resolve_hosts(names: &[String]) -> Result<Vec<&'static Adapter>, CommandError> {
-    let installable: Vec<&str> = crate::hosts::host_names()
-        .iter()
-        .copied()
-        .filter(|n| crate::hosts::adapter(n).is_some_and(|a| hostfile::wiring::format(a).is_some()))
-        .collect();
-    let mut out: Vec<&'static Adapter> = Vec::new();
-    for name in names {
-        let Some(host) = crate::hosts::adapter(name) else {
-            return Err(
-                CommandError::user(format!("unknown host `{}`", escape(name))).hint(format!(
-                    "hosts that can be wired: {}",
-                    installable.join(", ")
-                )),
-            );
-        };
-        if hostfile::wiring::format(host).is_none() {
-            return Err(CommandError::user(format!(
+    super::resolve_hosts(
+        names,
+        &hostfile::wirable_hosts(),
+        "hosts that can be wired",
+        |host| {
+            format!(
                 "{} runs keryx-hooks itself (`keryx-hooks run {} <event>`); there is nothing to wire",
                 host.display_name(),
                 host.name()
-            ))
-            .hint(format!("hosts that can be wired: {}", installable.join(", "))));
-        }
-        if !out.iter().any(|h| h.name() == host.name()) {
-            out.push(host);
-        }
-    }
-    Ok(out)
+            )
+        },
+    )
 }
 
 /// Things the user has to know or do after this install.

@@ -87,7 +87,11 @@ pub fn run(args: &LogArgs) -> CmdResult {
             .transpose()
             .map_err(CommandError::user)?,
         session: args.session.clone(),
-        host: args.host.clone(),
+        host: args
+            .host
+            .as_deref()
+            .map(|h| super::resolve_host(h).map(|a| a.name().to_owned()))
+            .transpose()?,
         project: args.project.as_ref().map(|p| {
             let abs = std::path::absolute(p).unwrap_or_else(|_| p.clone());
             std::fs::canonicalize(&abs).unwrap_or(abs)

@@ -4,6 +4,7 @@ pub mod completions;
 pub mod ctx;
 pub mod doctor;
 pub mod explain;
+pub mod hosts;
 pub mod import;
 pub mod init;
 pub mod install;
@@ -22,6 +23,9 @@ pub mod validate;
 use std::path::PathBuf;
 
 use crate::config::model::Profile;
+use crate::error::CommandError;
+use crate::escape::escape;
+use crate::hosts::Adapter;
 use crate::paths::Locations;
 
 /// Locations for a human command run from the current directory.
@@ -48,4 +52,56 @@ pub fn profile_or_settings(flag: Option<Profile>, loc: &Locations) -> Profile {
         crate::output::err_line(&format!("warning: {why}"));
     }
     loc.settings().profile()
+}
+
+/// The hosts a person named, each once, in the order given: a host's name
+/// or one of its aliases (`claude` is claude-code), among `offered`, the
+/// hosts the command takes, which `offered_are` describes in the hint
+/// (`hosts that can be wired`). A host outside them is refused with
+/// `refused`'s message; a name no host has is refused with the nearest
+/// offered host as a suggestion.
+pub fn resolve_hosts(
+    names: &[String],
+    offered: &[&'static Adapter],
+    offered_are: &str,
+    refused: impl Fn(&Adapter) -> String,
+) -> Result<Vec<&'static Adapter>, CommandError> {
+    let list = || {
+        offered
+            .iter()
+            .map(|a| a.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out: Vec<&'static Adapter> = Vec::new();
+    for name in names {
+        let host = match crate::hosts::lookup(name) {
+            Some(h) if offered.iter().any(|o| o.name() == h.name()) => h,
+            Some(h) => {
+                return Err(
+                    CommandError::user(refused(h)).hint(format!("{offered_are}: {}", list()))
+                );
+            }
+            None => {
+                let guess = crate::hosts::closest(name, offered)
+                    .map(|h| format!("did you mean `{}`? ", h.name()))
+                    .unwrap_or_default();
+                return Err(
+                    CommandError::user(format!("unknown host `{}`", escape(name)))
+                        .hint(format!("{guess}{offered_are}: {}", list())),
+                );
+            }
+        };
+        if !out.iter().any(|h| h.name() == host.name()) {
+            out.push(host);
+        }
+    }
+    Ok(out)
+}
+
+/// The one host a person named, among every adapter (`explain`, `log --host`).
+pub fn resolve_host(name: &str) -> Result<&'static Adapter, CommandError> {
+    let every: Vec<&'static Adapter> = crate::hosts::all().collect();
+    let mut one = resolve_hosts(&[name.to_owned()], &every, "known hosts", |_| String::new())?;
+    Ok(one.remove(0))
 }

@@ -522,6 +522,7 @@ impl Gen<'_> {
                 "$schema",
                 "name",
                 "displayName",
+                "aliases",
                 "notice",
                 "encoder",
                 "sources",
@@ -551,6 +552,7 @@ impl Gen<'_> {
             vec![
                 ("name", self.req_str(&o, "name")),
                 ("display_name", self.req_str(&o, "displayName")),
+                ("aliases", self.default_strings(&o, "aliases")),
                 ("notice", self.opt_output(&o, "notice")),
                 (
                     "encoder",

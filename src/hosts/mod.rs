@@ -44,5 +44,64 @@ pub fn host_names() -> &'static [&'static str] {
     data::HOST_NAMES
 }
 
+/// Every adapter, sorted by host name.
+pub fn all() -> impl Iterator<Item = &'static Adapter> {
+    data::ADAPTERS.iter().map(|(_, a)| *a)
+}
+
+/// The host a person means by `name`: its name or one of its aliases
+/// (`claude` → claude-code). For the human commands; `run` takes only the
+/// name ([`adapter`]), which is what host configs say.
+pub fn lookup(name: &str) -> Option<&'static Adapter> {
+    adapter(name).or_else(|| all().find(|a| a.aliases().contains(&name)))
+}
+
+/// The host among `among` that `name` most likely misspells, for a "did
+/// you mean": the one whose name or alias `name` is the start of (or
+/// starts with), when only one is; else the one nearest by edit distance,
+/// within a third of the word (at least 1); case is ignored. `None` when
+/// nothing is that close.
+pub fn closest(name: &str, among: &[&'static Adapter]) -> Option<&'static Adapter> {
+    let typed = name.to_ascii_lowercase();
+    let words = || {
+        among.iter().flat_map(|a| {
+            std::iter::once(a.name())
+                .chain(a.aliases().iter().copied())
+                .map(move |w| (*a, w))
+        })
+    };
+    if typed.len() >= 2 {
+        let mut prefixed = words()
+            .filter(|(_, w)| w.starts_with(&typed) || typed.starts_with(w))
+            .map(|(a, _)| a);
+        if let Some(first) = prefixed.next()
+            && prefixed.all(|a| std::ptr::eq(a, first))
+        {
+            return Some(first);
+        }
+    }
+    words()
+        .map(|(a, w)| (edit_distance(&typed, w), a))
+        .filter(|(d, _)| *d <= (typed.chars().count() / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, a)| a)
+}
+
+/// The Levenshtein distance between `a` and `b`, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
+}
+
 #[cfg(test)]
 mod tests;

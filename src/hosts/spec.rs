@@ -87,6 +87,9 @@ pub(super) fn object(entries: &[(&'static str, Json)]) -> Map<String, Value> {
 pub struct Adapter {
     pub(super) name: &'static str,
     pub(super) display_name: &'static str,
+    /// Other names people type for the host (`claude`), for the human
+    /// commands; never `run`'s.
+    pub(super) aliases: &'static [&'static str],
     /// How notices reach the person on events without a `notice` of their
     /// own. Never the model's context: a notice names a command to run,
     /// and only a person should be told to run it.
@@ -346,6 +349,12 @@ impl Adapter {
 
     pub fn display_name(&self) -> &'static str {
         self.display_name
+    }
+
+    /// Other names the human commands accept for the host (`claude` for
+    /// claude-code), in file order.
+    pub fn aliases(&self) -> &'static [&'static str] {
+        self.aliases
     }
 
     /// `hookEnv`: names (a `*` suffix for a prefix) of the variables the

@@ -80,6 +80,65 @@ fn every_host_is_embedded() {
     assert!(adapter("nope").is_none());
 }
 
+/// Each alias names one host: none is a host's name or another host's
+/// alias, so `lookup` can never be ambiguous.
+#[test]
+fn aliases_name_one_host_each() {
+    let mut seen: Vec<&str> = host_names().to_vec();
+    for a in all() {
+        for alias in a.aliases() {
+            assert!(
+                !seen.contains(alias),
+                "`{alias}` (an alias of {}) is already a host's name or alias",
+                a.name()
+            );
+            seen.push(alias);
+        }
+    }
+    for (alias, host) in [
+        ("claude", "claude-code"),
+        ("gemini", "gemini-cli"),
+        ("qwen", "qwen-code"),
+        ("kimi-code", "kimi"),
+        ("copilot-cli", "copilot"),
+        ("github-copilot", "copilot"),
+        ("open-code", "opencode"),
+    ] {
+        assert_eq!(lookup(alias).map(|a| a.name()), Some(host), "{alias}");
+        assert!(adapter(alias).is_none(), "`run` takes only names: {alias}");
+    }
+    for name in host_names() {
+        assert_eq!(lookup(name).map(|a| a.name()), Some(*name));
+    }
+    assert!(lookup("nope").is_none());
+}
+
+#[test]
+fn a_misspelt_host_suggests_the_nearest_one() {
+    let every: Vec<&'static Adapter> = all().collect();
+    let guess = |typed: &str| closest(typed, &every).map(|a| a.name());
+    assert_eq!(guess("claud"), Some("claude-code"));
+    assert_eq!(guess("Claude-Code"), Some("claude-code"));
+    assert_eq!(guess("claude code"), Some("claude-code"));
+    assert_eq!(guess("gem"), Some("gemini-cli"));
+    assert_eq!(guess("gemini-code"), Some("gemini-cli"));
+    assert_eq!(guess("qwen3"), Some("qwen-code"));
+    assert_eq!(guess("curser"), Some("cursor"));
+    assert_eq!(guess("opencod"), Some("opencode"));
+    assert_eq!(guess("kimi-k2"), Some("kimi"));
+    // A start shared by several hosts, or nothing near: no guess.
+    assert_eq!(guess("co"), None);
+    assert_eq!(guess("vim"), None);
+    assert_eq!(guess(""), None);
+    // Only among the hosts offered.
+    let installable: Vec<&'static Adapter> = every
+        .iter()
+        .copied()
+        .filter(|a| a.name() != "keryx")
+        .collect();
+    assert!(closest("keryx", &installable).is_none());
+}
+
 #[test]
 fn every_adapter_file_validates_against_the_schema() {
     let schema: Value = serde_json::from_str(SCHEMA).unwrap();
@@ -293,6 +352,7 @@ mod normal {
         let v = json!({
             "name": doc["name"],
             "displayName": doc["displayName"],
+            "aliases": or(doc, "aliases", json!([])),
             "notice": opt(doc, "notice", output),
             "encoder": doc["encoder"],
             "sources": or(doc, "sources", json!([])),
@@ -435,6 +495,7 @@ mod from_static {
         let v = json!({
             "name": a.name,
             "displayName": a.display_name,
+            "aliases": a.aliases,
             "notice": opt(a.notice.as_ref(), output),
             "encoder": match a.encoder {
                 EncoderKind::Template => "template",

@@ -28,6 +28,13 @@ pub const HOSTS: &[&str] = &[
     "kimi",
 ];
 
+/// The adapters of [`HOSTS`], sorted by name.
+pub fn hosts() -> Vec<&'static Adapter> {
+    crate::hosts::all()
+        .filter(|a| HOSTS.contains(&a.name()))
+        .collect()
+}
+
 /// The `$schema` a hooks file created by `import` names.
 pub const SCHEMA_URL: &str = "https://keryx.dev/schema/hook-config.schema.json";
 

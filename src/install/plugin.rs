@@ -97,7 +97,7 @@ impl Kind {
 }
 
 /// The package kind of `host`; `None` for a host without a plugin or
-/// extension format (Cursor, Copilot, Kimi, keryx).
+/// extension format (Cursor, Copilot, Kimi, Qwen Code, keryx).
 pub fn kind(host: &Adapter) -> Option<Kind> {
     match host.name() {
         "claude-code" => Some(Kind::ClaudeCode),
@@ -106,6 +106,11 @@ pub fn kind(host: &Adapter) -> Option<Kind> {
         "opencode" => Some(Kind::OpenCode),
         _ => None,
     }
+}
+
+/// The hosts `install --format plugin` can package, sorted by name.
+pub fn hosts() -> Vec<&'static Adapter> {
+    crate::hosts::all().filter(|a| kind(a).is_some()).collect()
 }
 
 /// Where the package for `host` goes under `out` (`<out>/<host>`); OpenCode's

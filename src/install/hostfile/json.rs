@@ -1,9 +1,9 @@
-//! Host JSON files (Claude Code, Gemini CLI, Cursor, Copilot) edited as text.
-//! The span-keeping reader is [`crate::textfile::json`]; our entries are
-//! inserted, replaced and removed as splices of the original bytes, so
-//! comments, trailing commas, a BOM, CRLF, foreign keys and their order
-//! survive. Every result is parsed again before it is returned; a file that
-//! cannot be read this way is refused, never rewritten lossy.
+//! Host JSON files (Claude Code, Gemini CLI, Qwen Code, Cursor, Copilot)
+//! edited as text. The span-keeping reader is [`crate::textfile::json`]; our
+//! entries are inserted, replaced and removed as splices of the original
+//! bytes, so comments, trailing commas, a BOM, CRLF, foreign keys and their
+//! order survive. Every result is parsed again before it is returned; a file
+//! that cannot be read this way is refused, never rewritten lossy.
 
 use serde_json::{Map, Value};
 

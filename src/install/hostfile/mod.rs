@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::config::load;
 use crate::config::model::Registration;
-use crate::hosts::Adapter;
+use crate::hosts::{Adapter, ConfigFiles};
 use crate::paths::Locations;
 
 pub use wiring::Format;
@@ -59,6 +59,15 @@ pub struct WiredEntry {
 
 // ------------------------------------------------------------------ locations
 
+/// The hosts `install` can wire (a settings file or a plugin file to write
+/// into), sorted by name: every adapter but those that run keryx-hooks
+/// themselves.
+pub fn wirable_hosts() -> Vec<&'static Adapter> {
+    crate::hosts::all()
+        .filter(|a| wiring::format(a).is_some())
+        .collect()
+}
+
 /// Every file `host` may read its hooks from at `scope`, in the adapter's
 /// order (Kimi has two CLIs, each with its own file). Empty for a host with
 /// nothing to install into, or no project-scope file.
@@ -71,24 +80,61 @@ pub fn config_files(host: &Adapter, scope: Scope, loc: &Locations) -> Vec<PathBu
         Scope::User => files
             .user
             .iter()
-            .map(|p| {
-                let relocated = files.home_env.as_ref().and_then(|h| {
-                    let rest = p.strip_prefix(h.replaces)?;
-                    let base =
-                        crate::env_vars::get(h.var).filter(|b| Path::new(b).is_absolute())?;
-                    Some(PathBuf::from(format!("{base}{rest}")))
-                });
-                relocated.unwrap_or_else(|| match p.strip_prefix("~/") {
-                    Some(rest) => loc.home.join(rest),
-                    None => PathBuf::from(p),
-                })
-            })
+            .map(|p| user_path(files, p, loc))
             .collect(),
         Scope::Project => {
             let root = loc.project_root_or_cwd();
             files.project.iter().map(|p| root.join(p)).collect()
         }
     }
+}
+
+/// A user path of an adapter (`~/.codex/config.toml`) on this machine: its
+/// `homeEnv` prefix replaced by that variable's directory when it is set
+/// (and absolute), else `~` by the home.
+fn user_path(files: &ConfigFiles, p: &str, loc: &Locations) -> PathBuf {
+    let relocated = files.home_env.as_ref().and_then(|h| {
+        let rest = p.strip_prefix(h.replaces)?;
+        let base = crate::env_vars::get(h.var).filter(|b| Path::new(b).is_absolute())?;
+        Some(PathBuf::from(format!("{base}{rest}")))
+    });
+    relocated.unwrap_or_else(|| match p.strip_prefix("~/") {
+        Some(rest) => loc.home.join(rest),
+        None => PathBuf::from(p),
+    })
+}
+
+/// The directory whose presence shows `host` is set up for this user: the
+/// top directory of its first user config path (`~/.claude`,
+/// `~/.kimi-code`), one deeper under `~/.config`, which many programs
+/// share (`~/.config/opencode`), moved by the adapter's `homeEnv` as its
+/// files are (`$CODEX_HOME`, `$XDG_CONFIG_HOME/opencode`). `None` for a
+/// host with no user config file in a directory of its own.
+pub fn host_dir(host: &Adapter, loc: &Locations) -> Option<PathBuf> {
+    // A host that runs keryx-hooks itself has nothing set up to find.
+    wiring::format(host)?;
+    let files = host.config_files();
+    let rest = files.user.first()?.strip_prefix("~/")?;
+    let parts: Vec<&str> = rest.split('/').collect();
+    let depth = if parts[0] == ".config" { 2 } else { 1 };
+    // The file itself is never the directory.
+    if parts.len() <= depth {
+        return None;
+    }
+    Some(user_path(
+        files,
+        &format!("~/{}", parts[..depth].join("/")),
+        loc,
+    ))
+}
+
+/// The hosts set up for this user, sorted by name: those whose
+/// [`host_dir`] exists.
+pub fn detected_hosts(loc: &Locations) -> Vec<&'static Adapter> {
+    wirable_hosts()
+        .into_iter()
+        .filter(|h| host_dir(h, loc).is_some_and(|d| d.is_dir()))
+        .collect()
 }
 
 /// The file `host` reads at `scope`: the first candidate whose directory
@@ -791,5 +837,32 @@ mod tests {
         assert!(
             config_files(crate::hosts::adapter("keryx").unwrap(), Scope::User, &loc).is_empty()
         );
+    }
+
+    /// The directory that shows a host is set up is the top of its user
+    /// path, one deeper under `~/.config`. (Those moved by a `homeEnv`
+    /// variable are checked by the integration tests, which set it.)
+    #[test]
+    fn a_hosts_own_directory_is_the_top_of_its_user_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut loc = Locations::resolve(tmp.path());
+        loc.home = tmp.path().join("home");
+        let dir = |name: &str| host_dir(crate::hosts::adapter(name).unwrap(), &loc);
+        for (name, want) in [
+            ("claude-code", ".claude"),
+            ("cursor", ".cursor"),
+            ("gemini-cli", ".gemini"),
+            ("qwen-code", ".qwen"),
+        ] {
+            assert_eq!(dir(name), Some(loc.home.join(want)), "{name}");
+        }
+        assert_eq!(dir("keryx"), None);
+        let found = || -> Vec<&str> { detected_hosts(&loc).iter().map(|h| h.name()).collect() };
+        assert!(!found().contains(&"claude-code"));
+        std::fs::create_dir_all(loc.home.join(".qwen")).unwrap();
+        std::fs::create_dir_all(loc.home.join(".claude")).unwrap();
+        let found = found();
+        assert!(found.contains(&"claude-code") && found.contains(&"qwen-code"));
+        assert!(!found.contains(&"cursor") && !found.contains(&"gemini-cli"));
     }
 }
