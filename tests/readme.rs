@@ -448,3 +448,30 @@ fn every_host_table_names_every_adapter() {
         }
     }
 }
+
+/// The README opens with the quick start: a heading within the first screen
+/// and a block of at most 15 commands (tests/first-hour.sh runs it as
+/// written, so it is also true).
+#[test]
+fn the_readme_opens_with_a_short_quick_start() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let lines: Vec<&str> = readme.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == "## Quick start")
+        .expect("README.md has a `## Quick start`");
+    assert!(at < 12, "the quick start starts at line {}", at + 1);
+    let open = at + lines[at..].iter().position(|l| *l == "```sh").unwrap();
+    let close = open + 1 + lines[open + 1..].iter().position(|l| *l == "```").unwrap();
+    let commands = close - open - 1;
+    assert!(
+        (5..=15).contains(&commands),
+        "the quick start has {commands} lines"
+    );
+    assert!(
+        close < 40,
+        "the quick start block ends at line {}",
+        close + 1
+    );
+}
