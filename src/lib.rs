@@ -19,6 +19,7 @@ pub mod install;
 pub mod log;
 pub mod output;
 pub mod paths;
+pub mod pipeline;
 pub mod runner;
 pub mod runtime;
 pub mod session;

@@ -9,12 +9,12 @@ use std::process::ExitCode;
 use serde_json::{Value, json};
 
 use crate::cli::ExplainArgs;
-use crate::commands::run::{self, Prepared, RunSettings, Stopped, UserLayer};
 use crate::config::model::{Registration, RunsIn};
 use crate::error::{CmdResult, CommandError};
 use crate::escape::escape;
 use crate::hosts::{Adapter, stdin_guard};
 use crate::output;
+use crate::pipeline::{self as run, Prepared, RunSettings, Stopped, UserLayer};
 use crate::runtime::codec::{self, PayloadContext};
 use crate::runtime::compose;
 use crate::runtime::events::Event;
