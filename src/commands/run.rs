@@ -1,7 +1,7 @@
 //! `keryx-hooks run <host> <event>`: what hosts execute for every event.
 //! Read the payload (bounded), decode it with the host's adapter, load the
 //! layered config, select, fire, compose, record, and answer in the host's
-//! own shape: one stage after another over one event ([`handle`]).
+//! own shape. The stages are [`crate::pipeline`]; this file reads and answers.
 //!
 //! Nothing but protocol output reaches stdout, and no failure here turns a
 //! gate into an allow: on gate-capable events a broken shim denies.
