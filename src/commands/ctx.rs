@@ -9,7 +9,7 @@ use crate::error::CmdResult;
 use crate::runtime::events::Event;
 
 pub fn hook(args: &CtxHookArgs) -> CmdResult {
-    super::security::answer(&args.host, Event::PreToolUse, |payload, loc| {
+    super::shared::answer(&args.host, Event::PreToolUse, |payload, loc| {
         let cfg = CtxGuardConfig::from_locations(loc);
         ctx_guard::check_with(payload, &cfg)
     })

@@ -11,6 +11,7 @@
 //!
 //! Exit 1 when a check fails or a fix did not work; warnings alone exit 0.
 
+use super::shared::kill_switch;
 use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::os::unix::fs::PermissionsExt;
@@ -37,8 +38,6 @@ use crate::install::{hostfile, manifest, plugin, snapshot};
 use crate::output;
 use crate::paths::Locations;
 use crate::trust::TrustState;
-
-use super::status::{self, SourceStatus};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -205,7 +204,7 @@ pub fn checks(loc: &Locations, source: Option<&Path>) -> Vec<Check> {
     plugin_checks(loc, &mut out, &mut wired_hosts);
     double_registration(&wired_hosts, &mut out);
     snapshot_checks(loc, &mut out);
-    let statuses = status::assess_all(loc, source);
+    let statuses = classify::assess_all(loc, source);
     drift_checks(loc, &statuses, &mut out);
     settings_check(loc, &mut out);
     let regs = config_checks(loc, &mut out);
@@ -725,7 +724,7 @@ fn snapshot_checks(loc: &Locations, out: &mut Vec<Check>) {
     }
 }
 
-fn drift_checks(loc: &Locations, statuses: &[SourceStatus], out: &mut Vec<Check>) {
+fn drift_checks(loc: &Locations, statuses: &[classify::SourceStatus], out: &mut Vec<Check>) {
     for s in statuses {
         let name = format!("drift ({})", escape(&s.source.to_string_lossy()));
         let c = match &s.result {
@@ -979,13 +978,6 @@ fn kill_switch_check(out: &mut Vec<Check>) {
     }
 }
 
-/// What `KERYX_HOOKS=off` in this environment means, when it is set.
-pub fn kill_switch() -> Option<String> {
-    (crate::env_vars::get(crate::env_vars::KERYX_HOOKS).as_deref() == Some("off")).then(|| {
-        "KERYX_HOOKS=off is set in this environment: in every session started from it no hook runs and no gate guards anything".to_owned()
-    })
-}
-
 fn settings_check(loc: &Locations, out: &mut Vec<Check>) {
     const NAME: &str = "runtime.toml";
     let settings = loc.settings();
@@ -1129,7 +1121,7 @@ impl Consent {
         let verdict = if self.yes {
             Ok(())
         } else if self.ask {
-            match super::trust::ask("Resync the snapshot with these commands?") {
+            match super::shared::ask("Resync the snapshot with these commands?") {
                 Ok(true) => Ok(()),
                 _ => Err("you did not confirm it".to_owned()),
             }

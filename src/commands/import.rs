@@ -61,7 +61,7 @@ pub fn run(args: &ImportArgs) -> CmdResult {
     let loc = super::here();
     super::print_location_warnings(&loc);
     let hosts = resolve_hosts(&args.hosts)?;
-    let scope = super::install::scope(args.scope);
+    let scope = super::shared::scope(args.scope);
     let hooks_file = hooks_file(&loc, scope)?;
     if args.undo {
         return undo_command(&loc, &hosts, scope, &hooks_file, args.dry_run, args.json);
@@ -266,7 +266,7 @@ fn hooks_file(loc: &Locations, scope: Scope) -> Result<PathBuf, CommandError> {
     match scope {
         Scope::User => Ok(loc.user_hooks_file()),
         Scope::Project => {
-            let root = super::trust::project_root(loc)?;
+            let root = super::shared::project_root(loc)?;
             if let Some(why) = &loc.project_refusal {
                 return Err(CommandError::user(
                     "refusing to edit the hooks of a project that belongs to another user",

@@ -12,13 +12,14 @@
 //! existing snapshot with command hooks it does not run yet shows them first
 //! (as `trust` shows a project's) and, on a terminal, asks.
 
+use super::shared::{DEFAULT_PLUGIN_DIR, resolve_hosts, scope};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
 
-use crate::cli::{FormatArg, InstallArgs, ScopeArg};
+use crate::cli::{FormatArg, InstallArgs};
 use crate::error::{CmdResult, CommandError};
 use crate::escape::escape;
 use crate::hosts::{Adapter, TimeoutUnit};
@@ -31,9 +32,6 @@ use crate::paths::{self, Locations};
 
 /// The user hooks file a fresh machine starts with.
 const STARTER_HOOKS: &str = "{\n  \"schemaVersion\": \"1.0.0\",\n  \"hooks\": {}\n}\n";
-
-/// Where `--format plugin` writes packages without `--out`, under the home.
-pub const DEFAULT_PLUGIN_DIR: &str = ".agentic/hooks-plugins";
 
 /// The arguments, resolved.
 struct Settings {
@@ -184,7 +182,7 @@ pub fn run(args: &InstallArgs) -> CmdResult {
         if !s.dry_run
             && !s.json
             && std::io::stdin().is_terminal()
-            && !super::trust::ask("Replace the snapshot with these commands?")?
+            && !super::shared::ask("Replace the snapshot with these commands?")?
         {
             output::line("Not installed; nothing was written.");
             return Ok(ExitCode::from(1));
@@ -317,30 +315,6 @@ fn settings(args: &InstallArgs, loc: &Locations) -> Result<Settings, CommandErro
         dry_run: args.dry_run,
         json: args.json,
     })
-}
-
-pub(crate) fn scope(arg: ScopeArg) -> Scope {
-    match arg {
-        ScopeArg::User => Scope::User,
-        ScopeArg::Project => Scope::Project,
-    }
-}
-
-/// The adapters for `names` (names or aliases), each once, in the order
-/// given: hosts with a config file or plugin to wire.
-pub(crate) fn resolve_hosts(names: &[String]) -> Result<Vec<&'static Adapter>, CommandError> {
-    super::resolve_hosts(
-        names,
-        &hostfile::wirable_hosts(),
-        "hosts that can be wired",
-        |host| {
-            format!(
-                "{} runs keryx-hooks itself (`keryx-hooks run {} <event>`); there is nothing to wire",
-                host.display_name(),
-                host.name()
-            )
-        },
-    )
 }
 
 /// Things the user has to know or do after this install.

@@ -2,6 +2,7 @@
 //! registration set, one row per hook id and shape, with the sandboxing
 //! that is actually in effect under the profile.
 
+use super::shared::writable_text;
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
@@ -214,21 +215,6 @@ fn row_text(row: &Row, profile: Profile, off: Option<NotRun>) -> String {
         s.push_str(&format!("  cannot gate {event} on: {}\n", hosts.join(", ")));
     }
     s
-}
-
-/// `sandbox.writable: a, b` (escaped), when the registration widens its
-/// sandbox; shared with `test` and `trust`.
-pub fn writable_text(r: &Registration) -> Option<String> {
-    (!r.sandbox_writable.is_empty()).then(|| {
-        format!(
-            "sandbox.writable: {}",
-            r.sandbox_writable
-                .iter()
-                .map(|p| escape(p))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    })
 }
 
 fn row_json(row: &Row, profile: Profile) -> Value {

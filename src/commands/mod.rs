@@ -12,6 +12,7 @@ pub mod list;
 pub mod log;
 pub mod run;
 pub mod security;
+pub(crate) mod shared;
 pub mod status;
 pub mod test;
 pub mod toggle;

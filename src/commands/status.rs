@@ -5,7 +5,6 @@
 //! from anywhere. Exits 1 when anything is not `current` (a check that could
 //! not run counts as not current), so scripts and CI can gate on it.
 
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
@@ -13,24 +12,23 @@ use serde_json::{Value, json};
 use crate::cli::StatusArgs;
 use crate::error::CmdResult;
 use crate::escape::escape;
-use crate::install::classify::{self, Assessment, DriftState};
+use crate::install::classify::{DriftState, SourceStatus, assess_all};
 use crate::install::snapshot::snapshot_key;
 use crate::output;
-use crate::paths::Locations;
 
 pub fn run(args: &StatusArgs) -> CmdResult {
     let loc = super::here();
     super::print_location_warnings(&loc);
     let sources = assess_all(&loc, args.source.as_deref());
     let ok = sources.iter().all(SourceStatus::current);
-    let off = super::doctor::kill_switch();
+    let off = super::shared::kill_switch();
     if args.json {
         output::json(&json!({
             "schemaVersion": "1",
             "ok": ok,
             "hooksOff": off.is_some(),
             "snapshotRoot": loc.snapshot_root,
-            "sources": sources.iter().map(SourceStatus::to_json).collect::<Vec<_>>(),
+            "sources": sources.iter().map(to_json).collect::<Vec<_>>(),
         }));
     } else if sources.is_empty() {
         output::line(&format!(
@@ -40,7 +38,7 @@ pub fn run(args: &StatusArgs) -> CmdResult {
         ));
     } else {
         for s in &sources {
-            output::stdout(&s.to_text());
+            output::stdout(&to_text(s));
         }
     }
     if let (Some(off), false) = (&off, args.json) {
@@ -53,130 +51,70 @@ pub fn run(args: &StatusArgs) -> CmdResult {
     })
 }
 
-/// One source and what the classifier said about it.
-pub struct SourceStatus {
-    pub source: PathBuf,
-    /// Whether this is `$KERYX_HOME`, the source used without `--source`.
-    pub is_default: bool,
-    pub result: Result<Assessment, String>,
-}
-
-impl SourceStatus {
-    pub fn current(&self) -> bool {
-        matches!(&self.result, Ok(a) if a.state == DriftState::Current)
-    }
-
-    /// The command that moves this source towards `current`.
-    pub fn fix(&self) -> Option<String> {
-        match &self.result {
-            Ok(a) => fix_for(a, self.is_default),
-            Err(_) => Some("keryx-hooks doctor".to_owned()),
-        }
-    }
-
-    fn to_json(&self) -> Value {
-        let mut v = json!({
-            "source": self.source,
-            "key": snapshot_key(&self.source),
-            "state": Value::Null,
-            "warning": Value::Null,
-            "fix": self.fix(),
-        });
-        match &self.result {
-            Ok(a) => {
-                v["key"] = json!(a.key);
-                v["snapshotDir"] = json!(a.dir);
-                v["state"] = json!(a.state.as_str());
-                v["snapshotHash"] = json!(a.manifest.as_ref().map(|m| &m.source_hash));
-                v["liveHash"] = json!(a.live_hash);
-                v["createdAt"] = json!(a.manifest.as_ref().map(|m| &m.created_at));
-                v["hosts"] = a
-                    .hosts
-                    .iter()
-                    .map(|h| {
-                        json!({
-                            "host": h.host,
-                            "scope": h.wiring.as_ref().map(|w| w.scope.as_str()),
-                            "format": h.wiring.as_ref().map(|w| w.format.as_str()),
-                            "path": h.wiring.as_ref().map(|w| &w.path),
-                            "wired": h.wired,
-                        })
+fn to_json(st: &SourceStatus) -> Value {
+    let mut v = json!({
+        "source": st.source,
+        "key": snapshot_key(&st.source),
+        "state": Value::Null,
+        "warning": Value::Null,
+        "fix": st.fix(),
+    });
+    match &st.result {
+        Ok(a) => {
+            v["key"] = json!(a.key);
+            v["snapshotDir"] = json!(a.dir);
+            v["state"] = json!(a.state.as_str());
+            v["snapshotHash"] = json!(a.manifest.as_ref().map(|m| &m.source_hash));
+            v["liveHash"] = json!(a.live_hash);
+            v["createdAt"] = json!(a.manifest.as_ref().map(|m| &m.created_at));
+            v["hosts"] = a
+                .hosts
+                .iter()
+                .map(|h| {
+                    json!({
+                        "host": h.host,
+                        "scope": h.wiring.as_ref().map(|w| w.scope.as_str()),
+                        "format": h.wiring.as_ref().map(|w| w.format.as_str()),
+                        "path": h.wiring.as_ref().map(|w| &w.path),
+                        "wired": h.wired,
                     })
-                    .collect();
-            }
-            Err(w) => v["warning"] = json!(w),
+                })
+                .collect();
         }
-        v
+        Err(w) => v["warning"] = json!(w),
     }
-
-    fn to_text(&self) -> String {
-        let src = escape(&self.source.to_string_lossy());
-        let mut s = match &self.result {
-            Ok(a) => {
-                let mut s = format!(
-                    "`{src}` → snapshot `{}`: {}\n  {}\n",
-                    escape(&a.key),
-                    a.state.as_str(),
-                    a.state.meaning()
-                );
-                for h in &a.hosts {
-                    s.push_str(&format!(
-                        "  {}: {}\n",
-                        h.describe(),
-                        if h.wired { "wired" } else { "not wired" }
-                    ));
-                }
-                if a.state == DriftState::HalfApplied && a.hosts.is_empty() {
-                    s.push_str("  no host is recorded as using it\n");
-                }
-                s
-            }
-            Err(w) => format!(
-                "`{src}`: unknown\n  warning: the state could not be determined: {}\n",
-                escape(w)
-            ),
-        };
-        if let Some(fix) = self.fix() {
-            s.push_str(&format!("  hint: run `{fix}`\n"));
-        }
-        s
-    }
+    v
 }
 
-fn fix_for(a: &Assessment, is_default: bool) -> Option<String> {
-    let with_source = |cmd: &str| {
-        if is_default {
-            cmd.to_owned()
-        } else {
-            format!("{cmd} --source '{}'", escape(&a.source.to_string_lossy()))
+fn to_text(st: &SourceStatus) -> String {
+    let src = escape(&st.source.to_string_lossy());
+    let mut s = match &st.result {
+        Ok(a) => {
+            let mut s = format!(
+                "`{src}` → snapshot `{}`: {}\n  {}\n",
+                escape(&a.key),
+                a.state.as_str(),
+                a.state.meaning()
+            );
+            for h in &a.hosts {
+                s.push_str(&format!(
+                    "  {}: {}\n",
+                    h.describe(),
+                    if h.wired { "wired" } else { "not wired" }
+                ));
+            }
+            if a.state == DriftState::HalfApplied && a.hosts.is_empty() {
+                s.push_str("  no host is recorded as using it\n");
+            }
+            s
         }
+        Err(w) => format!(
+            "`{src}`: unknown\n  warning: the state could not be determined: {}\n",
+            escape(w)
+        ),
     };
-    match a.state {
-        DriftState::Current => None,
-        DriftState::NeverMigrated => Some(with_source("keryx-hooks install <host>...")),
-        DriftState::HalfApplied if a.hosts.is_empty() => {
-            Some(with_source("keryx-hooks install <host>..."))
-        }
-        DriftState::HalfApplied | DriftState::StaleButStable => {
-            Some(with_source("keryx-hooks doctor --fix"))
-        }
+    if let Some(fix) = st.fix() {
+        s.push_str(&format!("  hint: run `{fix}`\n"));
     }
-}
-
-/// Classifies every known source (see [`classify::known_sources`]) with the
-/// stat cache, so a repeated `status` reads no unchanged file.
-pub fn assess_all(loc: &Locations, explicit: Option<&Path>) -> Vec<SourceStatus> {
-    classify::known_sources(loc, explicit)
-        .into_iter()
-        .map(|source| {
-            let cache = classify::cache_for(loc, &source);
-            let wired = |r: &classify::Recorded<'_>, k: &str| classify::recorded_wired(loc, r, k);
-            let result = classify::assess(&source, &loc.snapshot_root, Some(&cache), &wired);
-            SourceStatus {
-                is_default: snapshot_key(&source) == snapshot_key(&loc.keryx_home),
-                source,
-                result,
-            }
-        })
-        .collect()
+    s
 }

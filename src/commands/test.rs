@@ -451,7 +451,7 @@ fn report(
         reg.effective_runs_in(profile),
         profile
     ));
-    if let Some(w) = super::list::writable_text(reg) {
+    if let Some(w) = super::shared::writable_text(reg) {
         output::line(&w);
     }
     show_payload(

@@ -74,7 +74,7 @@ fn toggle(req: &Request) -> CmdResult {
     let (target, root) = if req.user {
         (loc.user_hooks_file(), None)
     } else {
-        let root = super::trust::project_root(&loc)?;
+        let root = super::shared::project_root(&loc)?;
         if let Some(why) = &loc.project_refusal {
             return Err(CommandError::user(
                 "refusing to edit the hooks of a project that belongs to another user",

@@ -8,8 +8,9 @@
 //! shown; the file is read and digested again right before writing, so a
 //! file swapped while the question was on screen is not trusted.
 
+use super::shared::{ask, open_store, project_root};
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use crate::cli::TrustArgs;
@@ -20,7 +21,7 @@ use crate::error::{CmdResult, CommandError};
 use crate::escape::escape;
 use crate::output;
 use crate::paths::Locations;
-use crate::trust::{self, Record, Store, TrustState, digest, display};
+use crate::trust::{self, Record, TrustState, digest, display};
 
 pub fn run(args: &TrustArgs) -> CmdResult {
     let loc = super::here();
@@ -51,7 +52,7 @@ pub fn run(args: &TrustArgs) -> CmdResult {
     output::stdout(&display::review(&verdict, &hooks, &root));
     // What a hook may write outside the project is part of what is trusted.
     for h in &hooks {
-        if let Some(w) = super::list::writable_text(h) {
+        if let Some(w) = super::shared::writable_text(h) {
             output::line(&format!(
                 "warning: `{}` on {} widens its sandbox: {w}",
                 escape(&h.id),
@@ -112,17 +113,6 @@ pub fn run(args: &TrustArgs) -> CmdResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Asks `question` on the terminal; anything but yes is no.
-pub(crate) fn ask(question: &str) -> Result<bool, CommandError> {
-    output::stdout(&format!("{question} [y/N] "));
-    let mut answer = String::new();
-    std::io::stdin().read_line(&mut answer)?;
-    Ok(matches!(
-        answer.trim().to_ascii_lowercase().as_str(),
-        "y" | "yes"
-    ))
-}
-
 /// Reads and digests the file again; refuses when it no longer matches
 /// what the user approved.
 pub(crate) fn ensure_unchanged(
@@ -139,26 +129,6 @@ pub(crate) fn ensure_unchanged(
         .hint("run `keryx-hooks trust` again to review the new version"));
     }
     Ok(())
-}
-
-/// The project root, or a user error saying there is none.
-pub(crate) fn project_root(loc: &Locations) -> Result<PathBuf, CommandError> {
-    loc.project_root.clone().ok_or_else(|| {
-        CommandError::user(format!(
-            "`{}` is not inside a project (no git toplevel or `.metaproject` above it)",
-            escape(&loc.cwd.display().to_string())
-        ))
-        .hint("run this from inside the project whose hooks you mean")
-    })
-}
-
-/// The trust store, or a refusal saying why it cannot be used.
-pub(crate) fn open_store(loc: &Locations) -> Result<Store, CommandError> {
-    Store::open(loc).map_err(|why| {
-        CommandError::user("refusing to use the trust store; nothing was read or written")
-            .cause(escape(&why))
-            .hint("set XDG_DATA_HOME to a directory outside the project that only you can write")
-    })
 }
 
 /// Loads every layer and insists the project file itself is sound: a file

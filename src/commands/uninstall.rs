@@ -28,8 +28,8 @@ use crate::paths::{self, Locations};
 pub fn run(args: &UninstallArgs) -> CmdResult {
     let loc = super::here();
     super::print_location_warnings(&loc);
-    let hosts = super::install::resolve_hosts(&args.hosts)?;
-    let scope = super::install::scope(args.scope);
+    let hosts = super::shared::resolve_hosts(&args.hosts)?;
+    let scope = super::shared::scope(args.scope);
     let dry_run = args.dry_run;
 
     let mut failed = false;
@@ -134,7 +134,7 @@ fn recorded_packages(loc: &Locations, host: &Adapter, scope: Scope) -> Vec<PathB
         })
         .map(|w| PathBuf::from(w.path))
         .collect();
-    let default = plugin::package_dir(&loc.home.join(super::install::DEFAULT_PLUGIN_DIR), host);
+    let default = plugin::package_dir(&loc.home.join(super::shared::DEFAULT_PLUGIN_DIR), host);
     if scope == Scope::User && plugin::wired_events(host, &default).is_ok_and(|e| !e.is_empty()) {
         out.insert(default);
     }

@@ -12,8 +12,8 @@ use crate::output;
 pub fn run(_args: &UntrustArgs) -> CmdResult {
     let loc = super::here();
     super::print_location_warnings(&loc);
-    let root = super::trust::project_root(&loc)?;
-    let store = super::trust::open_store(&loc)?;
+    let root = super::shared::project_root(&loc)?;
+    let store = super::shared::open_store(&loc)?;
     let shown = escape(&root.display().to_string());
     let had = store
         .get(&root)

@@ -517,6 +517,67 @@ pub fn host_config_entries(loc: &Locations, host: &hosts::Adapter) -> Vec<HostFi
         .collect()
 }
 
+/// One source and what the classifier said about it.
+pub struct SourceStatus {
+    pub source: PathBuf,
+    /// Whether this is `$KERYX_HOME`, the source used without `--source`.
+    pub is_default: bool,
+    pub result: Result<Assessment, String>,
+}
+
+impl SourceStatus {
+    pub fn current(&self) -> bool {
+        matches!(&self.result, Ok(a) if a.state == DriftState::Current)
+    }
+
+    /// The command that moves this source towards `current`.
+    pub fn fix(&self) -> Option<String> {
+        match &self.result {
+            Ok(a) => fix_for(a, self.is_default),
+            Err(_) => Some("keryx-hooks doctor".to_owned()),
+        }
+    }
+}
+
+fn fix_for(a: &Assessment, is_default: bool) -> Option<String> {
+    let with_source = |cmd: &str| {
+        if is_default {
+            cmd.to_owned()
+        } else {
+            format!("{cmd} --source '{}'", escape(&a.source.to_string_lossy()))
+        }
+    };
+    match a.state {
+        DriftState::Current => None,
+        DriftState::NeverMigrated => Some(with_source("keryx-hooks install <host>...")),
+        DriftState::HalfApplied if a.hosts.is_empty() => {
+            Some(with_source("keryx-hooks install <host>..."))
+        }
+        DriftState::HalfApplied | DriftState::StaleButStable => {
+            Some(with_source("keryx-hooks doctor --fix"))
+        }
+    }
+}
+
+/// Classifies every known source (see [`known_sources`]) with the
+/// stat cache, so a repeated `status` reads no unchanged file.
+pub fn assess_all(loc: &Locations, explicit: Option<&Path>) -> Vec<SourceStatus> {
+    known_sources(loc, explicit)
+        .into_iter()
+        .map(|source| {
+            let cache = cache_for(loc, &source);
+            let wired = |r: &Recorded<'_>, k: &str| recorded_wired(loc, r, k);
+            let result = assess(&source, &loc.snapshot_root, Some(&cache), &wired);
+            SourceStatus {
+                is_default: super::snapshot::snapshot_key(&source)
+                    == super::snapshot::snapshot_key(&loc.keryx_home),
+                source,
+                result,
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
