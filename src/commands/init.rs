@@ -136,7 +136,12 @@ pub fn run(args: &InitArgs) -> CmdResult {
             let adding = missing_examples(&examples, ids);
             if !adding.is_empty() {
                 let loc = super::here();
-                super::import::add_registrations(&loc, scope(args.scope), &l.config, &adding)?;
+                super::shared::hooks_file::add_registrations(
+                    &loc,
+                    scope(args.scope),
+                    &l.config,
+                    &adding,
+                )?;
                 wrote.push(format!(
                     "added {} to {}, beside the {} hook{} already there",
                     adding

@@ -352,7 +352,7 @@ fn notes(s: &Settings, loc: &Locations, outcomes: &[HostOutcome]) -> Vec<String>
         }
     }
     for o in outcomes.iter().filter(|o| o.error.is_none()) {
-        let n = super::import::importable(loc, o.host, s.scope);
+        let n = super::shared::imported::importable(loc, o.host, s.scope);
         if n > 0 {
             notes.push(format!(
                 "{} also has {n} hooks of its own, which it keeps running outside keryx-hooks; `keryx-hooks import {}{}` moves them in, so they run once, sandboxed and logged.",

@@ -24,7 +24,7 @@ pub mod validate;
 use std::path::PathBuf;
 
 use crate::config::model::Profile;
-use crate::error::CommandError;
+use crate::error::{CmdResult, CommandError};
 use crate::escape::escape;
 use crate::hosts::Adapter;
 use crate::paths::Locations;
@@ -105,4 +105,19 @@ pub fn resolve_host(name: &str) -> Result<&'static Adapter, CommandError> {
     let every: Vec<&'static Adapter> = crate::hosts::all().collect();
     let mut one = resolve_hosts(&[name.to_owned()], &every, "known hosts", |_| String::new())?;
     Ok(one.remove(0))
+}
+
+/// `install <hosts>` at user scope, as the person would type it: how
+/// `import` brings the snapshot the hosts read up to date after moving
+/// hooks into it. Through here, so that no command imports another.
+pub(crate) fn reinstall(hosts: Vec<String>) -> CmdResult {
+    install::run(&crate::cli::InstallArgs {
+        hosts,
+        scope: crate::cli::ScopeArg::User,
+        format: crate::cli::FormatArg::Settings,
+        out: None,
+        source: None,
+        dry_run: false,
+        json: false,
+    })
 }

@@ -44,16 +44,16 @@ pub fn run(args: &UninstallArgs) -> CmdResult {
                 .insert((host.name().to_owned(), path.clone()));
         }
     };
-    let import_target = super::import::hooks_file_at(&loc, scope);
+    let import_target = super::shared::hooks_file::hooks_file_at(&loc, scope);
     for host in &hosts {
         let name = host.display_name();
         // Hooks `import` moved out of this host go back first, so the
         // host file then holds exactly what our wiring was added to.
         if let Some(hooks_file) = &import_target {
-            let undone = super::import::undo(&loc, host, scope, hooks_file, dry_run);
+            let undone = super::shared::imported::undo(&loc, host, scope, hooks_file, dry_run);
             failed |= undone.iter().any(|u| u.error.is_some());
             if !undone.is_empty() {
-                super::import::print_undone(&[*host], &undone, dry_run);
+                super::shared::imported::print_undone(&[*host], &undone, dry_run);
             }
         }
         let files = hostfile::config_files(host, scope, &loc);

@@ -4,6 +4,9 @@
 //! this, never each other.
 
 /// Asks `question` on the terminal; anything but yes is no.
+pub(crate) mod hooks_file;
+pub(crate) mod imported;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
