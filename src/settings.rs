@@ -14,10 +14,10 @@ use toml_edit::{Item, Table, TableLike};
 
 use crate::builtins::impact::ImpactSettings;
 use crate::builtins::learning::Limits;
-use crate::builtins::scanner::{self, Rules};
 use crate::builtins::security::rules_unavailable;
 use crate::config::model::Profile;
 use crate::escape::escape;
+use crate::secrets::{self as scanner, Rules};
 
 /// A larger file is not a settings file: it is refused whole, never read
 /// in part (a cut at a line end can leave valid TOML that lost keys).
@@ -841,7 +841,7 @@ mod tests {
     #[test]
     fn the_strictest_profile_allows_the_least() {
         use crate::config::model::HookClass;
-        use crate::runtime::events::Event;
+        use crate::events::Event;
         use crate::runtime::semantics::{Effect, on_failure};
         use crate::runtime::types::{FailureKind, Outcome};
         for &p in Profile::ALL {

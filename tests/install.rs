@@ -1690,7 +1690,7 @@ console.log(JSON.stringify(said));
             idle.str_field("subagentId")
         ),
         (
-            keryx_hooks::runtime::events::Event::SubagentStop,
+            keryx_hooks::events::Event::SubagentStop,
             "ses_top",
             Some("ses_child")
         )

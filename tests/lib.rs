@@ -3,6 +3,7 @@
 //! cleared environment.
 
 mod adversarial;
+mod architecture;
 mod builtins;
 mod common;
 mod config;

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use keryx_hooks::builtins::scanner::{Rules, Target};
 use keryx_hooks::config::model::Profile;
+use keryx_hooks::secrets::{Rules, Target};
 use keryx_hooks::settings::{self, Settings};
 use serde_json::{Value, json};
 use toml_edit::{DocumentMut, TableLike};

@@ -20,8 +20,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use keryx_hooks::builtins::ports::Verdict;
-use keryx_hooks::builtins::scanner::Rules;
 use keryx_hooks::builtins::security::{check_input, check_output};
+use keryx_hooks::secrets::Rules;
 use serde_json::{Value, json};
 
 /// Dependencies whose sources are read as ordinary code: MIT or Apache-2.0

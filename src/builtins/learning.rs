@@ -15,8 +15,8 @@ use toml_edit::TableLike;
 
 use super::ports::{LearningObservation, LearningObservationSink, ObservationKind};
 use super::scanner::Rules;
+use crate::events::Event;
 use crate::paths::session_component;
-use crate::runtime::events::Event;
 use crate::settings::int_setting;
 
 /// The file every record is appended to; rotated to `observations.N.jsonl`.

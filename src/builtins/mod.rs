@@ -6,7 +6,7 @@ pub mod ctx_guard;
 pub mod impact;
 pub mod learning;
 pub mod ports;
-pub mod scanner;
+pub use crate::secrets as scanner;
 pub mod security;
 pub mod self_protect;
 pub mod shell;
@@ -17,7 +17,7 @@ use crate::config::matcher::Matcher;
 use crate::config::model::{
     BuiltinPort, CommandSpec, Handler, HookClass, Network, Registration, RunsIn, SELF_EXE, Scope,
 };
-use crate::runtime::events::Event;
+use crate::events::Event;
 
 pub const CTX_GUARD: &str = "keryx.ctx-guard";
 pub const SECURITY_CHECK_INPUT: &str = "keryx.security-check-input";

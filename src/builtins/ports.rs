@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::runtime::events::Event;
+use crate::events::Event;
 use crate::settings::Settings;
 
 /// What a gate body decided. A deny carries its reason, already escaped

@@ -6,7 +6,7 @@
 use crate::builtins::ctx_guard::{self, CtxGuardConfig};
 use crate::cli::CtxHookArgs;
 use crate::error::CmdResult;
-use crate::runtime::events::Event;
+use crate::events::Event;
 
 pub fn hook(args: &CtxHookArgs) -> CmdResult {
     super::shared::answer(&args.host, Event::PreToolUse, |payload, loc| {

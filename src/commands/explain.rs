@@ -12,12 +12,12 @@ use crate::cli::ExplainArgs;
 use crate::config::model::{Registration, RunsIn};
 use crate::error::{CmdResult, CommandError};
 use crate::escape::escape;
+use crate::events::Event;
 use crate::hosts::{Adapter, stdin_guard};
 use crate::output;
 use crate::pipeline::{self as run, Prepared, RunSettings, Stopped, UserLayer};
 use crate::runtime::codec::{self, PayloadContext};
 use crate::runtime::compose;
-use crate::runtime::events::Event;
 use crate::runtime::select::{self, Trace};
 use crate::runtime::types::{EventInput, Outcome};
 

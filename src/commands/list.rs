@@ -151,7 +151,7 @@ fn ungated(row: &Row) -> Vec<(&'static str, Vec<&'static str>)> {
     row.events
         .iter()
         .filter_map(|name| {
-            let event = name.parse::<crate::runtime::events::Event>().ok()?;
+            let event = name.parse::<crate::events::Event>().ok()?;
             if !event.is_gate_capable() {
                 return None;
             }

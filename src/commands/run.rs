@@ -12,10 +12,10 @@ use std::time::Instant;
 
 use crate::cli::RunArgs;
 use crate::env_vars;
+use crate::events::Event;
 use crate::hosts::{self, Adapter, stdin_guard};
 use crate::paths::Locations;
 use crate::pipeline::{self, OFF_NOTICE, RunSettings, UserLayer, broken_result, panic_result};
-use crate::runtime::events::Event;
 use crate::runtime::fire::{self};
 use crate::runtime::types::FireResult;
 

@@ -13,7 +13,7 @@ use super::shared::answer;
 use crate::builtins::security;
 use crate::cli::{CheckInputArgs, CheckOutputArgs};
 use crate::error::CmdResult;
-use crate::runtime::events::Event;
+use crate::events::Event;
 
 pub fn check_input(args: &CheckInputArgs) -> CmdResult {
     // A prompt from any source is scanned with the same rules; a deny names

@@ -16,8 +16,8 @@ use crate::config::model::{
     CommandSpec, Handler, HookClass, Network, Profile, Registration, RunsIn, Scope,
 };
 use crate::config::schema;
+use crate::events::Event;
 use crate::paths;
-use crate::runtime::events::Event;
 
 /// A hooks file larger than this is refused before it is read.
 pub const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;

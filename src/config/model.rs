@@ -7,7 +7,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::config::matcher::Matcher;
-use crate::runtime::events::Event;
+use crate::events::Event;
 
 macro_rules! string_enum {
     ($(#[$m:meta])* $name:ident { $($variant:ident = $s:literal),+ $(,)? }) => {

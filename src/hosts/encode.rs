@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::keryx;
 use super::spec::{Adapter, EncoderKind, Json, Output};
-use crate::runtime::events::Event;
+use crate::events::Event;
 use crate::runtime::types::{FireResult, Outcome};
 
 /// What `run` writes back to the host: at most one JSON object on stdout.

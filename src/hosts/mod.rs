@@ -24,7 +24,7 @@ include!(concat!(env!("OUT_DIR"), "/adapters.rs"));
 /// of them sorted by name.
 mod data {
     use super::spec::*;
-    use crate::runtime::events::Event;
+    use crate::events::Event;
 
     include!(concat!(env!("OUT_DIR"), "/adapter_data.rs"));
 }

@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::runtime::events::Event;
+use crate::events::Event;
 
 /// A name-to-name table (`tools`, a field's `values`), sorted by key.
 pub(super) type Table = &'static [(&'static str, &'static str)];

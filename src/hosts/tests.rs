@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::runtime::events::Event;
+use crate::events::Event;
 use crate::runtime::types::{EventInput, FireResult, Outcome};
 
 const SCHEMA: &str = include_str!("../../schema/adapter.schema.json");

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use crate::config::model::{BuiltinPort, Handler, Profile, Registration};
+use crate::events::Event;
 use crate::hosts::Adapter;
-use crate::runtime::events::Event;
 use crate::runtime::fire::{self, FireContext};
 use crate::runtime::reply::HookReply;
 use crate::runtime::types::{EventInput, FireResult, Outcome, RecordEntry, RecordKind};

@@ -17,9 +17,9 @@ pub(crate) use select::*;
 use serde_json::Value;
 
 use crate::config::model::Profile;
+use crate::events::Event;
 use crate::hosts::Adapter;
 use crate::paths::Locations;
-use crate::runtime::events::Event;
 use crate::runtime::select::{self as runtime_select, NotRun};
 use crate::runtime::types::{FireResult, RecordEntry};
 

@@ -11,10 +11,10 @@ use crate::config::load::{self, Loaded};
 use crate::config::model::Profile;
 use crate::config::{self};
 use crate::escape::escape;
+use crate::events::Event;
 use crate::hosts::{self, Adapter};
 use crate::install::wired::WiredSnapshot;
 use crate::paths::Locations;
-use crate::runtime::events::Event;
 use crate::runtime::fire::{self};
 use crate::runtime::types::{EventInput, FireResult, Outcome, RecordKind};
 

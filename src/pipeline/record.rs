@@ -5,9 +5,9 @@
 use std::sync::OnceLock;
 use std::time::Instant;
 
+use crate::events::Event;
 use crate::hosts::Adapter;
 use crate::paths::Locations;
-use crate::runtime::events::Event;
 use crate::runtime::types::{EventInput, FireResult, RecordContext, RecordEntry, RecordKind};
 use crate::session::Session;
 

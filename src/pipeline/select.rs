@@ -3,8 +3,8 @@
 //! read).
 
 use crate::config::model::Registration;
+use crate::events::Event;
 use crate::hosts::Adapter;
-use crate::runtime::events::Event;
 use crate::runtime::select::{self as runtime_select, NotRun, Trace};
 use crate::runtime::types::{EventInput, Outcome, RecordEntry, RecordKind};
 

@@ -7,7 +7,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::config::model::Profile;
-use crate::runtime::events::Event;
+use crate::events::Event;
 use crate::runtime::types::EventInput;
 
 pub const PAYLOAD_SCHEMA_VERSION: &str = "1.0.0";

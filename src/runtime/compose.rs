@@ -2,7 +2,7 @@
 //! into deny, and never loosen anything. A policy deny is untouchable. What
 //! hooks add to the model's context passes the secret rules first.
 
-use crate::runtime::events::Event;
+use crate::events::Event;
 use crate::runtime::types::Outcome;
 
 /// The stricter of two outcomes (`none` counts as allow).
@@ -51,7 +51,7 @@ pub struct ScreenedContext {
 /// `[REDACTED:<rule>]` and hidden-instruction characters escaped: a hook
 /// (or what it read) must not pour a credential into the model's context.
 pub fn screen_context(context: &str) -> ScreenedContext {
-    use crate::builtins::scanner::{Target, builtin_rules};
+    use crate::secrets::{Target, builtin_rules};
     let rules = builtin_rules();
     let findings = rules.scan(context, Target::Input);
     if findings.is_empty() {

@@ -13,11 +13,11 @@ use crate::base::text::{TRUNCATED, cap, truncate_utf8};
 use crate::config::model::{
     BuiltinPort, Handler, HookClass, Profile, Registration, RunsIn, SELF_EXE,
 };
+use crate::events::Event;
 use crate::paths::Locations;
 use crate::runner::{self, Exit, Sandbox, SandboxSpec, SpawnRequest};
 use crate::runtime::codec::{self, PayloadContext};
 use crate::runtime::compose;
-use crate::runtime::events::Event;
 use crate::runtime::reply::{self, HookReply};
 use crate::runtime::semantics::{self, Effect};
 use crate::runtime::types::{

@@ -3,7 +3,7 @@
 
 pub mod codec;
 pub mod compose;
-pub mod events;
+pub use crate::events;
 pub mod fire;
 pub mod reply;
 pub mod select;

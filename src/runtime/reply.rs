@@ -107,8 +107,8 @@ pub fn parse(stdout: &[u8]) -> Result<HookReply, String> {
 /// is additional context. Text with a line that opens a JSON object stays
 /// malformed: it reads as an answer that went wrong (a gate's deny behind
 /// shell noise), and taking it as context would let that deny pass.
-pub fn parse_for(stdout: &[u8], event: crate::runtime::events::Event) -> Result<HookReply, String> {
-    use crate::runtime::events::Event;
+pub fn parse_for(stdout: &[u8], event: crate::events::Event) -> Result<HookReply, String> {
+    use crate::events::Event;
     let err = match parse(stdout) {
         Ok(reply) => return Ok(reply),
         Err(e) => e,
@@ -194,7 +194,7 @@ mod tests {
 
     #[test]
     fn plain_text_is_context_only_where_claude_reads_it_so() {
-        use crate::runtime::events::Event;
+        use crate::events::Event;
         let r = parse_for(b"branch: main\nclean tree\n", Event::SessionStart).unwrap();
         assert_eq!(
             r.additional_context.as_deref(),

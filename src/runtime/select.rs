@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::config::load::Loaded;
 use crate::config::model::{BuiltinPort, Handler, Profile, Registration, Scope};
 use crate::escape::escape;
-use crate::runtime::events::Event;
+use crate::events::Event;
 use crate::runtime::types::EventInput;
 use crate::trust::ProjectTrust;
 

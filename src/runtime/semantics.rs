@@ -3,7 +3,7 @@
 //! override and the malformed-output asymmetry. Pure.
 
 use crate::config::model::{HookClass, Profile};
-use crate::runtime::events::Event;
+use crate::events::Event;
 use crate::runtime::types::{FailureKind, Outcome};
 
 /// What a failure does.

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::config::model::{HookClass, Profile, Scope};
-use crate::runtime::events::Event;
+use crate::events::Event;
 
 /// allow < ask < deny, plus `none` for "no hook said anything".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

@@ -286,7 +286,7 @@ pub fn call_summary(input: &crate::runtime::types::EventInput) -> Option<String>
         return None;
     }
     let redacted = if may_hold_secret(text) {
-        crate::builtins::scanner::builtin_rules().redact(text)
+        crate::secrets::builtin_rules().redact(text)
     } else {
         text.to_owned()
     };
@@ -588,7 +588,7 @@ mod tests {
 
     #[test]
     fn a_call_summary_is_redacted_before_it_is_cut() {
-        use crate::runtime::events::Event;
+        use crate::events::Event;
         use crate::runtime::types::EventInput;
         let mut input = EventInput::new(Event::PreToolUse, "s");
         // Built at run time, so this file holds no key-shaped literal.
@@ -703,7 +703,7 @@ mod tests {
         assert!(secret_keywords().count() >= with_keywords);
         assert!(secret_keywords().any(|k| k == "bearer"));
 
-        let rules = crate::builtins::scanner::builtin_rules();
+        let rules = crate::secrets::builtin_rules();
         for plain in [
             "ls -la",
             "git status",
@@ -739,7 +739,7 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/tests/fixtures/secrets/secrets.jsonl"
         );
-        let rules = crate::builtins::scanner::builtin_rules();
+        let rules = crate::secrets::builtin_rules();
         let mut changed = 0;
         for line in std::fs::read_to_string(path).unwrap().lines() {
             let v: Value = serde_json::from_str(line).unwrap();

@@ -15,8 +15,8 @@ use std::path::PathBuf;
 use crate::config::load::Loaded;
 use crate::config::model::{Registration, RunsIn, Scope};
 use crate::escape::escape;
+use crate::events::Event;
 use crate::paths::Locations;
-use crate::runtime::events::Event;
 
 pub use store::{Record, Store};
 

@@ -17,13 +17,13 @@ use crate::cli::ScopeArg;
 use crate::config::model::Registration;
 use crate::error::{CmdResult, CommandError};
 use crate::escape::escape;
+use crate::events::Event;
 use crate::hosts::Adapter;
 use crate::hosts::stdin_guard::{self, Limits};
 use crate::install::hostfile;
 use crate::install::hostfile::Scope;
 use crate::output;
 use crate::paths::Locations;
-use crate::runtime::events::Event;
 use crate::runtime::types::{FireResult, Outcome};
 use crate::trust::Store;
 

@@ -11,9 +11,9 @@ use serde_json::{Map, Value, json};
 
 use super::{json as jsonfile, toml as tomlfile};
 use crate::config::model::Registration;
+use crate::events::Event;
 use crate::hosts::{Adapter, ConfigFormat, HostEvent};
 use crate::runner::GRACE;
-use crate::runtime::events::Event;
 use crate::runtime::fire::MAX_PARALLEL;
 
 /// Process start, config load, session lock and the payload read, on a

@@ -24,7 +24,7 @@ use keryx_hooks::builtins::ctx_guard::{self, CtxGuardConfig};
 use keryx_hooks::builtins::impact::index::{self, Source};
 use keryx_hooks::builtins::impact::{ImpactLimits, RepoImpactProvider};
 use keryx_hooks::builtins::ports::Verdict;
-use keryx_hooks::builtins::scanner::Rules;
+use keryx_hooks::secrets::Rules;
 use keryx_hooks::builtins::security;
 
 fn main() -> ExitCode {

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use keryx_hooks::builtins;
 use keryx_hooks::config::model::{Profile, Registration};
-use keryx_hooks::runtime::events::Event;
+use keryx_hooks::events::Event;
 use keryx_hooks::runtime::fire::{self, FireContext};
 use keryx_hooks::runtime::reply::HookReply;
 use keryx_hooks::runtime::types::EventInput;

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use keryx_hooks::builtins::ports::Verdict;
-use keryx_hooks::builtins::scanner::Rules;
+use keryx_hooks::secrets::Rules;
 use keryx_hooks::builtins::security;
 
 /// Files larger than this are left out, as the hook's payload limit would.
@@ -114,7 +114,7 @@ fn per_rule(file: &Path) -> ExitCode {
         let mut best = f64::MAX;
         for _ in 0..15 {
             let start = Instant::now();
-            let found = rules.scan(&text, keryx_hooks::builtins::scanner::Target::Output);
+            let found = rules.scan(&text, keryx_hooks::secrets::Target::Output);
             std::hint::black_box(found);
             best = best.min(start.elapsed().as_secs_f64() * 1000.0);
         }

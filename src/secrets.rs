@@ -12,7 +12,7 @@ use toml_edit::{DocumentMut, Item, TableLike};
 /// The rules file itself, which the tests read whole; the binary carries
 /// it as build.rs split it (`BUILTIN_RULE_DEFS`).
 #[cfg(test)]
-const BUILTIN_RULES: &str = include_str!("secret-rules.toml");
+const BUILTIN_RULES: &str = include_str!("builtins/secret-rules.toml");
 
 /// Rule ids of the hidden-instruction carriers, which are code, not regexes.
 pub const TAG_CHARACTERS: &str = "unicode-tag-characters";
