@@ -9,6 +9,46 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::env_vars;
 
+/// Paths under a project root that run later outside the sandbox, so a
+/// sandboxed hook never writes them: git's hooks and config, keryx's own
+/// project file, and every host's project configuration. Those missing are
+/// created empty before the hook starts, so that they can be mounted
+/// read-only and the hook cannot create them.
+pub const PROJECT_PROTECTED: &[&str] = &[
+    ".git/hooks",
+    ".git/config",
+    ".git/config.worktree",
+    ".metaproject",
+    ".claude",
+    ".gemini",
+    ".codex",
+    ".cursor",
+    ".github/hooks",
+    ".qwen",
+    ".kimi",
+    ".kimi-code",
+    ".opencode",
+];
+
+/// Credential stores under the home, never readable inside the sandbox
+/// (`~/.cargo/credentials*` is matched by prefix).
+pub const HOME_SECRETS: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".config/gh",
+    ".kube",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+];
+
 /// The inputs every location is computed from, captured once.
 #[derive(Debug, Clone)]
 pub struct Locations {

@@ -51,18 +51,8 @@ const LAYERS: &[&[&str]] = &[
 const KNOWN_UPWARD: &[(&str, &str, &str)] = &[
     (
         "config",
-        "builtins",
-        "the built-in registrations are listed by builtins::registrations()",
-    ),
-    (
-        "config",
         "hosts",
         "an unknown event's message names the host that calls it so",
-    ),
-    (
-        "config",
-        "runner",
-        "sandbox.writable refusals read the sandbox's protected path lists",
     ),
     (
         "paths",

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::builtins;
+use crate::config::builtin as builtins;
 use crate::config::diagnostic::Diagnostic;
 use crate::config::locate::{line_col, locate};
 use crate::config::matcher::Matcher;
@@ -937,7 +937,7 @@ pub fn sandbox_writable_refusal(entry: &str) -> Option<String> {
         if rel.is_empty() {
             return refuse("your home directory");
         }
-        for secret in crate::runner::HOME_SECRETS {
+        for secret in crate::paths::HOME_SECRETS {
             if covers(&rel, secret) || (rel.starts_with(".cargo/credentials")) {
                 return refuse(&format!("the credential store `~/{secret}`"));
             }
@@ -973,7 +973,7 @@ pub fn sandbox_writable_refusal(entry: &str) -> Option<String> {
     if rel.is_empty() {
         return refuse("the whole project, with its `.git` and host configuration,");
     }
-    for protected in crate::runner::PROJECT_PROTECTED.iter().chain(&[".git"]) {
+    for protected in crate::paths::PROJECT_PROTECTED.iter().chain(&[".git"]) {
         let first = rel.split('/').next().unwrap_or_default();
         if covers(&rel, protected) || first.starts_with(".kimi") {
             return refuse(&format!("the project's `{protected}`"));

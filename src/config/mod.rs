@@ -1,6 +1,7 @@
 //! Hook configuration: the schema, the typed model, matchers, and the
 //! layered loader with every load error.
 
+pub mod builtin;
 pub mod diagnostic;
 pub mod load;
 pub mod locate;

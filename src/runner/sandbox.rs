@@ -4,6 +4,7 @@
 //! invocations), the wrapper argv for a confined hook, and the seccomp
 //! filter that keeps every Unix socket out of its reach.
 
+pub use crate::paths::{HOME_SECRETS, PROJECT_PROTECTED};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -48,46 +49,6 @@ impl LauncherSearch<'_> {
         cwd: None,
     };
 }
-
-/// Paths under a project root that run later outside the sandbox, so a
-/// sandboxed hook never writes them: git's hooks and config, keryx's own
-/// project file, and every host's project configuration. Those missing are
-/// created empty before the hook starts, so that they can be mounted
-/// read-only and the hook cannot create them.
-pub const PROJECT_PROTECTED: &[&str] = &[
-    ".git/hooks",
-    ".git/config",
-    ".git/config.worktree",
-    ".metaproject",
-    ".claude",
-    ".gemini",
-    ".codex",
-    ".cursor",
-    ".github/hooks",
-    ".qwen",
-    ".kimi",
-    ".kimi-code",
-    ".opencode",
-];
-
-/// Credential stores under the home, never readable inside the sandbox
-/// (`~/.cargo/credentials*` is matched by prefix).
-pub const HOME_SECRETS: &[&str] = &[
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".config/gcloud",
-    ".config/gh",
-    ".kube",
-    ".docker/config.json",
-    ".netrc",
-    ".git-credentials",
-    ".npmrc",
-    ".pypirc",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-];
 
 /// Bumped whenever [`bwrap_args`] changes, so a cached probe of the old
 /// flags is not trusted for the new ones.

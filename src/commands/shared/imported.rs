@@ -39,7 +39,7 @@ pub(crate) fn read_script(word: &str, loc: &Locations, root: Option<&Path>) -> O
         PathBuf::from(word)
     };
     // Never a credential store, whatever a command names.
-    if crate::runner::HOME_SECRETS
+    if crate::paths::HOME_SECRETS
         .iter()
         .any(|secret| crate::paths::is_inside(&path, &loc.home.join(secret)))
     {
