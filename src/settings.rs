@@ -12,9 +12,6 @@ use std::sync::OnceLock;
 
 use toml_edit::{Item, Table, TableLike};
 
-use crate::builtins::impact::ImpactSettings;
-use crate::builtins::learning::Limits;
-use crate::builtins::security::rules_unavailable;
 use crate::config::model::Profile;
 use crate::escape::escape;
 use crate::secrets::{self as scanner, Rules};
@@ -138,7 +135,7 @@ pub struct Settings {
     /// `ctx_guard.max_cat_bytes`.
     pub max_cat_bytes: u64,
     /// `[learning]`, unless `enabled = false` (on by default).
-    pub learning: Option<Limits>,
+    pub learning: Option<LearningLimits>,
     /// `[impact]`, when `enabled = true`.
     pub impact: Option<ImpactSettings>,
     /// The `security` item, compiled into [`Settings::rules`] on first use:
@@ -160,8 +157,8 @@ impl Settings {
             profile: Ok(None),
             pin_scripts: Ok(false),
             launcher: Ok(None),
-            max_cat_bytes: crate::builtins::ctx_guard::DEFAULT_MAX_CAT_BYTES,
-            learning: Some(Limits::default()),
+            max_cat_bytes: DEFAULT_MAX_CAT_BYTES,
+            learning: Some(LearningLimits::default()),
             impact: None,
             security: None,
             rules: OnceLock::new(),
@@ -368,11 +365,8 @@ impl Settings {
                 self.path.display()
             )),
         };
-        self.max_cat_bytes = int_setting(
-            table("ctx_guard"),
-            "max_cat_bytes",
-            crate::builtins::ctx_guard::DEFAULT_MAX_CAT_BYTES,
-        );
+        self.max_cat_bytes =
+            int_setting(table("ctx_guard"), "max_cat_bytes", DEFAULT_MAX_CAT_BYTES);
         let enabled = |name: &str, default: bool| {
             table(name)
                 .and_then(|t| t.get("enabled"))
@@ -381,7 +375,8 @@ impl Settings {
         };
         // The learning observer is on unless runtime.toml turns it off (the
         // spec's default); impact evidence is off unless it is turned on.
-        self.learning = enabled("learning", true).then(|| Limits::from_table(table("learning")));
+        self.learning =
+            enabled("learning", true).then(|| LearningLimits::from_table(table("learning")));
         self.impact = enabled("impact", false).then(|| ImpactSettings::from_table(table("impact")));
         self.security = root.get("security").cloned();
         self.problems = found.problems;
@@ -714,6 +709,109 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
+// ------------------------------------------------------------------ the built-ins' tables
+
+/// `cat` of a file larger than this floods the context (`[ctx_guard]
+/// max_cat_bytes` in runtime.toml).
+pub const DEFAULT_MAX_CAT_BYTES: u64 = 256 * 1024;
+
+/// The bounds, from `[impact]` in runtime.toml.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImpactLimits {
+    /// Files walked at most (`max_files`); a bigger repository is sampled
+    /// in walk order, and the context says so.
+    pub max_files: usize,
+    /// Entries per list (`max_entries`).
+    pub max_entries: usize,
+    /// Files larger than this are not read for imports (`max_file_bytes`).
+    pub max_file_bytes: u64,
+    /// The whole additional context (`max_context_bytes`).
+    pub max_context_bytes: usize,
+}
+impl Default for ImpactLimits {
+    fn default() -> Self {
+        ImpactLimits {
+            max_files: 50_000,
+            max_entries: 10,
+            max_file_bytes: 512 * 1024,
+            max_context_bytes: 4096,
+        }
+    }
+}
+impl ImpactLimits {
+    pub fn from_table(t: Option<&dyn TableLike>) -> ImpactLimits {
+        let d = ImpactLimits::default();
+        ImpactLimits {
+            max_files: int_setting(t, "max_files", d.max_files as u64) as usize,
+            max_entries: (int_setting(t, "max_entries", d.max_entries as u64) as usize).max(1),
+            max_file_bytes: int_setting(t, "max_file_bytes", d.max_file_bytes),
+            max_context_bytes: (int_setting(t, "max_context_bytes", d.max_context_bytes as u64)
+                as usize)
+                .max(256),
+        }
+    }
+}
+/// `[impact]` in runtime.toml, as the provider takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ImpactSettings {
+    pub limits: ImpactLimits,
+    /// `ask_when_importers_at_least` (0, absent or not a non-negative
+    /// integer: never ask).
+    pub ask_threshold: Option<usize>,
+}
+impl ImpactSettings {
+    pub fn from_table(t: Option<&dyn TableLike>) -> ImpactSettings {
+        let n = int_setting(t, "ask_when_importers_at_least", 0) as usize;
+        ImpactSettings {
+            limits: ImpactLimits::from_table(t),
+            ask_threshold: (n > 0).then_some(n),
+        }
+    }
+}
+
+/// The bounds, from `[learning]` in runtime.toml.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LearningLimits {
+    /// One line, newline included (`max_record_bytes`, default 8 KiB).
+    pub max_record_bytes: usize,
+    /// Everything one session may write (`max_session_bytes`, default 1 MiB).
+    pub max_session_bytes: u64,
+    /// The live file rotates past this (`max_file_bytes`, default 8 MiB).
+    pub max_file_bytes: u64,
+    /// Rotated files kept (`keep_files`, default 3).
+    pub keep_files: usize,
+}
+impl Default for LearningLimits {
+    fn default() -> Self {
+        LearningLimits {
+            max_record_bytes: 8 * 1024,
+            max_session_bytes: 1024 * 1024,
+            max_file_bytes: 8 * 1024 * 1024,
+            keep_files: 3,
+        }
+    }
+}
+impl LearningLimits {
+    pub fn from_table(t: Option<&dyn TableLike>) -> LearningLimits {
+        let d = LearningLimits::default();
+        LearningLimits {
+            // Below 512 bytes not even the envelope of a record fits.
+            max_record_bytes: (int_setting(t, "max_record_bytes", d.max_record_bytes as u64)
+                as usize)
+                .max(512),
+            max_session_bytes: int_setting(t, "max_session_bytes", d.max_session_bytes),
+            max_file_bytes: int_setting(t, "max_file_bytes", d.max_file_bytes).max(4096),
+            keep_files: int_setting(t, "keep_files", d.keep_files as u64) as usize,
+        }
+    }
+}
+
+/// Why the secret rules are not in force, as the gates, the learning sink
+/// and `doctor` all say it (escaped).
+pub fn rules_unavailable(why: &str) -> String {
+    format!("keryx-hooks cannot load its secret rules: {}", escape(why))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -742,7 +840,7 @@ mod tests {
         assert_eq!(s.profile_fallback(), None);
         assert_eq!(s.pin_scripts, Ok(false));
         // The learning observer is on by default, impact evidence off.
-        assert_eq!(s.learning, Some(Limits::default()));
+        assert_eq!(s.learning, Some(LearningLimits::default()));
         assert!(s.impact.is_none());
         assert_eq!(s.rules().unwrap().ids(), Rules::builtin().ids());
         assert!(s.problems().is_empty());

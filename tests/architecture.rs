@@ -60,11 +60,6 @@ const KNOWN_UPWARD: &[(&str, &str, &str)] = &[
         "Locations reads runtime.toml lazily (Locations::settings)",
     ),
     (
-        "settings",
-        "builtins",
-        "the built-ins' own settings types are defined beside them",
-    ),
-    (
         "trust",
         "install",
         "pinned scripts are hashed with install::hash",

@@ -9,6 +9,7 @@
 //! it reaches for keryx-hooks), and a corpus of ordinary commands in the
 //! tests must all pass.
 
+pub use crate::settings::DEFAULT_MAX_CAT_BYTES;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -18,10 +19,6 @@ use super::ports::Verdict;
 use super::self_protect;
 use super::shell::{Command, Script};
 use crate::escape::escape;
-
-/// `cat` of a file larger than this floods the context (`[ctx_guard]
-/// max_cat_bytes` in runtime.toml).
-pub const DEFAULT_MAX_CAT_BYTES: u64 = 256 * 1024;
 
 /// `bash -c` inside `bash -c` … stops being ordinary long before this.
 const MAX_NESTING: usize = 4;

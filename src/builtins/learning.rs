@@ -4,6 +4,7 @@
 //! per record, bytes per session, bytes per file with rotation), so the
 //! observer, once on, can never leak or grow without limit.
 
+pub use crate::settings::LearningLimits as Limits;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -11,13 +12,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
-use toml_edit::TableLike;
 
 use super::ports::{LearningObservation, LearningObservationSink, ObservationKind};
 use super::scanner::Rules;
 use crate::events::Event;
 use crate::paths::session_component;
-use crate::settings::int_setting;
 
 /// The file every record is appended to; rotated to `observations.N.jsonl`.
 pub const FILE: &str = "observations.jsonl";
@@ -27,45 +26,6 @@ const FILE_MODE: u32 = 0o600;
 const SESSIONS: &str = "sessions";
 /// Per-session counters untouched this long are from finished sessions.
 const COUNTER_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
-
-/// The bounds, from `[learning]` in runtime.toml.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    /// One line, newline included (`max_record_bytes`, default 8 KiB).
-    pub max_record_bytes: usize,
-    /// Everything one session may write (`max_session_bytes`, default 1 MiB).
-    pub max_session_bytes: u64,
-    /// The live file rotates past this (`max_file_bytes`, default 8 MiB).
-    pub max_file_bytes: u64,
-    /// Rotated files kept (`keep_files`, default 3).
-    pub keep_files: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_record_bytes: 8 * 1024,
-            max_session_bytes: 1024 * 1024,
-            max_file_bytes: 8 * 1024 * 1024,
-            keep_files: 3,
-        }
-    }
-}
-
-impl Limits {
-    pub fn from_table(t: Option<&dyn TableLike>) -> Limits {
-        let d = Limits::default();
-        Limits {
-            // Below 512 bytes not even the envelope of a record fits.
-            max_record_bytes: (int_setting(t, "max_record_bytes", d.max_record_bytes as u64)
-                as usize)
-                .max(512),
-            max_session_bytes: int_setting(t, "max_session_bytes", d.max_session_bytes),
-            max_file_bytes: int_setting(t, "max_file_bytes", d.max_file_bytes).max(4096),
-            keep_files: int_setting(t, "keep_files", d.keep_files as u64) as usize,
-        }
-    }
-}
 
 /// The observation for `event`, if the learning observer records it.
 pub fn observation_for(

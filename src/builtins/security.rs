@@ -3,6 +3,7 @@
 //! canonical keryx shape or any host's own, and scan it. In-process entry
 //! points for the runtime; `commands/security.rs` wraps them for a spawn.
 
+pub use crate::settings::rules_unavailable;
 use serde_json::Value;
 
 use super::ports::Verdict;
@@ -13,12 +14,6 @@ use crate::settings::Settings;
 /// The `--source` of the built-in `keryx.security-check-input`
 /// registration: a prompt is untrusted text from outside the session.
 pub const DEFAULT_INPUT_SOURCE: &str = "untrusted-external";
-
-/// Why the secret rules are not in force, as the gates, the learning sink
-/// and `doctor` all say it (escaped).
-pub fn rules_unavailable(why: &str) -> String {
-    format!("keryx-hooks cannot load its secret rules: {}", escape(why))
-}
 
 /// `scan` with the user's rules, or a deny naming what is wrong with them,
 /// in process or spawned alike: a rule the user added must not be

@@ -12,72 +12,13 @@ pub mod extract;
 pub mod index;
 pub mod walk;
 
+pub use crate::settings::{ImpactLimits, ImpactSettings};
 use std::path::{Component, Path, PathBuf};
 
-use toml_edit::TableLike;
 
 use self::extract::Lang;
 use self::index::{Index, Kind};
 use super::ports::{ImpactEvidenceInput, ImpactEvidenceProvider, ImpactEvidenceResult};
-use crate::settings::int_setting;
-
-/// The bounds, from `[impact]` in runtime.toml.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ImpactLimits {
-    /// Files walked at most (`max_files`); a bigger repository is sampled
-    /// in walk order, and the context says so.
-    pub max_files: usize,
-    /// Entries per list (`max_entries`).
-    pub max_entries: usize,
-    /// Files larger than this are not read for imports (`max_file_bytes`).
-    pub max_file_bytes: u64,
-    /// The whole additional context (`max_context_bytes`).
-    pub max_context_bytes: usize,
-}
-
-impl Default for ImpactLimits {
-    fn default() -> Self {
-        ImpactLimits {
-            max_files: 50_000,
-            max_entries: 10,
-            max_file_bytes: 512 * 1024,
-            max_context_bytes: 4096,
-        }
-    }
-}
-
-impl ImpactLimits {
-    pub fn from_table(t: Option<&dyn TableLike>) -> ImpactLimits {
-        let d = ImpactLimits::default();
-        ImpactLimits {
-            max_files: int_setting(t, "max_files", d.max_files as u64) as usize,
-            max_entries: (int_setting(t, "max_entries", d.max_entries as u64) as usize).max(1),
-            max_file_bytes: int_setting(t, "max_file_bytes", d.max_file_bytes),
-            max_context_bytes: (int_setting(t, "max_context_bytes", d.max_context_bytes as u64)
-                as usize)
-                .max(256),
-        }
-    }
-}
-
-/// `[impact]` in runtime.toml, as the provider takes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ImpactSettings {
-    pub limits: ImpactLimits,
-    /// `ask_when_importers_at_least` (0, absent or not a non-negative
-    /// integer: never ask).
-    pub ask_threshold: Option<usize>,
-}
-
-impl ImpactSettings {
-    pub fn from_table(t: Option<&dyn TableLike>) -> ImpactSettings {
-        let n = int_setting(t, "ask_when_importers_at_least", 0) as usize;
-        ImpactSettings {
-            limits: ImpactLimits::from_table(t),
-            ask_threshold: (n > 0).then_some(n),
-        }
-    }
-}
 
 /// Finds importers, related tests and memory caveats in the project tree.
 #[derive(Debug, Clone)]
