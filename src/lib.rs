@@ -15,6 +15,7 @@ pub mod env_vars;
 pub mod error;
 pub mod escape;
 pub mod events;
+pub mod hash;
 pub mod hosts;
 pub mod install;
 pub mod log;

@@ -776,6 +776,24 @@ fn is_git_marker(path: &Path) -> bool {
     }
 }
 
+/// The snapshot key of a source: its basename (leading dots dropped, so the
+/// snapshot of `~/.keryx` is not a hidden directory) and 12 hex of the
+/// sha256 of its canonical path, so two checkouts named alike never share.
+pub fn snapshot_key(source: &Path) -> String {
+    let canon = std::fs::canonicalize(source).unwrap_or_else(|_| absolute(source));
+    let base = canon
+        .file_name()
+        .map(|n| n.to_string_lossy().trim_start_matches('.').to_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "source".to_owned());
+    let digest = crate::base::text::hex(&<sha2::Sha256 as sha2::Digest>::digest(
+        canon.as_os_str().as_encoded_bytes(),
+    ));
+    let mut base = sanitize_component(&base);
+    base.truncate(100);
+    format!("{base}-{}", &digest[..12])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

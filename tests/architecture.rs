@@ -20,8 +20,9 @@ const LAYERS: &[&[&str]] = &[
     &["base", "env_vars", "error", "escape", "output", "textfile"],
     // Where everything is; the log file.
     &["paths", "log"],
-    // The ten canonical events and the secret rules every layer shares.
-    &["events", "secrets"],
+    // The ten canonical events, the source hash and the secret rules every
+    // layer shares.
+    &["events", "hash", "secrets"],
     // Hook configuration: model, schema, layered loading.
     &["config"],
     // runtime.toml.
@@ -58,11 +59,6 @@ const KNOWN_UPWARD: &[(&str, &str, &str)] = &[
         "paths",
         "settings",
         "Locations reads runtime.toml lazily (Locations::settings)",
-    ),
-    (
-        "trust",
-        "install",
-        "pinned scripts are hashed with install::hash",
     ),
 ];
 

@@ -359,7 +359,7 @@ fn snapshot_installed(config: &Path) -> bool {
     let Some(dir) = config.parent() else {
         return false;
     };
-    let key = crate::install::snapshot::snapshot_key(dir);
+    let key = crate::paths::snapshot_key(dir);
     loc.snapshot_dir(&key).is_dir()
 }
 

@@ -13,8 +13,8 @@ use crate::cli::StatusArgs;
 use crate::error::CmdResult;
 use crate::escape::escape;
 use crate::install::classify::{DriftState, SourceStatus, assess_all};
-use crate::install::snapshot::snapshot_key;
 use crate::output;
+use crate::paths::snapshot_key;
 
 pub fn run(args: &StatusArgs) -> CmdResult {
     let loc = super::here();

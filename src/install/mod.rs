@@ -6,7 +6,7 @@
 
 pub mod classify;
 pub mod codex_trust;
-pub mod hash;
+pub use crate::hash;
 pub mod hostfile;
 pub mod import;
 pub mod manifest;

@@ -5,16 +5,15 @@
 //! Deletes are bounded: only directories inside the root that carry our
 //! manifest, or leftovers named after our own temp scheme.
 
+pub use crate::paths::snapshot_key;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
 
 use super::hash::{self, Listing};
 use super::manifest::{self, FileEntry, MANIFEST_FILE, Manifest, Wiring};
-use crate::base::text::hex;
 use crate::paths;
 
 /// What [`sync`] did (or, with `dry_run`, would do).
@@ -34,22 +33,6 @@ pub struct SyncReport {
 /// exactly this shape, which no real key can have (keys end in `-<hex>`).
 const RAND_LEN: usize = 16;
 const LEFTOVER_KINDS: [&str; 3] = [".tmp-", ".old-", ".del-"];
-
-/// The snapshot key of a source: its basename (leading dots dropped, so the
-/// snapshot of `~/.keryx` is not a hidden directory) and 12 hex of the
-/// sha256 of its canonical path, so two checkouts named alike never share.
-pub fn snapshot_key(source: &Path) -> String {
-    let canon = std::fs::canonicalize(source).unwrap_or_else(|_| paths::absolute(source));
-    let base = canon
-        .file_name()
-        .map(|n| n.to_string_lossy().trim_start_matches('.').to_owned())
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| "source".to_owned());
-    let digest = hex(&Sha256::digest(canon.as_os_str().as_encoded_bytes()));
-    let mut base = paths::sanitize_component(&base);
-    base.truncate(100);
-    format!("{base}-{}", &digest[..12])
-}
 
 /// Copies the hook source into its snapshot under `snapshot_root` and
 /// records `hosts` (added to those already recorded) in the manifest.

@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 
 use crate::base::text::hex;
 use crate::config::model::{Registration, Scope};
-use crate::install::hash::{self, FileDigest};
+use crate::hash::{self, FileDigest};
 use crate::paths;
 
 /// Every digest is written `sha256:<64 hex>`.
@@ -228,10 +228,9 @@ pub fn pinned_files_cached(
 /// Where the pinned-file stat cache for the project at `root` lives under
 /// the state dir.
 pub fn pin_cache(state_dir: &Path, root: &Path) -> PathBuf {
-    state_dir.join("pin-hash").join(format!(
-        "{}.json",
-        crate::install::snapshot::snapshot_key(root)
-    ))
+    state_dir
+        .join("pin-hash")
+        .join(format!("{}.json", crate::paths::snapshot_key(root)))
 }
 
 #[cfg(test)]

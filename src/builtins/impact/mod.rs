@@ -15,7 +15,6 @@ pub mod walk;
 pub use crate::settings::{ImpactLimits, ImpactSettings};
 use std::path::{Component, Path, PathBuf};
 
-
 use self::extract::Lang;
 use self::index::{Index, Kind};
 use super::ports::{ImpactEvidenceInput, ImpactEvidenceProvider, ImpactEvidenceResult};

@@ -532,7 +532,7 @@ fn stream_digest(path: &Path, cap: u64) -> FileDigest {
 pub fn cache_file(state_dir: &Path, source: &Path) -> PathBuf {
     state_dir
         .join("source-hash")
-        .join(format!("{}.json", super::snapshot::snapshot_key(source)))
+        .join(format!("{}.json", crate::paths::snapshot_key(source)))
 }
 
 /// One file in the cache: `[rel, stamp, sha256]`, where the stamp is the
