@@ -71,4 +71,48 @@ impl From<std::io::Error> for CommandError {
     }
 }
 
-pub type CmdResult = Result<std::process::ExitCode, CommandError>;
+pub type CmdResult = Result<ExitStatus, CommandError>;
+
+/// Every way the process exits, in one table (ARCHITECTURE §2): human
+/// commands exit 0, 1 or 2; under `run` and the built-in bodies the host
+/// protocol picks the code; a panic outside `run` is 101, as the standard
+/// runtime makes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// Fine.
+    Success,
+    /// A problem found, or a user or config error.
+    Failure,
+    /// The command line was wrong.
+    Usage,
+    /// What the host protocol wants (`run`, the spawned built-ins).
+    Host(u8),
+    /// A panic escaped.
+    Panic,
+}
+
+impl ExitStatus {
+    /// The number the process exits with.
+    pub fn code(self) -> u8 {
+        match self {
+            ExitStatus::Success => 0,
+            ExitStatus::Failure => 1,
+            ExitStatus::Usage => 2,
+            ExitStatus::Host(n) => n,
+            ExitStatus::Panic => 101,
+        }
+    }
+
+    /// What an error of `kind` exits with.
+    pub fn of_error(kind: ErrorKind) -> ExitStatus {
+        match kind {
+            ErrorKind::User | ErrorKind::Config | ErrorKind::Internal => ExitStatus::Failure,
+        }
+    }
+}
+
+impl From<ExitStatus> for std::process::ExitCode {
+    fn from(s: ExitStatus) -> Self {
+        std::process::ExitCode::from(s.code())
+    }
+}

@@ -30,14 +30,14 @@ pub mod settings;
 pub mod textfile;
 pub mod trust;
 
+use crate::error::ExitStatus;
 use std::ffi::OsString;
-use std::process::ExitCode;
 
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
 
-pub fn main(args: Vec<OsString>) -> ExitCode {
+pub fn main(args: Vec<OsString>) -> ExitStatus {
     // `run` happens on every tool call: its plain forms skip building the
     // whole command-line parser.
     if let Some(a) = cli::RunArgs::parse_plain(&args) {
@@ -50,9 +50,12 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
             return commands::run::run_with_bad_args(&args, &e.to_string());
         }
         Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
-            return ExitCode::from(code);
+            return if e.use_stderr() {
+                ExitStatus::Usage
+            } else {
+                ExitStatus::Success
+            };
         }
     };
     let result = match &cli.command {
@@ -87,12 +90,12 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             output::err_line(&e.to_string());
-            ExitCode::from(1)
+            ExitStatus::of_error(e.kind)
         }
     }
 }
 
-fn run(args: &cli::RunArgs) -> ExitCode {
+fn run(args: &cli::RunArgs) -> ExitStatus {
     log::init(|| {
         paths::Locations::resolve(&std::env::current_dir().unwrap_or_default()).log_file()
     });

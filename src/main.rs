@@ -15,7 +15,7 @@
 #![cfg_attr(not(test), no_main)]
 
 #[cfg(not(test))]
-use std::process::ExitCode;
+use keryx_hooks::error::ExitStatus;
 
 #[cfg(not(test))]
 #[allow(unsafe_code)]
@@ -26,12 +26,10 @@ extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> lib
     unsafe { prepare_process() };
     // The C library hands argc and argv to the standard library's own
     // initialiser, so `args_os` is the real command line here too.
-    let code = std::panic::catch_unwind(|| keryx_hooks::main(std::env::args_os().collect()))
-        .unwrap_or(ExitCode::from(101));
-    // `ExitCode` keeps its number to itself on stable Rust; it is one of
-    // the 256 a process can exit with. `exit` flushes stdout first.
-    let status = (0..=u8::MAX).find(|&n| ExitCode::from(n) == code);
-    std::process::exit(status.map_or(1, i32::from))
+    let status = std::panic::catch_unwind(|| keryx_hooks::main(std::env::args_os().collect()))
+        .unwrap_or(ExitStatus::Panic);
+    // `exit` flushes stdout first.
+    std::process::exit(i32::from(status.code()))
 }
 
 /// Opens `/dev/null` on any of fds 0–2 that is closed, and ignores SIGPIPE,

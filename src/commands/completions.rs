@@ -2,7 +2,7 @@
 //! completion script and the manual page, generated from the same clap
 //! definitions as `--help`, so they never disagree with the binary.
 
-use std::process::ExitCode;
+use crate::error::ExitStatus;
 
 use clap::CommandFactory;
 
@@ -14,7 +14,7 @@ pub fn completions(args: &CompletionsArgs) -> CmdResult {
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "keryx-hooks", &mut script);
     crate::output::stdout(&String::from_utf8_lossy(&script));
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitStatus::Success)
 }
 
 pub fn man() -> CmdResult {
@@ -25,5 +25,5 @@ pub fn man() -> CmdResult {
             crate::error::CommandError::internal(format!("could not render the manual page: {e}"))
         })?;
     crate::output::stdout(&String::from_utf8_lossy(&page));
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitStatus::Success)
 }

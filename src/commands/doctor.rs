@@ -16,7 +16,9 @@ use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{Command, Stdio};
+
+use crate::error::ExitStatus;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
@@ -180,9 +182,9 @@ pub fn run(args: &DoctorArgs) -> CmdResult {
         }
     }
     Ok(if failed {
-        ExitCode::from(1)
+        ExitStatus::Failure
     } else {
-        ExitCode::SUCCESS
+        ExitStatus::Success
     })
 }
 

@@ -4,7 +4,7 @@
 //! that answer in this process (they start no process and write nothing)
 //! are evaluated, every other hook is named as what the answer depends on.
 
-use std::process::ExitCode;
+use crate::error::ExitStatus;
 
 use serde_json::{Value, json};
 
@@ -42,7 +42,7 @@ pub fn run(args: &ExplainArgs) -> CmdResult {
             } else {
                 output::line(&note);
             }
-            return Ok(ExitCode::SUCCESS);
+            return Ok(ExitStatus::Success);
         }
         return Err(CommandError::user(format!(
             "host `{}` has no event `{}` that keryx-hooks handles",
@@ -93,7 +93,7 @@ pub fn run(args: &ExplainArgs) -> CmdResult {
             output::line(&l);
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitStatus::Success)
 }
 
 /// Which hooks file is read and why, on stderr: the report itself may be JSON.

@@ -6,8 +6,8 @@
 //! scripts (install/install.sh wires those); when there is none it exits 1
 //! and says how to wire one anyway.
 
+use crate::error::ExitStatus;
 use std::path::Path;
-use std::process::ExitCode;
 
 use crate::cli::HostsArgs;
 use crate::error::CmdResult;
@@ -25,12 +25,12 @@ pub fn run(args: &HostsArgs) -> CmdResult {
     if args.detected {
         if detected.is_empty() {
             output::err_line(&none_found(&loc));
-            return Ok(ExitCode::from(1));
+            return Ok(ExitStatus::Failure);
         }
         for h in &detected {
             output::line(h.name());
         }
-        return Ok(ExitCode::SUCCESS);
+        return Ok(ExitStatus::Success);
     }
     output::stdout(&table(&loc, &detected));
     if detected.is_empty() {
@@ -44,7 +44,7 @@ pub fn run(args: &HostsArgs) -> CmdResult {
             names.join(" ")
         ));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitStatus::Success)
 }
 
 /// Why `--detected` found nothing, and the command that wires a host anyway.

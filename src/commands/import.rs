@@ -9,9 +9,9 @@
 //! it and a record in the state directory), and `--undo` (or `uninstall`)
 //! puts them back and removes the imported registrations.
 
+use crate::error::ExitStatus;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use serde_json::{Value, json};
 
@@ -177,12 +177,12 @@ pub fn run(args: &ImportArgs) -> CmdResult {
     {
         output::line("updating the snapshot the hosts read your hooks from:");
         let code = super::reinstall(resync)?;
-        resync_failed = code != ExitCode::SUCCESS;
+        resync_failed = code != ExitStatus::Success;
     }
     Ok(if errors.is_empty() && !resync_failed {
-        ExitCode::SUCCESS
+        ExitStatus::Success
     } else {
-        ExitCode::from(1)
+        ExitStatus::Failure
     })
 }
 
@@ -218,9 +218,9 @@ fn undo_command(
         }
     }
     Ok(if failed {
-        ExitCode::from(1)
+        ExitStatus::Failure
     } else {
-        ExitCode::SUCCESS
+        ExitStatus::Success
     })
 }
 

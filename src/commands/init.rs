@@ -8,8 +8,8 @@
 //! to the project root; the hooks run once you `trust` them). Nothing is
 //! overwritten without `--force`.
 
+use crate::error::ExitStatus;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use serde_json::json;
 
@@ -215,7 +215,7 @@ pub fn run(args: &InitArgs) -> CmdResult {
             "`keryx-hooks install <host>` snapshots them and wires keryx-hooks into a host",
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitStatus::Success)
 }
 
 /// What is at the config path already.

@@ -13,9 +13,9 @@
 //! (as `trust` shows a project's) and, on a terminal, asks.
 
 use super::shared::{DEFAULT_PLUGIN_DIR, resolve_hosts, scope};
+use crate::error::ExitStatus;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use serde_json::{Value, json};
 
@@ -111,7 +111,7 @@ pub fn run(args: &InstallArgs) -> CmdResult {
         } else {
             print_outcomes(&s, &outcomes, &notes);
         }
-        return Ok(ExitCode::from(1));
+        return Ok(ExitStatus::Failure);
     }
     let starter = s.source.join("hooks.json");
     if s.default_source && !s.dry_run && std::fs::symlink_metadata(&starter).is_err() {
@@ -185,7 +185,7 @@ pub fn run(args: &InstallArgs) -> CmdResult {
             && !super::shared::ask("Replace the snapshot with these commands?")?
         {
             output::line("Not installed; nothing was written.");
-            return Ok(ExitCode::from(1));
+            return Ok(ExitStatus::Failure);
         }
     }
     // A dry run on a fresh machine has no source to copy yet.
@@ -254,9 +254,9 @@ pub fn run(args: &InstallArgs) -> CmdResult {
         print_human(&s, &loc, sync.as_ref(), &key, &outcomes, &notes);
     }
     Ok(if failed {
-        ExitCode::from(1)
+        ExitStatus::Failure
     } else {
-        ExitCode::SUCCESS
+        ExitStatus::Success
     })
 }
 

@@ -3,7 +3,7 @@
 //! that is actually in effect under the profile.
 
 use super::shared::writable_text;
-use std::process::ExitCode;
+use crate::error::ExitStatus;
 
 use serde_json::{Value, json};
 
@@ -73,9 +73,9 @@ pub fn run(args: &ListArgs) -> CmdResult {
         }
     }
     Ok(if loaded.ok() {
-        ExitCode::SUCCESS
+        ExitStatus::Success
     } else {
-        ExitCode::from(1)
+        ExitStatus::Failure
     })
 }
 

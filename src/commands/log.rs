@@ -5,8 +5,8 @@
 //! show, with `-` where it is missing; a line that is not JSON is skipped
 //! and counted on stderr.
 
+use crate::error::ExitStatus;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
@@ -120,7 +120,7 @@ pub fn run(args: &LogArgs) -> CmdResult {
     if args.follow {
         follow(&sessions, &filter, args.json, &mut offsets);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitStatus::Success)
 }
 
 /// How far each `records.jsonl` has been read.

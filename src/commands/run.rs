@@ -6,8 +6,8 @@
 //! Nothing but protocol output reaches stdout, and no failure here turns a
 //! gate into an allow: on gate-capable events a broken shim denies.
 
+use crate::error::ExitStatus;
 use std::io::Write;
-use std::process::ExitCode;
 use std::time::Instant;
 
 use crate::cli::RunArgs;
@@ -33,15 +33,15 @@ impl From<&RunArgs> for RunSettings {
 
 /// Deliberate block for a host we cannot speak to: exit 2 with a reason on
 /// stderr is the one blocking signal hook hosts share.
-fn unspeakable(msg: &str) -> ExitCode {
+fn unspeakable(msg: &str) -> ExitStatus {
     crate::output::err_line(&format!("keryx-hooks: {msg}"));
     tracing::error!("{msg}");
-    ExitCode::from(2)
+    ExitStatus::Usage
 }
 
 /// `run` with arguments clap could not parse: answer the host instead of
 /// exiting with clap's usage code.
-pub fn run_with_bad_args(args: &[std::ffi::OsString], error: &str) -> ExitCode {
+pub fn run_with_bad_args(args: &[std::ffi::OsString], error: &str) -> ExitStatus {
     let pos: Vec<String> = args
         .iter()
         .skip(2)
@@ -64,7 +64,7 @@ pub fn run_with_bad_args(args: &[std::ffi::OsString], error: &str) -> ExitCode {
 /// gate-capable event is denied instead of the host reading a crash as
 /// "carry on" (Claude Code runs the tool after a hook's exit 101). The
 /// panic message itself went to stderr and the log.
-pub fn run_after_panic(args: &RunArgs) -> ExitCode {
+pub fn run_after_panic(args: &RunArgs) -> ExitStatus {
     tracing::error!("keryx-hooks panicked while handling the event");
     let Some(adapter) = hosts::adapter(&args.host) else {
         return unspeakable("keryx-hooks failed inside while handling the event");
@@ -73,7 +73,7 @@ pub fn run_after_panic(args: &RunArgs) -> ExitCode {
     emit(adapter, &args.event, event, &result)
 }
 
-pub fn run(args: &RunArgs) -> ExitCode {
+pub fn run(args: &RunArgs) -> ExitStatus {
     let _ = pipeline::record::STARTED.set(Instant::now());
     let settings = RunSettings::from(args);
     let Some(adapter) = hosts::adapter(&settings.host) else {
@@ -90,7 +90,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
         {
             // A host event keryx has no canonical event for (e.g. Claude
             // Code's PostToolBatch): nothing to run, nothing to say.
-            return ExitCode::SUCCESS;
+            return ExitStatus::Success;
         }
         return unspeakable(&format!(
             "host `{}` has no event `{}` that keryx-hooks handles",
@@ -115,7 +115,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
     emit(adapter, &settings.host_event, event, &result)
 }
 
-fn emit(adapter: &Adapter, host_event: &str, event: Event, result: &FireResult) -> ExitCode {
+fn emit(adapter: &Adapter, host_event: &str, event: Event, result: &FireResult) -> ExitStatus {
     // Whatever the path to it, the reason a host shows is capped.
     let capped;
     let result = match &result.reason {
@@ -135,7 +135,7 @@ fn emit(adapter: &Adapter, host_event: &str, event: Event, result: &FireResult) 
     if !enc.stderr.is_empty() {
         let _ = std::io::stderr().write_all(enc.stderr.as_bytes());
     }
-    ExitCode::from(enc.exit_code)
+    ExitStatus::Host(enc.exit_code)
 }
 
 /// Tells a person who runs `run` by hand, on a terminal, that it reads the

@@ -5,7 +5,7 @@
 //! from anywhere. Exits 1 when anything is not `current` (a check that could
 //! not run counts as not current), so scripts and CI can gate on it.
 
-use std::process::ExitCode;
+use crate::error::ExitStatus;
 
 use serde_json::{Value, json};
 
@@ -45,9 +45,9 @@ pub fn run(args: &StatusArgs) -> CmdResult {
         output::err_line(&format!("warning: {off}"));
     }
     Ok(if ok {
-        ExitCode::SUCCESS
+        ExitStatus::Success
     } else {
-        ExitCode::from(1)
+        ExitStatus::Failure
     })
 }
 

@@ -3,8 +3,8 @@
 //! built from `--tool`/`--command`/`--file`, or a file, and reports the
 //! payload it read, what it did and what a failure would mean.
 
+use crate::error::ExitStatus;
 use std::path::Path;
-use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
 
@@ -146,7 +146,7 @@ pub fn run(args: &TestArgs) -> CmdResult {
                 reg.event
             ));
         }
-        return Ok(ExitCode::SUCCESS);
+        return Ok(ExitStatus::Success);
     }
     let inv = fire::invoke_command(reg, &input, &payload, &ctx);
     let sent = Sent {
@@ -155,9 +155,9 @@ pub fn run(args: &TestArgs) -> CmdResult {
     };
     report(args.json, reg, &inv, &sent, profile, input.decide_outcome);
     Ok(if inv.result.is_ok() {
-        ExitCode::SUCCESS
+        ExitStatus::Success
     } else {
-        ExitCode::from(1)
+        ExitStatus::Failure
     })
 }
 

@@ -10,10 +10,10 @@
 //! the result, since the user just approved that change; an untrusted one
 //! stays untrusted and the command says so.
 
+use crate::error::ExitStatus;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -121,7 +121,7 @@ fn toggle(req: &Request) -> CmdResult {
     let (ops, done) = match plan(req, scope, &doc, &text, &shown, other_scope_has)? {
         Plan::Nothing(msg) => {
             output::line(&msg);
-            return Ok(ExitCode::SUCCESS);
+            return Ok(ExitStatus::Success);
         }
         Plan::Edit { ops, done } => (ops, done),
     };
@@ -207,7 +207,7 @@ fn toggle(req: &Request) -> CmdResult {
             "note: hosts wired to an installed snapshot read a copy of this file; `keryx-hooks doctor --fix` brings it up to date",
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitStatus::Success)
 }
 
 /// The spec's rules on who may turn which built-in off, before any file is
@@ -574,7 +574,7 @@ fn carry_trust(
             ));
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitStatus::Success)
 }
 
 /// Errors the load attributes to `path` (or to no file) refuse the edit.

@@ -9,9 +9,9 @@
 //! file swapped while the question was on screen is not trusted.
 
 use super::shared::{ask, open_store, project_root};
+use crate::error::ExitStatus;
 use std::io::IsTerminal;
 use std::path::Path;
-use std::process::ExitCode;
 
 use crate::cli::TrustArgs;
 use crate::config::load::{self, Loaded};
@@ -43,7 +43,7 @@ pub fn run(args: &TrustArgs) -> CmdResult {
             "`{}` defines no command hooks; there is nothing to trust",
             escape(&file.display().to_string())
         ));
-        return Ok(ExitCode::SUCCESS);
+        return Ok(ExitStatus::Success);
     }
     let verdict = trust::evaluate(&loaded, &loc);
     for w in &verdict.warnings {
@@ -62,7 +62,7 @@ pub fn run(args: &TrustArgs) -> CmdResult {
     }
     if verdict.state == TrustState::Trusted {
         output::line("This exact version is already trusted; nothing changed.");
-        return Ok(ExitCode::SUCCESS);
+        return Ok(ExitStatus::Success);
     }
     let hidden = display::hidden_characters(&hooks, &root);
     if !hidden.is_empty() && !args.force {
@@ -96,7 +96,7 @@ pub fn run(args: &TrustArgs) -> CmdResult {
         }
         if !ask("Trust exactly this version?")? {
             output::line("Not trusted; nothing was written.");
-            return Ok(ExitCode::from(1));
+            return Ok(ExitStatus::Failure);
         }
     }
     ensure_unchanged(&loc, &root, &shown)?;
@@ -110,7 +110,7 @@ pub fn run(args: &TrustArgs) -> CmdResult {
         escape(&file.display().to_string()),
         if hooks.len() == 1 { "runs" } else { "run" },
     ));
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitStatus::Success)
 }
 
 /// Reads and digests the file again; refuses when it no longer matches

@@ -10,9 +10,9 @@
 //! Hooks `import` moved out of the host go back first, byte for byte, and
 //! their registrations leave the hooks file.
 
+use crate::error::ExitStatus;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use crate::cli::UninstallArgs;
 use crate::error::CmdResult;
@@ -110,9 +110,9 @@ pub fn run(args: &UninstallArgs) -> CmdResult {
         output::line("dry run: nothing was written");
     }
     Ok(if failed {
-        ExitCode::from(1)
+        ExitStatus::Failure
     } else {
-        ExitCode::SUCCESS
+        ExitStatus::Success
     })
 }
 

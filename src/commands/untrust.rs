@@ -2,7 +2,7 @@
 //! hooks stop running until it is trusted again. Like `trust`, it refuses a
 //! store that resolves inside the project rather than touch it.
 
-use std::process::ExitCode;
+use crate::error::ExitStatus;
 
 use crate::cli::UntrustArgs;
 use crate::error::{CmdResult, CommandError};
@@ -21,7 +21,7 @@ pub fn run(_args: &UntrustArgs) -> CmdResult {
         .is_some();
     if !had {
         output::line(&format!("`{shown}` was not trusted; nothing to withdraw."));
-        return Ok(ExitCode::SUCCESS);
+        return Ok(ExitStatus::Success);
     }
     store
         .set(&root, None)
@@ -29,5 +29,5 @@ pub fn run(_args: &UntrustArgs) -> CmdResult {
     output::line(&format!(
         "Withdrew trust for `{shown}`: its command hooks no longer run. `keryx-hooks trust` reviews and trusts them again."
     ));
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitStatus::Success)
 }

@@ -3,8 +3,8 @@
 //! user hooks' directory; an argv[0] that does not resolve otherwise is a
 //! warning, never an error.
 
+use crate::error::ExitStatus;
 use std::path::Path;
-use std::process::ExitCode;
 
 use serde_json::json;
 
@@ -60,9 +60,9 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
         }
     }
     Ok(if ok {
-        ExitCode::SUCCESS
+        ExitStatus::Success
     } else {
-        ExitCode::from(1)
+        ExitStatus::Failure
     })
 }
 

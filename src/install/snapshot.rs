@@ -11,7 +11,6 @@ use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-
 use super::hash::{self, Listing};
 use super::manifest::{self, FileEntry, MANIFEST_FILE, Manifest, Wiring};
 use crate::paths;

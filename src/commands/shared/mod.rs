@@ -7,8 +7,8 @@
 pub(crate) mod hooks_file;
 pub(crate) mod imported;
 
+use crate::error::ExitStatus;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use serde_json::Value;
 
@@ -147,9 +147,9 @@ pub(crate) fn payload_cwd(payload: &Value) -> PathBuf {
         .unwrap_or_else(|| Path::new("/").to_path_buf())
 }
 
-pub(crate) fn emit(host: &str, event: Event, payload: &Value, verdict: &Verdict) -> ExitCode {
+pub(crate) fn emit(host: &str, event: Event, payload: &Value, verdict: &Verdict) -> ExitStatus {
     let reason = match verdict {
-        Verdict::Allow => return ExitCode::SUCCESS,
+        Verdict::Allow => return ExitStatus::Success,
         Verdict::Deny(r) => r,
     };
     let adapter = crate::hosts::adapter(host).filter(|_| host != "keryx");
@@ -160,10 +160,10 @@ pub(crate) fn emit(host: &str, event: Event, payload: &Value, verdict: &Verdict)
             // (every host documents exit 2 as blocking).
             output::stdout(&verdict.to_stdout());
             output::err_line(reason);
-            return ExitCode::from(2);
+            return ExitStatus::Usage;
         }
         output::stdout(&verdict.to_stdout());
-        return ExitCode::SUCCESS;
+        return ExitStatus::Success;
     };
     let host_event = payload
         .get("hook_event_name")
@@ -178,5 +178,5 @@ pub(crate) fn emit(host: &str, event: Event, payload: &Value, verdict: &Verdict)
     if !encoded.stderr.is_empty() {
         output::err_line(encoded.stderr.trim_end());
     }
-    ExitCode::from(encoded.exit_code)
+    ExitStatus::Host(encoded.exit_code)
 }
