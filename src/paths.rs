@@ -71,9 +71,6 @@ pub struct Locations {
     pub cwd: PathBuf,
     /// Warnings produced while resolving (e.g. a refused KERYX_HOME).
     pub warnings: Vec<String>,
-    /// `runtime.toml`, read on first use and then kept: one process handles
-    /// one event, and every reader of a setting shares this one parse.
-    settings: std::sync::OnceLock<crate::settings::Settings>,
 }
 
 impl Locations {
@@ -177,7 +174,6 @@ impl Locations {
             data_dir_refusal,
             cwd,
             warnings,
-            settings: std::sync::OnceLock::new(),
         }
     }
 
@@ -187,12 +183,6 @@ impl Locations {
 
     pub fn runtime_settings_file(&self) -> PathBuf {
         self.keryx_home.join("runtime.toml")
-    }
-
-    /// The settings in [`Self::runtime_settings_file`], read once.
-    pub fn settings(&self) -> &crate::settings::Settings {
-        self.settings
-            .get_or_init(|| crate::settings::Settings::read(&self.runtime_settings_file()))
     }
 
     /// `<project root>/.metaproject/hooks.json`; `None` without a project,

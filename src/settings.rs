@@ -14,7 +14,45 @@ use toml_edit::{Item, Table, TableLike};
 
 use crate::config::model::Profile;
 use crate::escape::escape;
+use crate::paths::Locations;
 use crate::secrets::{self as scanner, Rules};
+
+/// Where work happens ([`Locations`]) with its `runtime.toml`, read on
+/// first use and then kept: one process handles one event, and every reader
+/// of a setting shares this one parse. Everything of [`Locations`] is
+/// reached through it as well.
+#[derive(Debug, Clone)]
+pub struct Here {
+    pub loc: Locations,
+    settings: std::sync::OnceLock<Settings>,
+}
+
+impl Here {
+    pub fn new(loc: Locations) -> Here {
+        Here {
+            loc,
+            settings: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// [`Locations::resolve`] for work happening in `cwd`.
+    pub fn resolve(cwd: &Path) -> Here {
+        Here::new(Locations::resolve(cwd))
+    }
+
+    /// The settings in [`Locations::runtime_settings_file`], read once.
+    pub fn settings(&self) -> &Settings {
+        self.settings
+            .get_or_init(|| Settings::read(&self.loc.runtime_settings_file()))
+    }
+}
+
+impl std::ops::Deref for Here {
+    type Target = Locations;
+    fn deref(&self) -> &Locations {
+        &self.loc
+    }
+}
 
 /// A larger file is not a settings file: it is refused whole, never read
 /// in part (a cut at a line end can leave valid TOML that lost keys).

@@ -55,11 +55,6 @@ const KNOWN_UPWARD: &[(&str, &str, &str)] = &[
         "hosts",
         "an unknown event's message names the host that calls it so",
     ),
-    (
-        "paths",
-        "settings",
-        "Locations reads runtime.toml lazily (Locations::settings)",
-    ),
 ];
 
 fn layer_of() -> BTreeMap<&'static str, usize> {

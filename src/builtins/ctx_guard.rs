@@ -73,7 +73,7 @@ impl CtxGuardConfig {
 
     /// The guard for an event resolved at `loc`: its home and every place
     /// that decides enforcement, as the runtime itself uses them.
-    pub fn from_locations(loc: &crate::paths::Locations) -> CtxGuardConfig {
+    pub fn from_locations(loc: &crate::settings::Here) -> CtxGuardConfig {
         CtxGuardConfig {
             max_cat_bytes: loc.settings().max_cat_bytes,
             home: Some(loc.home.clone()),

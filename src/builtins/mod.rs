@@ -14,6 +14,7 @@ pub mod shell;
 pub use crate::config::builtin::*;
 
 use crate::config::model::{Handler, Registration, RunsIn, Scope};
+use crate::settings::Here;
 
 /// True when `reg` is a built-in command hook that [`run_in_process`]
 /// answers in this process under `profile`: no spawn and no side effect, so
@@ -30,7 +31,6 @@ pub fn answers_in_process(reg: &Registration, profile: crate::config::model::Pro
 }
 
 use crate::config::model::BuiltinPort as Port;
-use crate::paths::Locations;
 use crate::runtime::reply::HookReply;
 use crate::runtime::types::{EventInput, Outcome};
 
@@ -43,7 +43,7 @@ pub fn run_port(
     input: &EventInput,
     first_edit: bool,
     run_id: &str,
-    loc: &Locations,
+    loc: &Here,
 ) -> Result<HookReply, String> {
     let (sink, impact) = ports::ports_from(loc.settings(), &loc.state_dir);
     match port {
@@ -96,7 +96,7 @@ pub fn run_port(
 pub fn run_in_process(
     reg: &crate::config::model::Registration,
     payload: &serde_json::Value,
-    loc: &Locations,
+    loc: &Here,
 ) -> Option<Result<HookReply, String>> {
     if reg.scope != crate::config::model::Scope::Builtin {
         return None;

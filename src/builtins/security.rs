@@ -97,7 +97,7 @@ pub fn check_output(payload: &Value, rules: &Rules) -> Verdict {
 /// The write gate as the built-in registration runs it at `loc`: a write
 /// of what decides enforcement is refused first (`self_protect`), then the
 /// content is scanned with the user's rules.
-pub fn check_output_at(payload: &Value, loc: &crate::paths::Locations) -> Verdict {
+pub fn check_output_at(payload: &Value, loc: &crate::settings::Here) -> Verdict {
     let cfg = super::ctx_guard::CtxGuardConfig::from_locations(loc);
     match super::self_protect::check_write(payload, &cfg) {
         Verdict::Allow => with_rules(loc.settings(), |rules| check_output(payload, rules)),

@@ -12,6 +12,7 @@
 //! Exit 1 when a check fails or a fix did not work; warnings alone exit 0.
 
 use super::shared::kill_switch;
+use crate::settings::Here;
 use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::os::unix::fs::PermissionsExt;
@@ -38,7 +39,6 @@ use crate::install::preflight;
 use crate::install::resync::{self, CommandChanges};
 use crate::install::{hostfile, manifest, plugin, snapshot};
 use crate::output;
-use crate::paths::Locations;
 use crate::trust::TrustState;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -199,7 +199,7 @@ fn check_text(c: &Check) -> String {
 }
 
 /// Every check, in a stable order.
-pub fn checks(loc: &Locations, source: Option<&Path>) -> Vec<Check> {
+pub fn checks(loc: &Here, source: Option<&Path>) -> Vec<Check> {
     let mut out = Vec::new();
     kill_switch_check(&mut out);
     let mut wired_hosts = host_checks(loc, &mut out);
@@ -219,7 +219,7 @@ pub fn checks(loc: &Locations, source: Option<&Path>) -> Vec<Check> {
 /// The host configs: which binary each of our entries runs, whether every
 /// mapped event is wired to an existing snapshot, Codex's review step.
 /// Returns the hosts that carry any entry of ours.
-fn host_checks(loc: &Locations, out: &mut Vec<Check>) -> BTreeSet<String> {
+fn host_checks(loc: &Here, out: &mut Vec<Check>) -> BTreeSet<String> {
     let mut wired = BTreeSet::new();
     let this = std::env::current_exe()
         .ok()
@@ -351,7 +351,7 @@ fn host_checks(loc: &Locations, out: &mut Vec<Check>) -> BTreeSet<String> {
 /// below what its snapshot's hooks need on that event (the host would kill
 /// the shim first; Claude Code then lets the tool run).
 fn timeout_check(
-    loc: &Locations,
+    loc: &Here,
     adapter: &hosts::Adapter,
     scope: Scope,
     shown: &str,
@@ -399,7 +399,7 @@ fn timeout_check(
 /// hooks source `source` (a `config.toml`, or a plugin's `hooks/hooks.json`
 /// when `plugin`): Codex runs new or changed hooks only after the user
 /// trusts them in `/hooks`, and keeps that trust in the user config.
-fn codex_review_check(loc: &Locations, source: &Path, plugin: bool) -> Check {
+fn codex_review_check(loc: &Here, source: &Path, plugin: bool) -> Check {
     let shown = escape(&source.to_string_lossy());
     let Some(user_config) = hosts::adapter("codex").and_then(|codex| {
         hostfile::config_files(codex, Scope::User, loc)
@@ -474,7 +474,7 @@ fn codex_review_check(loc: &Locations, source: &Path, plugin: bool) -> Check {
 /// The packages `install --format plugin` generated, as their manifests
 /// record them: still there, still ours, every event wired to an installed
 /// snapshot, and (Codex) trusted. Adds each such host to `wired`.
-fn plugin_checks(loc: &Locations, out: &mut Vec<Check>, wired: &mut BTreeSet<String>) {
+fn plugin_checks(loc: &Here, out: &mut Vec<Check>, wired: &mut BTreeSet<String>) {
     let this = std::env::current_exe()
         .ok()
         .and_then(|p| std::fs::canonicalize(p).ok());
@@ -677,7 +677,7 @@ fn double_registration(wired: &BTreeSet<String>, out: &mut Vec<Check>) {
 }
 
 /// Every installed snapshot: a readable manifest, and files that match it.
-fn snapshot_checks(loc: &Locations, out: &mut Vec<Check>) {
+fn snapshot_checks(loc: &Here, out: &mut Vec<Check>) {
     for s in snapshot::installed(&loc.snapshot_root) {
         let name = format!("snapshot ({})", s.key);
         let shown = escape(&s.dir.to_string_lossy());
@@ -726,7 +726,7 @@ fn snapshot_checks(loc: &Locations, out: &mut Vec<Check>) {
     }
 }
 
-fn drift_checks(loc: &Locations, statuses: &[classify::SourceStatus], out: &mut Vec<Check>) {
+fn drift_checks(loc: &Here, statuses: &[classify::SourceStatus], out: &mut Vec<Check>) {
     for s in statuses {
         let name = format!("drift ({})", escape(&s.source.to_string_lossy()));
         let c = match &s.result {
@@ -780,7 +780,7 @@ fn drift_checks(loc: &Locations, statuses: &[classify::SourceStatus], out: &mut 
 
 /// Loads the live config (user and project layers) and each snapshot's own
 /// `hooks.json`; returns every registration that may run, for the sandbox check.
-fn config_checks(loc: &Locations, out: &mut Vec<Check>) -> Vec<config::model::Registration> {
+fn config_checks(loc: &Here, out: &mut Vec<Check>) -> Vec<config::model::Registration> {
     let mut regs = Vec::new();
     let sources = config::sources(loc, None);
     let mut live = load::load(&sources);
@@ -980,7 +980,7 @@ fn kill_switch_check(out: &mut Vec<Check>) {
     }
 }
 
-fn settings_check(loc: &Locations, out: &mut Vec<Check>) {
+fn settings_check(loc: &Here, out: &mut Vec<Check>) {
     const NAME: &str = "runtime.toml";
     let settings = loc.settings();
     let shown = escape(&settings.path.to_string_lossy());
@@ -1008,7 +1008,7 @@ fn settings_check(loc: &Locations, out: &mut Vec<Check>) {
     }
 }
 
-fn sandbox_check(loc: &Locations, regs: &[config::model::Registration], out: &mut Vec<Check>) {
+fn sandbox_check(loc: &Here, regs: &[config::model::Registration], out: &mut Vec<Check>) {
     // The profile `run` uses when the host names none.
     let profile = loc.settings().profile();
     let mut needing: Vec<&str> = regs
@@ -1063,7 +1063,7 @@ fn sandbox_check(loc: &Locations, regs: &[config::model::Registration], out: &mu
     });
 }
 
-fn stale_sessions(loc: &Locations) -> Vec<PathBuf> {
+fn stale_sessions(loc: &Here) -> Vec<PathBuf> {
     let now = SystemTime::now();
     let Ok(entries) = std::fs::read_dir(loc.sessions_dir()) else {
         return Vec::new();
@@ -1082,7 +1082,7 @@ fn stale_sessions(loc: &Locations) -> Vec<PathBuf> {
         .collect()
 }
 
-fn sessions_check(loc: &Locations, out: &mut Vec<Check>) {
+fn sessions_check(loc: &Here, out: &mut Vec<Check>) {
     let stale = stale_sessions(loc);
     out.push(if stale.is_empty() {
         Check::new("sessions", Level::Ok, "no session state older than 7 days")
@@ -1146,7 +1146,7 @@ impl Consent {
 /// user's consent, see [`Consent`]), rewire the hosts its manifest records
 /// where they no longer point at it or their timeouts fall short of its
 /// hooks, clear temp leftovers and prune old sessions.
-fn fix(loc: &Locations, source: Option<&Path>, consent: &mut Consent) -> Vec<FixAction> {
+fn fix(loc: &Here, source: Option<&Path>, consent: &mut Consent) -> Vec<FixAction> {
     let mut actions = Vec::new();
     for src in classify::known_sources(loc, source) {
         let shown = escape(&src.to_string_lossy());
@@ -1255,7 +1255,7 @@ fn fix(loc: &Locations, source: Option<&Path>, consent: &mut Consent) -> Vec<Fix
 
 /// Rewires the hosts the snapshot of `src` records where they no longer
 /// point at it, or where their timeouts fall short of its hooks.
-fn rewire_where_needed(loc: &Locations, src: &Path, actions: &mut Vec<FixAction>) {
+fn rewire_where_needed(loc: &Here, src: &Path, actions: &mut Vec<FixAction>) {
     let wired = |r: &classify::Recorded<'_>, k: &str| classify::recorded_wired(loc, r, k);
     let Ok(a) = classify::assess(src, &loc.snapshot_root, None, &wired) else {
         return;
@@ -1309,7 +1309,7 @@ fn rewire_where_needed(loc: &Locations, src: &Path, actions: &mut Vec<FixAction>
 /// Where the hooks a rewire's timeouts must cover are read from: the
 /// snapshot of `source` (what sessions run, also when a resync was not
 /// confirmed), or the source itself when there is no snapshot yet.
-fn budget_source(loc: &Locations, source: &Path) -> PathBuf {
+fn budget_source(loc: &Here, source: &Path) -> PathBuf {
     let dir = loc.snapshot_root.join(snapshot::snapshot_key(source));
     if dir.join(manifest::MANIFEST_FILE).is_file() {
         dir
@@ -1318,7 +1318,7 @@ fn budget_source(loc: &Locations, source: &Path) -> PathBuf {
     }
 }
 
-fn install_command(loc: &Locations, source: &Path, hosts: &str) -> String {
+fn install_command(loc: &Here, source: &Path, hosts: &str) -> String {
     if snapshot::snapshot_key(source) == snapshot::snapshot_key(&loc.keryx_home) {
         format!("keryx-hooks install {hosts}")
     } else {
@@ -1332,7 +1332,7 @@ fn install_command(loc: &Locations, source: &Path, hosts: &str) -> String {
 /// Rewires one recorded wiring where it was made: the same file (or
 /// package) at the same scope, with timeouts for that scope's hooks. A
 /// project-scope wiring whose project is gone is forgotten instead.
-fn rewire_recorded(loc: &Locations, source: &Path, key: &str, w: &Wiring) -> FixAction {
+fn rewire_recorded(loc: &Here, source: &Path, key: &str, w: &Wiring) -> FixAction {
     let what = format!(
         "{} ({} {}, `{}`)",
         w.host,
@@ -1433,7 +1433,7 @@ fn rewire_recorded(loc: &Locations, source: &Path, key: &str, w: &Wiring) -> Fix
 /// Rewires `hosts` to the snapshot of `source` with the installer's own
 /// host editor, in the scope(s) where their entries of ours already are
 /// (user scope when none are left).
-fn rewire(loc: &Locations, hosts: &[String], source: &Path) -> Result<String, String> {
+fn rewire(loc: &Here, hosts: &[String], source: &Path) -> Result<String, String> {
     let key = snapshot::snapshot_key(source);
     let mut done = Vec::new();
     for name in hosts {

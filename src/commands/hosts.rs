@@ -7,6 +7,7 @@
 //! and says how to wire one anyway.
 
 use crate::error::ExitStatus;
+use crate::settings::Here;
 use std::path::Path;
 
 use crate::cli::HostsArgs;
@@ -16,7 +17,6 @@ use crate::hosts::{self, Adapter};
 use crate::install::hostfile;
 use crate::install::{import, plugin};
 use crate::output;
-use crate::paths::Locations;
 
 pub fn run(args: &HostsArgs) -> CmdResult {
     let loc = super::here();
@@ -48,7 +48,7 @@ pub fn run(args: &HostsArgs) -> CmdResult {
 }
 
 /// Why `--detected` found nothing, and the command that wires a host anyway.
-fn none_found(loc: &Locations) -> String {
+fn none_found(loc: &Here) -> String {
     let dirs: Vec<String> = hostfile::wirable_hosts()
         .iter()
         .filter_map(|h| hostfile::host_dir(h, loc))
@@ -65,7 +65,7 @@ fn none_found(loc: &Locations) -> String {
 
 /// One row per adapter: name, its directory (and whether it exists), what
 /// `install` writes, whether `import` reads it, its short names.
-fn table(loc: &Locations, detected: &[&'static Adapter]) -> String {
+fn table(loc: &Here, detected: &[&'static Adapter]) -> String {
     let rows: Vec<[String; 5]> = hosts::all()
         .map(|h| {
             let dir = match hostfile::host_dir(h, loc) {
@@ -133,7 +133,7 @@ fn install_kind(host: &Adapter) -> &'static str {
 }
 
 /// `path` with the home shown as `~`, escaped for the terminal.
-fn shown(path: &Path, loc: &Locations) -> String {
+fn shown(path: &Path, loc: &Here) -> String {
     let text = match path.strip_prefix(&loc.home) {
         Ok(rest) => format!("~/{}", rest.display()),
         Err(_) => path.display().to_string(),

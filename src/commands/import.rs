@@ -10,6 +10,7 @@
 //! puts them back and removes the imported registrations.
 
 use crate::error::ExitStatus;
+use crate::settings::Here;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -26,7 +27,6 @@ use crate::output;
 
 use super::shared::hooks_file::*;
 use super::shared::imported::*;
-use crate::paths::Locations;
 
 pub fn run(args: &ImportArgs) -> CmdResult {
     let loc = super::here();
@@ -197,7 +197,7 @@ fn resolve_hosts(names: &[String]) -> Result<Vec<&'static Adapter>, CommandError
 // ------------------------------------------------------------------ host files
 
 fn undo_command(
-    loc: &Locations,
+    loc: &Here,
     hosts: &[&'static Adapter],
     scope: Scope,
     hooks_file: &Path,
@@ -227,7 +227,7 @@ fn undo_command(
 // ------------------------------------------------------------------ output
 
 /// The hosts among `hosts` that already run keryx-hooks at `scope`.
-fn hosts_wired(loc: &Locations, hosts: &[&'static Adapter], scope: Scope) -> Vec<String> {
+fn hosts_wired(loc: &Here, hosts: &[&'static Adapter], scope: Scope) -> Vec<String> {
     hosts
         .iter()
         .filter(|h| {

@@ -14,6 +14,7 @@
 
 use super::shared::{DEFAULT_PLUGIN_DIR, resolve_hosts, scope};
 use crate::error::ExitStatus;
+use crate::settings::Here;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -28,7 +29,7 @@ use crate::install::hostfile::{self, Change, FileReport, Scope};
 use crate::install::manifest::{Wiring, WiringFormat};
 use crate::install::{plugin, preflight, resync, snapshot};
 use crate::output;
-use crate::paths::{self, Locations};
+use crate::paths::{self};
 
 /// The user hooks file a fresh machine starts with.
 const STARTER_HOOKS: &str = "{\n  \"schemaVersion\": \"1.0.0\",\n  \"hooks\": {}\n}\n";
@@ -265,7 +266,7 @@ pub fn run(args: &InstallArgs) -> CmdResult {
 /// check and undo it there.
 fn record_wirings(
     s: &Settings,
-    loc: &Locations,
+    loc: &Here,
     key: &str,
     outcomes: &[HostOutcome],
 ) -> Result<(), String> {
@@ -296,7 +297,7 @@ fn record_wirings(
     .map(|_| ())
 }
 
-fn settings(args: &InstallArgs, loc: &Locations) -> Result<Settings, CommandError> {
+fn settings(args: &InstallArgs, loc: &Here) -> Result<Settings, CommandError> {
     let (source, default_source) = match &args.source {
         Some(dir) => (paths::absolute(dir), false),
         None => (loc.keryx_home.clone(), true),
@@ -318,7 +319,7 @@ fn settings(args: &InstallArgs, loc: &Locations) -> Result<Settings, CommandErro
 }
 
 /// Things the user has to know or do after this install.
-fn notes(s: &Settings, loc: &Locations, outcomes: &[HostOutcome]) -> Vec<String> {
+fn notes(s: &Settings, loc: &Here, outcomes: &[HostOutcome]) -> Vec<String> {
     let mut notes = Vec::new();
     let changed = |name: &str| {
         outcomes
@@ -402,7 +403,7 @@ fn shown(p: &Path) -> String {
 
 fn print_human(
     s: &Settings,
-    loc: &Locations,
+    loc: &Here,
     sync: Option<&snapshot::SyncReport>,
     key: &str,
     outcomes: &[HostOutcome],
@@ -504,7 +505,7 @@ fn print_outcomes(s: &Settings, outcomes: &[HostOutcome], notes: &[String]) {
 
 fn report_json(
     s: &Settings,
-    loc: &Locations,
+    loc: &Here,
     sync: Option<&snapshot::SyncReport>,
     key: &str,
     outcomes: &[HostOutcome],

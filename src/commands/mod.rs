@@ -21,22 +21,22 @@ pub mod uninstall;
 pub mod untrust;
 pub mod validate;
 
+use crate::settings::Here;
 use std::path::PathBuf;
 
 use crate::config::model::Profile;
 use crate::error::{CmdResult, CommandError};
 use crate::escape::escape;
 use crate::hosts::Adapter;
-use crate::paths::Locations;
 
 /// Locations for a human command run from the current directory.
-pub fn here() -> Locations {
+pub fn here() -> Here {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-    Locations::resolve(&cwd)
+    Here::resolve(&cwd)
 }
 
 /// Prints location warnings (e.g. a refused KERYX_HOME) to stderr.
-pub fn print_location_warnings(loc: &Locations) {
+pub fn print_location_warnings(loc: &Here) {
     for w in &loc.warnings {
         crate::output::err_line(&format!("warning: {}", crate::escape::escape(w)));
     }
@@ -45,7 +45,7 @@ pub fn print_location_warnings(loc: &Locations) {
 /// The profile for a command: `--profile`, else the one `run` uses when
 /// the host names none (runtime.toml's), with a warning on stderr when a
 /// broken file makes that the strictest.
-pub fn profile_or_settings(flag: Option<Profile>, loc: &Locations) -> Profile {
+pub fn profile_or_settings(flag: Option<Profile>, loc: &Here) -> Profile {
     if let Some(p) = flag {
         return p;
     }

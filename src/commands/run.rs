@@ -7,6 +7,7 @@
 //! gate into an allow: on gate-capable events a broken shim denies.
 
 use crate::error::ExitStatus;
+use crate::settings::Here;
 use std::io::Write;
 use std::time::Instant;
 
@@ -14,7 +15,6 @@ use crate::cli::RunArgs;
 use crate::env_vars;
 use crate::events::Event;
 use crate::hosts::{self, Adapter, stdin_guard};
-use crate::paths::Locations;
 use crate::pipeline::{self, OFF_NOTICE, RunSettings, UserLayer, broken_result, panic_result};
 use crate::runtime::fire::{self};
 use crate::runtime::types::FireResult;
@@ -142,7 +142,7 @@ fn emit(adapter: &Adapter, host_event: &str, event: Event, result: &FireResult) 
 /// snapshot the host's wiring names rather than the live file. Never on
 /// stdout (the host protocol), and never when a host runs it: a host passes
 /// `--snapshot` and gives no terminal.
-fn note_layer(adapter: &Adapter, layer: &UserLayer, loc: &Locations) {
+fn note_layer(adapter: &Adapter, layer: &UserLayer, loc: &Here) {
     use std::io::IsTerminal;
     if matches!(layer, UserLayer::Wired(_)) && std::io::stderr().is_terminal() {
         crate::output::err_line(&format!("keryx-hooks: {}", layer.describe(adapter, loc)));

@@ -11,6 +11,7 @@
 //! stays untrusted and the command says so.
 
 use crate::error::ExitStatus;
+use crate::settings::Here;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -29,7 +30,7 @@ use crate::config::{self};
 use crate::error::{CmdResult, CommandError};
 use crate::escape::escape;
 use crate::output;
-use crate::paths::{self, Locations};
+use crate::paths::{self};
 use crate::textfile::edit::{self, Op, Seg, key};
 use crate::trust::{self, Store, TrustState};
 
@@ -528,13 +529,7 @@ fn check_effect(
 
 /// Re-records trust for a project file that was trusted before the edit;
 /// says it stays untrusted otherwise.
-fn carry_trust(
-    loc: &Locations,
-    root: &Path,
-    before: &Loaded,
-    after: &Loaded,
-    shown: &str,
-) -> CmdResult {
+fn carry_trust(loc: &Here, root: &Path, before: &Loaded, after: &Loaded, shown: &str) -> CmdResult {
     let was = trust::evaluate(before, loc);
     match &was.state {
         TrustState::NoCommandHooks => {}
@@ -623,7 +618,7 @@ fn remove_stale_temps(dir: &Path) {
 
 /// Serialises keryx-hooks edits of one file. The lock lives in the state
 /// directory, not beside the file, so a project never gains a stray file.
-fn lock_for(loc: &Locations, real_target: &Path) -> Result<std::fs::File, CommandError> {
+fn lock_for(loc: &Here, real_target: &Path) -> Result<std::fs::File, CommandError> {
     let dir: PathBuf = loc.state_dir.join("locks");
     std::fs::create_dir_all(&dir)?;
     let name = hex(&Sha256::digest(real_target.as_os_str().as_encoded_bytes()));

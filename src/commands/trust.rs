@@ -10,6 +10,7 @@
 
 use super::shared::{ask, open_store, project_root};
 use crate::error::ExitStatus;
+use crate::settings::Here;
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -20,7 +21,6 @@ use crate::config::{self};
 use crate::error::{CmdResult, CommandError};
 use crate::escape::escape;
 use crate::output;
-use crate::paths::Locations;
 use crate::trust::{self, Record, TrustState, digest, display};
 
 pub fn run(args: &TrustArgs) -> CmdResult {
@@ -116,7 +116,7 @@ pub fn run(args: &TrustArgs) -> CmdResult {
 /// Reads and digests the file again; refuses when it no longer matches
 /// what the user approved.
 pub(crate) fn ensure_unchanged(
-    loc: &Locations,
+    loc: &Here,
     root: &Path,
     shown: &Record,
 ) -> Result<(), CommandError> {
@@ -133,7 +133,7 @@ pub(crate) fn ensure_unchanged(
 
 /// Loads every layer and insists the project file itself is sound: a file
 /// that does not load is not something to approve.
-pub(crate) fn load_project(loc: &Locations) -> Result<Loaded, CommandError> {
+pub(crate) fn load_project(loc: &Here) -> Result<Loaded, CommandError> {
     let loaded = load::load(&config::sources(loc, None));
     let project_file = loc.project_hooks_file();
     let errors: Vec<String> = loaded
@@ -186,10 +186,11 @@ mod tests {
         };
         write("echo reviewed");
         // Resolved, then pointed away from the real home so the test is hermetic.
-        let mut loc = Locations::resolve(&root);
-        loc.keryx_home = tmp.path().join("home/.keryx");
-        loc.data_dir = tmp.path().join("home/data/keryx");
-        loc.state_dir = tmp.path().join("home/state/keryx");
+        let mut l = crate::paths::Locations::resolve(&root);
+        l.keryx_home = tmp.path().join("home/.keryx");
+        l.data_dir = tmp.path().join("home/data/keryx");
+        l.state_dir = tmp.path().join("home/state/keryx");
+        let loc = Here::new(l);
         assert_eq!(loc.project_root.as_deref(), Some(root.as_path()));
         let shown = trust::record_for(&load_project(&loc).unwrap(), &root);
         assert!(ensure_unchanged(&loc, &root, &shown).is_ok());

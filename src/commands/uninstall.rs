@@ -11,6 +11,7 @@
 //! their registrations leave the hooks file.
 
 use crate::error::ExitStatus;
+use crate::settings::Here;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -23,7 +24,7 @@ use crate::install::hostfile::{self, Change, FileReport, Scope};
 use crate::install::manifest::WiringFormat;
 use crate::install::{plugin, snapshot};
 use crate::output;
-use crate::paths::{self, Locations};
+use crate::paths::{self};
 
 pub fn run(args: &UninstallArgs) -> CmdResult {
     let loc = super::here();
@@ -119,7 +120,7 @@ pub fn run(args: &UninstallArgs) -> CmdResult {
 /// The packages generated for `host` at `scope` that some snapshot's
 /// manifest records (OpenCode's plugin file is among its config files
 /// already), plus the default package directory when one of ours is there.
-fn recorded_packages(loc: &Locations, host: &Adapter, scope: Scope) -> Vec<PathBuf> {
+fn recorded_packages(loc: &Here, host: &Adapter, scope: Scope) -> Vec<PathBuf> {
     if plugin::kind(host).is_none() || hostfile::is_plugin_file_host(host) {
         return Vec::new();
     }
@@ -147,7 +148,7 @@ fn recorded_packages(loc: &Locations, host: &Adapter, scope: Scope) -> Vec<PathB
 /// a config file reachable from here still points at the snapshot. Returns
 /// false when something could not be done.
 fn forget(
-    loc: &Locations,
+    loc: &Here,
     scope: Scope,
     released: &BTreeMap<String, BTreeSet<(String, String)>>,
 ) -> bool {

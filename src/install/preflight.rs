@@ -5,12 +5,12 @@
 //! function, so no path copies in a source whose gates would deny every
 //! call; the last good snapshot keeps running instead.
 
+use crate::settings::Here;
 use std::path::Path;
 
 use crate::config::load::{self, Loaded};
 use crate::config::model::{Registration, RunsIn};
 use crate::escape::escape;
-use crate::paths::Locations;
 
 /// One reason a source may not be snapshotted, and what fixes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,7 +23,7 @@ pub struct Problem {
 pub const SANDBOX_FIX: &str = "install bubblewrap (`sudo apt-get install bubblewrap`, `sudo dnf install bubblewrap`, `sudo pacman -S bubblewrap`), or mark the hooks that need no confinement `\"runsIn\": \"unsandboxed\"`";
 
 /// Every problem with `source` as a snapshot; empty when it may be copied.
-pub fn check(source: &Path, loc: &Locations) -> Vec<Problem> {
+pub fn check(source: &Path, loc: &Here) -> Vec<Problem> {
     let file = source.join("hooks.json");
     let loaded = load::load(&load::Sources {
         user_file: file.clone(),
@@ -68,7 +68,7 @@ fn config_problems(loaded: &Loaded, file: &Path) -> Vec<Problem> {
 
 /// The ids of the enabled command hooks in `regs` that run sandboxed under
 /// the profile `run` uses when a host names none.
-pub fn needing_sandbox(regs: &[Registration], loc: &Locations) -> Vec<String> {
+pub fn needing_sandbox(regs: &[Registration], loc: &Here) -> Vec<String> {
     let profile = loc.settings().profile();
     let mut ids: Vec<String> = regs
         .iter()
@@ -82,7 +82,7 @@ pub fn needing_sandbox(regs: &[Registration], loc: &Locations) -> Vec<String> {
 }
 
 /// Whether a sandbox launcher works here, or why not.
-pub fn launcher_works(loc: &Locations) -> Result<(), String> {
+pub fn launcher_works(loc: &Here) -> Result<(), String> {
     let pin = loc.settings().launcher.as_ref().map(Option::as_deref);
     let search = crate::runner::LauncherSearch {
         pin: pin.map_err(String::as_str),
@@ -93,7 +93,7 @@ pub fn launcher_works(loc: &Locations) -> Result<(), String> {
 }
 
 /// The problem when `ids` need a sandbox and none works here.
-pub fn sandbox_problem(loc: &Locations, ids: &[String]) -> Option<Problem> {
+pub fn sandbox_problem(loc: &Here, ids: &[String]) -> Option<Problem> {
     if ids.is_empty() {
         return None;
     }

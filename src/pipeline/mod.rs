@@ -14,12 +14,12 @@ pub(crate) use prepare::*;
 pub(crate) use record::*;
 pub(crate) use select::*;
 
+use crate::settings::Here;
 use serde_json::Value;
 
 use crate::config::model::Profile;
 use crate::events::Event;
 use crate::hosts::Adapter;
-use crate::paths::Locations;
 use crate::runtime::select::{self as runtime_select, NotRun};
 use crate::runtime::types::{FireResult, RecordEntry};
 
@@ -69,7 +69,7 @@ pub(crate) fn handle(
     event: Event,
     s: &RunSettings,
     payload: Result<Value, String>,
-    note_layer: impl Fn(&UserLayer, &Locations),
+    note_layer: impl Fn(&UserLayer, &Here),
 ) -> FireResult {
     // decode, locate, load
     let p = match prepare(adapter, event, s, payload) {

@@ -3,6 +3,7 @@
 //! wiring names), load the layered config and apply trust. Runs no hook
 //! and writes nothing; a stop here is an answer no hook made.
 
+use crate::settings::Here;
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
@@ -21,8 +22,8 @@ use crate::runtime::types::{EventInput, FireResult, Outcome, RecordKind};
 use super::*;
 
 /// Where an event without a decoded payload is recorded.
-pub(crate) fn cwd_locations() -> Locations {
-    Locations::resolve(&std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")))
+pub(crate) fn cwd_locations() -> Here {
+    Here::resolve(&std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")))
 }
 
 /// What the shim answers when it stops before selecting any hook.
@@ -38,7 +39,7 @@ pub(crate) struct ShimAnswer {
     pub kind: RecordKind,
     pub result: FireResult,
     pub input: Option<EventInput>,
-    pub loc: Locations,
+    pub loc: Here,
     /// Where the user layer was read from, once it was chosen.
     pub layer: Option<UserLayer>,
 }
@@ -60,7 +61,7 @@ pub(crate) enum UserLayer {
 impl UserLayer {
     /// The layer for `s` at `loc`. The manifests are only read without
     /// `--snapshot`, which a host always passes: never on a host's event.
-    pub(crate) fn choose(adapter: &Adapter, s: &RunSettings, loc: &Locations) -> UserLayer {
+    pub(crate) fn choose(adapter: &Adapter, s: &RunSettings, loc: &Here) -> UserLayer {
         match &s.snapshot {
             Some(key) => UserLayer::Named(key.clone()),
             None => crate::install::wired::wired_snapshot(loc, adapter, &s.host_event)
@@ -102,7 +103,7 @@ impl UserLayer {
 /// applied: what selection works on.
 pub(crate) struct Prepared {
     pub input: EventInput,
-    pub loc: Locations,
+    pub loc: Here,
     pub profile: Profile,
     /// What to say to the person so far.
     pub notices: Vec<String>,
@@ -170,7 +171,7 @@ pub(crate) fn prepare(
         .clone()
         .filter(|c| c.is_absolute())
         .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")));
-    let loc = Locations::resolve(&cwd);
+    let loc = Here::resolve(&cwd);
     crate::runner::set_probe_cache_dir(loc.state_dir.clone());
     let layer = UserLayer::choose(adapter, s, &loc);
     let user_file = layer.key().map(|k| loc.snapshot_dir(k).join("hooks.json"));
@@ -261,7 +262,7 @@ pub(crate) fn prepare(
 pub(crate) fn trust_news(
     adapter: &Adapter,
     input: &EventInput,
-    loc: &Locations,
+    loc: &Here,
     trust: &crate::trust::ProjectTrust,
     loaded: &Loaded,
 ) -> Option<String> {

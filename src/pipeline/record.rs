@@ -2,12 +2,12 @@
 //! the shim's own failure, a replayed answer), and the clock their
 //! durations are measured from.
 
+use crate::settings::Here;
 use std::sync::OnceLock;
 use std::time::Instant;
 
 use crate::events::Event;
 use crate::hosts::Adapter;
-use crate::paths::Locations;
 use crate::runtime::types::{EventInput, FireResult, RecordContext, RecordEntry, RecordKind};
 use crate::session::Session;
 
@@ -19,11 +19,7 @@ pub(crate) fn elapsed_ms() -> u64 {
 }
 
 /// Who, where and what call, for the records of `input`.
-pub(crate) fn record_context(
-    adapter: &Adapter,
-    input: &EventInput,
-    loc: &Locations,
-) -> RecordContext {
+pub(crate) fn record_context(adapter: &Adapter, input: &EventInput, loc: &Here) -> RecordContext {
     RecordContext {
         host: adapter.name().to_owned(),
         session_id: input.session_id.clone(),
@@ -50,7 +46,7 @@ pub(crate) fn record_context(
 pub(crate) fn record_shim(
     adapter: &Adapter,
     input: Option<&EventInput>,
-    loc: &Locations,
+    loc: &Here,
     kind: RecordKind,
     event: Event,
     result: &FireResult,

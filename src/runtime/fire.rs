@@ -3,6 +3,7 @@
 //! observe/context hooks in parallel, classify failures, compose, and
 //! produce one record per invocation.
 
+use crate::settings::Here;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -57,7 +58,7 @@ pub struct FireContext<'a> {
     pub host_env: &'a [&'a str],
     /// Where the home, keryx's own directories and the settings are: what a
     /// sandboxed hook must not read or write.
-    pub locations: &'a Locations,
+    pub locations: &'a Here,
 }
 
 /// What one invocation came to, before composition.

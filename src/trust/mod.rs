@@ -10,13 +10,13 @@ pub mod display;
 pub mod settings;
 pub mod store;
 
+use crate::settings::Here;
 use std::path::PathBuf;
 
 use crate::config::load::Loaded;
 use crate::config::model::{Registration, RunsIn, Scope};
 use crate::escape::escape;
 use crate::events::Event;
-use crate::paths::Locations;
 
 pub use store::{Record, Store};
 
@@ -154,7 +154,7 @@ pub fn too_large_warnings(pinned: &[digest::PinnedFile]) -> Vec<String> {
 pub fn set_aside_broken_untrusted_project(
     loaded: &mut Loaded,
     sources: &crate::config::load::Sources,
-    loc: &Locations,
+    loc: &Here,
 ) -> Option<String> {
     use crate::config::diagnostic::Diagnostic;
     use crate::config::load;
@@ -214,7 +214,7 @@ pub fn set_aside_broken_untrusted_project(
 /// ones that will run: the file is never read a second time, so replacing
 /// it between validation and execution cannot run anything but what was
 /// digested.
-pub fn evaluate(loaded: &Loaded, loc: &Locations) -> ProjectTrust {
+pub fn evaluate(loaded: &Loaded, loc: &Here) -> ProjectTrust {
     let settings = settings::read(loc);
     let hooks = digest::command_hooks(&loaded.registrations);
     let file = loaded.file(Scope::Project).map(|f| f.path.clone());
@@ -272,7 +272,7 @@ pub fn evaluate(loaded: &Loaded, loc: &Locations) -> ProjectTrust {
 /// Decides trust and removes every project command hook that may not run
 /// from `loaded.registrations`. Validation has already covered the whole
 /// file; disable-only overrides are not command hooks and stay applied.
-pub fn apply(loaded: &mut Loaded, loc: &Locations) -> ProjectTrust {
+pub fn apply(loaded: &mut Loaded, loc: &Here) -> ProjectTrust {
     let trust = evaluate(loaded, loc);
     if !trust.state.runs() {
         loaded
@@ -287,7 +287,7 @@ pub fn apply(loaded: &mut Loaded, loc: &Locations) -> ProjectTrust {
 /// other headless surfaces the log may be the only place anyone looks.
 pub fn apply_for_run(
     loaded: &mut Loaded,
-    loc: &Locations,
+    loc: &Here,
     notices: &mut Vec<String>,
     event: Event,
     headless: bool,
@@ -429,7 +429,7 @@ mod tests {
     struct Fixture {
         _tmp: tempfile::TempDir,
         root: PathBuf,
-        loc: Locations,
+        loc: Here,
     }
 
     impl Fixture {
@@ -440,11 +440,12 @@ mod tests {
             std::fs::create_dir_all(root.join(".git")).unwrap();
             std::fs::create_dir_all(root.join(".metaproject")).unwrap();
             // Resolved, then pointed away from the real home.
-            let mut loc = Locations::resolve(&root);
-            loc.keryx_home = base.join("home/.keryx");
-            loc.data_dir = base.join("home/data/keryx");
-            loc.state_dir = base.join("home/state/keryx");
-            loc.warnings.clear();
+            let mut l = crate::paths::Locations::resolve(&root);
+            l.keryx_home = base.join("home/.keryx");
+            l.data_dir = base.join("home/data/keryx");
+            l.state_dir = base.join("home/state/keryx");
+            l.warnings.clear();
+            let loc = Here::new(l);
             Fixture {
                 _tmp: tmp,
                 root,
@@ -557,7 +558,7 @@ mod tests {
     fn a_store_inside_the_project_holds_everything_back() {
         let mut f = Fixture::new();
         f.project(&hook("guard", "exit 0"));
-        f.loc.data_dir = f.root.join("data/keryx");
+        f.loc.loc.data_dir = f.root.join("data/keryx");
         let mut loaded = f.load();
         let trust = apply(&mut loaded, &f.loc);
         assert!(

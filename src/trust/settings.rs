@@ -29,7 +29,7 @@
 //!   both digests, so a project trusted while pinning was off is still
 //!   trusted afterwards if its scripts are unchanged since then.
 
-use crate::paths::Locations;
+use crate::settings::Here;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TrustSettings {
@@ -42,7 +42,7 @@ pub struct TrustSettings {
 /// `trust.pin_scripts` that is not a boolean) turns pinning on, with a
 /// warning: a user who asked for pinning and then broke the file must not
 /// silently lose it, and the stricter check is the safe guess.
-pub fn read(loc: &Locations) -> TrustSettings {
+pub fn read(loc: &Here) -> TrustSettings {
     match &loc.settings().pin_scripts {
         Ok(pin_scripts) => TrustSettings {
             pin_scripts: *pin_scripts,

@@ -2,6 +2,7 @@
 //! `import --undo` and `uninstall` remove them): formatting, order and every
 //! other entry kept, and the result checked to load before it is written.
 
+use crate::settings::Here;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -12,16 +13,15 @@ use crate::error::CommandError;
 use crate::escape::escape;
 use crate::install::hostfile::{Scope, file};
 use crate::install::import::SCHEMA_URL;
-use crate::paths::Locations;
 use crate::textfile::edit::{self, Op, Seg};
 
 /// The hooks file `import` writes at `scope`, when there is one here.
-pub(crate) fn hooks_file_at(loc: &Locations, scope: Scope) -> Option<PathBuf> {
+pub(crate) fn hooks_file_at(loc: &Here, scope: Scope) -> Option<PathBuf> {
     hooks_file(loc, scope).ok()
 }
 
 /// Where the registrations go: `$KERYX_HOME/hooks.json`, or the project's.
-pub(crate) fn hooks_file(loc: &Locations, scope: Scope) -> Result<PathBuf, CommandError> {
+pub(crate) fn hooks_file(loc: &Here, scope: Scope) -> Result<PathBuf, CommandError> {
     match scope {
         Scope::User => Ok(loc.user_hooks_file()),
         Scope::Project => {
@@ -76,7 +76,7 @@ pub(crate) fn new_hooks_file() -> String {
 /// Rewrites the hooks file with `ops` applied, as text (formatting, order
 /// and every other entry kept), after checking that it still loads.
 pub(crate) fn edit_hooks(
-    loc: &Locations,
+    loc: &Here,
     scope: Scope,
     path: &Path,
     ops: impl Fn(&Value) -> Vec<Op>,
@@ -140,7 +140,7 @@ pub(crate) fn edit_hooks(
 
 /// Adds `regs` (event, registration) to the hooks file.
 pub(crate) fn add_registrations(
-    loc: &Locations,
+    loc: &Here,
     scope: Scope,
     path: &Path,
     regs: &[(&'static str, Value)],
@@ -175,7 +175,7 @@ pub(crate) fn add_registrations(
 
 /// Removes the registrations with these ids from the hooks file.
 pub(crate) fn remove_registrations(
-    loc: &Locations,
+    loc: &Here,
     scope: Scope,
     path: &Path,
     ids: &[String],

@@ -2,6 +2,7 @@
 //! record of each step, the backups, and the undo that `import --undo` and
 //! `uninstall` share.
 
+use crate::settings::Here;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -13,7 +14,6 @@ use crate::hosts::Adapter;
 use crate::install::hostfile::{self, Scope, file};
 use crate::install::import::{self, Outcome, Planned};
 use crate::output;
-use crate::paths::Locations;
 
 use super::hooks_file::*;
 
@@ -21,7 +21,7 @@ use super::hooks_file::*;
 pub(crate) const MAX_SCRIPT_BYTES: u64 = 256 * 1024;
 
 /// The text of a script a command names, when it is a readable local file.
-pub(crate) fn read_script(word: &str, loc: &Locations, root: Option<&Path>) -> Option<String> {
+pub(crate) fn read_script(word: &str, loc: &Here, root: Option<&Path>) -> Option<String> {
     let project = root.unwrap_or(&loc.cwd);
     let path = if let Some(rest) = word
         .strip_prefix("~/")
@@ -79,7 +79,7 @@ pub(crate) struct Step {
 
 /// How many of `host`'s own hooks at `scope` `import` would move (for
 /// `install`'s note).
-pub(crate) fn importable(loc: &Locations, host: &Adapter, scope: Scope) -> usize {
+pub(crate) fn importable(loc: &Here, host: &Adapter, scope: Scope) -> usize {
     if !import::HOSTS.contains(&host.name()) {
         return 0;
     }
@@ -102,7 +102,7 @@ pub(crate) fn importable(loc: &Locations, host: &Adapter, scope: Scope) -> usize
         .sum()
 }
 
-pub(crate) fn record_path(loc: &Locations, real: &Path) -> PathBuf {
+pub(crate) fn record_path(loc: &Here, real: &Path) -> PathBuf {
     let hash = Sha256::digest(real.as_os_str().as_encoded_bytes());
     loc.state_dir
         .join("imports")
@@ -131,7 +131,7 @@ pub(crate) fn write_record(path: &Path, r: &Record) -> Result<(), String> {
 /// Takes the picked handlers out of one host file, keeping its bytes from
 /// before in a backup and a record. Whether the file changed.
 pub(crate) fn take_out(
-    loc: &Locations,
+    loc: &Here,
     host: &Adapter,
     scope: Scope,
     src: &import::SourceFile,
@@ -189,7 +189,7 @@ pub(crate) fn take_out(
 /// Every import record for `host` at `scope` whose registrations went to
 /// `hooks_file`.
 pub(crate) fn records_for(
-    loc: &Locations,
+    loc: &Here,
     host: &Adapter,
     scope: Scope,
     hooks_file: &Path,
@@ -226,7 +226,7 @@ pub(crate) struct Undone {
 /// one changed otherwise is left alone, with the error saying where its
 /// old bytes are.
 pub(crate) fn undo(
-    loc: &Locations,
+    loc: &Here,
     host: &Adapter,
     scope: Scope,
     hooks_file: &Path,

@@ -8,6 +8,7 @@ pub(crate) mod hooks_file;
 pub(crate) mod imported;
 
 use crate::error::ExitStatus;
+use crate::settings::Here;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -23,7 +24,6 @@ use crate::hosts::stdin_guard::{self, Limits};
 use crate::install::hostfile;
 use crate::install::hostfile::Scope;
 use crate::output;
-use crate::paths::Locations;
 use crate::runtime::types::{FireResult, Outcome};
 use crate::trust::Store;
 
@@ -38,7 +38,7 @@ pub(crate) fn ask(question: &str) -> Result<bool, CommandError> {
 }
 
 /// The project root, or a user error saying there is none.
-pub(crate) fn project_root(loc: &Locations) -> Result<PathBuf, CommandError> {
+pub(crate) fn project_root(loc: &Here) -> Result<PathBuf, CommandError> {
     loc.project_root.clone().ok_or_else(|| {
         CommandError::user(format!(
             "`{}` is not inside a project (no git toplevel or `.metaproject` above it)",
@@ -49,7 +49,7 @@ pub(crate) fn project_root(loc: &Locations) -> Result<PathBuf, CommandError> {
 }
 
 /// The trust store, or a refusal saying why it cannot be used.
-pub(crate) fn open_store(loc: &Locations) -> Result<Store, CommandError> {
+pub(crate) fn open_store(loc: &Here) -> Result<Store, CommandError> {
     Store::open(loc).map_err(|why| {
         CommandError::user("refusing to use the trust store; nothing was read or written")
             .cause(escape(&why))
@@ -112,12 +112,12 @@ pub(crate) const DEFAULT_PLUGIN_DIR: &str = ".agentic/hooks-plugins";
 pub(crate) fn answer(
     host: &str,
     event: Event,
-    body: impl FnOnce(&Value, &Locations) -> Verdict,
+    body: impl FnOnce(&Value, &Here) -> Verdict,
 ) -> CmdResult {
     let host = canonical_host(host);
     let (payload, verdict) = match stdin_guard::read_json(std::io::stdin(), &Limits::default()) {
         Ok(payload) => {
-            let loc = Locations::resolve(&payload_cwd(&payload));
+            let loc = Here::resolve(&payload_cwd(&payload));
             let v = body(&payload, &loc);
             (payload, v)
         }

@@ -42,7 +42,7 @@ fn main() {
             .is_none()
         })
         .collect();
-    let loc = keryx_hooks::paths::Locations::resolve(&std::env::temp_dir());
+    let loc = keryx_hooks::settings::Here::resolve(&std::env::temp_dir());
 
     let read = pre_tool("Read", json!({"file_path": "/p/src/main.rs"}));
     let bash = pre_tool("Bash", json!({"command": "cargo test --workspace"}));
@@ -93,7 +93,7 @@ fn pre_tool(tool: &str, tool_input: Value) -> EventInput {
 fn fire_once(
     regs: &[Registration],
     input: &EventInput,
-    loc: &keryx_hooks::paths::Locations,
+    loc: &keryx_hooks::settings::Here,
 ) -> keryx_hooks::runtime::types::FireResult {
     let builtin = |_, _: &EventInput| -> Result<HookReply, String> { Ok(HookReply::default()) };
     let in_process =
