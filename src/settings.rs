@@ -1,6 +1,6 @@
 //! `$KERYX_HOME/runtime.toml`, the user's settings that are not hooks, read
 //! and checked in one place. [`Settings::read`] parses the file once (`run`
-//! reads it on every event, through [`Locations::settings`]), gives each
+//! reads it on every event, through [`Here::settings`]), gives each
 //! setting as a typed value, and names every problem by its key, for
 //! `doctor`. A broken file never loosens a guard: see [`Settings::profile`].
 //!
