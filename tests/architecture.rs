@@ -49,13 +49,11 @@ const LAYERS: &[&[&str]] = &[
 
 /// Arrows up still in the code: (from, to, why). Take one out with the
 /// arrow; never add one.
-const KNOWN_UPWARD: &[(&str, &str, &str)] = &[
-    (
-        "config",
-        "hosts",
-        "an unknown event's message names the host that calls it so",
-    ),
-];
+const KNOWN_UPWARD: &[(&str, &str, &str)] = &[(
+    "config",
+    "hosts",
+    "an unknown event's message names the host that calls it so",
+)];
 
 fn layer_of() -> BTreeMap<&'static str, usize> {
     let mut m = BTreeMap::new();

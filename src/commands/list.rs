@@ -9,7 +9,6 @@ use serde_json::{Value, json};
 
 use crate::cli::ListArgs;
 use crate::config::model::{Handler, Profile, Registration};
-use crate::config::{self, load};
 use crate::error::CmdResult;
 use crate::escape::escape;
 use crate::output;
@@ -20,9 +19,7 @@ pub fn run(args: &ListArgs) -> CmdResult {
     let loc = super::here();
     super::print_location_warnings(&loc);
     let profile = super::profile_or_settings(args.profile, &loc);
-    let sources = config::sources(&loc, None);
-    let mut loaded = load::load(&sources);
-    crate::trust::set_aside_broken_untrusted_project(&mut loaded, &sources, &loc);
+    let (mut loaded, _) = crate::pipeline::load_layers(&loc, None);
     // Untrusted project hooks leave the loaded set but stay visible here, marked.
     let trust = crate::trust::apply(&mut loaded, &loc);
     let shown = trust_display::with_held_back(&loaded.registrations, &trust);

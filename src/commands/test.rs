@@ -11,7 +11,6 @@ use serde_json::{Map, Value, json};
 use crate::cli::TestArgs;
 use crate::config::matcher::Matcher;
 use crate::config::model::{Profile, Registration, Scope};
-use crate::config::{self, load};
 use crate::error::{CmdResult, CommandError};
 use crate::escape::escape;
 use crate::events::Event;
@@ -44,7 +43,7 @@ pub fn run(args: &TestArgs) -> CmdResult {
         }
         None => None,
     };
-    let mut loaded = load::load(&config::sources(&loc, user_file));
+    let (mut loaded, _) = crate::pipeline::load_layers(&loc, user_file);
     if !loaded.ok() {
         for d in loaded.errors() {
             output::err_line(&d.to_string());

@@ -175,9 +175,7 @@ pub(crate) fn prepare(
     crate::runner::set_probe_cache_dir(loc.state_dir.clone());
     let layer = UserLayer::choose(adapter, s, &loc);
     let user_file = layer.key().map(|k| loc.snapshot_dir(k).join("hooks.json"));
-    let sources = config::sources(&loc, user_file.clone());
-    let mut loaded = load::load(&sources);
-    let set_aside = crate::trust::set_aside_broken_untrusted_project(&mut loaded, &sources, &loc);
+    let (mut loaded, set_aside) = load_layers(&loc, user_file.clone());
     if let (Some(key), Some(file)) = (layer.key(), &user_file)
         && !loc.snapshot_dir(key).is_dir()
     {
@@ -384,4 +382,15 @@ pub(crate) fn config_invalid_reason(errors: &[String]) -> String {
         "hook-config-invalid: {} (run `keryx-hooks validate`)",
         lines.join("\n")
     ))
+}
+
+/// The layered config as `run` reads it: the built-ins, the user layer
+/// (`user_file`, a snapshot's, else the live file) and the project's. A
+/// project file that does not load in a project never trusted is set
+/// aside; the notice that says so is returned beside the load.
+pub(crate) fn load_layers(loc: &Here, user_file: Option<PathBuf>) -> (Loaded, Option<String>) {
+    let sources = config::sources(loc, user_file);
+    let mut loaded = load::load(&sources);
+    let set_aside = crate::trust::set_aside_broken_untrusted_project(&mut loaded, &sources, loc);
+    (loaded, set_aside)
 }
