@@ -4,6 +4,7 @@
 
 mod adversarial;
 mod builtins;
+mod cli_snapshots;
 mod common;
 mod config;
 mod conventions;

@@ -1,5 +1,8 @@
 //! The test builder: a hermetic home, files to seed, a command to run, and
-//! stdout, stderr and exit status checked together.
+//! stdout, stderr and exit status checked together, in a snapshot of the
+//! whole output ([`cmd_snapshot!`]) with what differs between runs (temp
+//! paths, times, durations, snapshot keys, the version) replaced by
+//! placeholders ([`Filters`]).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -8,6 +11,10 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_keryx-hooks");
+
+/// The `PATH` of [`Env::fixed`]: the system directories, where `sh`, `git`
+/// and `bwrap` are.
+pub const SYSTEM_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// A temp home with a project directory (a git toplevel) inside it.
 pub struct Env {
@@ -20,6 +27,13 @@ pub struct Env {
 impl Env {
     pub fn new() -> Env {
         Env::in_dir(tempfile::tempdir().unwrap())
+    }
+
+    /// A hermetic home whose environment is the same on every machine:
+    /// `PATH` is the system's, not the one the tests run with. For
+    /// snapshots of whole outputs.
+    pub fn fixed() -> Env {
+        Env::new().env("PATH", SYSTEM_PATH)
     }
 
     /// A hermetic home in `tmp` (e.g. one under /var/tmp, which a sandboxed
@@ -217,10 +231,28 @@ impl Run {
         self
     }
 
+    /// The same run with only the first `n` lines of its stdout (for a
+    /// snapshot of how a long output starts).
+    pub fn first_lines(&self, n: usize) -> Run {
+        let mut stdout: String = self.stdout.lines().take(n).collect::<Vec<_>>().join("\n");
+        stdout.push('\n');
+        Run {
+            code: self.code,
+            stdout,
+            stderr: self.stderr.clone(),
+        }
+    }
+
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
     }
+}
+
+/// An AWS access key id the secret scanners catch, joined from two halves
+/// so that the source itself holds none.
+pub fn aws_key() -> String {
+    ["AKIA", "Z7Q4M2XJ5PRT3LKB"].concat()
 }
 
 /// A captured payload: `tests/fixtures/payloads/<host>/<name>`.
@@ -240,4 +272,130 @@ pub fn claude_bash(env: &Env, call: &str, command: &str) -> Value {
     p["tool_use_id"] = json!(call);
     p["tool_input"]["command"] = json!(command);
     p
+}
+
+// ------------------------------------------------------------ snapshots
+
+/// Runs a command and snapshots what it did, with insta: whether it
+/// succeeded, its exit code, its stdout and its stderr, in one text, after
+/// `filters` replaced what differs between runs.
+///
+/// ```ignore
+/// let env = Env::fixed();
+/// cmd_snapshot!(env.filters(), env.cmd(&["validate"]), @r"
+/// success: true
+/// exit_code: 0
+/// ----- stdout -----
+/// ok: no hook files present; only the built-ins are active
+///
+/// ----- stderr -----
+/// ");
+/// ```
+///
+/// The command is a [`Command`] (or `&mut Command`); `stdin = bytes` feeds
+/// it a standard input, which is otherwise empty. Evaluates to the [`Run`],
+/// unfiltered, for further checks.
+macro_rules! cmd_snapshot {
+    ($filters:expr, $cmd:expr, @$snapshot:literal) => {{
+        let mut cmd = $cmd;
+        let run = $crate::common::Run::from(cmd.output().unwrap());
+        ::insta::assert_snapshot!($crate::common::render(&$filters, &run), @$snapshot);
+        run
+    }};
+    ($filters:expr, $cmd:expr, stdin = $stdin:expr, @$snapshot:literal) => {{
+        let run = $crate::common::run_fed($cmd, ::std::convert::AsRef::<[u8]>::as_ref(&$stdin).to_vec());
+        ::insta::assert_snapshot!($crate::common::render(&$filters, &run), @$snapshot);
+        run
+    }};
+}
+pub(crate) use cmd_snapshot;
+
+/// The text [`cmd_snapshot!`] compares: success, exit code, stdout and
+/// stderr, each output filtered.
+pub fn render(filters: &Filters, run: &Run) -> String {
+    format!(
+        "success: {}\nexit_code: {}\n----- stdout -----\n{}\n----- stderr -----\n{}\n",
+        run.code == 0,
+        run.code,
+        filters.apply(&run.stdout),
+        filters.apply(&run.stderr),
+    )
+}
+
+/// Replacements applied in order, each a regular expression and the
+/// placeholder it becomes.
+#[derive(Clone, Default)]
+pub struct Filters(Vec<(regex::Regex, String)>);
+
+impl Filters {
+    /// `text`, literally, becomes `placeholder`.
+    pub fn literal(self, text: impl AsRef<str>, placeholder: &str) -> Filters {
+        self.regex(&regex::escape(text.as_ref()), placeholder)
+    }
+
+    /// Each match of `pattern` becomes `with` (which may name groups: `$1`).
+    pub fn regex(mut self, pattern: &str, with: &str) -> Filters {
+        let re = regex::Regex::new(pattern).unwrap_or_else(|e| panic!("filter {pattern:?}: {e}"));
+        self.0.push((re, with.to_owned()));
+        self
+    }
+
+    /// The snapshot key of the hook source `source` becomes `placeholder`.
+    pub fn snapshot_key(self, source: &Path, placeholder: &str) -> Filters {
+        self.literal(snapshot_key_of(source), placeholder)
+    }
+
+    pub fn apply(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for (re, with) in &self.0 {
+            out = re.replace_all(&out, with.as_str()).into_owned();
+        }
+        out
+    }
+}
+
+/// The key `install` gives the snapshot of the source `source` (a
+/// canonical path): its name without the leading dot, then the first 12
+/// hex digits of the SHA-256 of its path.
+pub fn snapshot_key_of(source: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let name = source.file_name().unwrap().to_string_lossy();
+    let digest = Sha256::digest(source.as_os_str().as_encoded_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}-{}", name.trim_start_matches('.'), &hex[..12])
+}
+
+impl Env {
+    /// The filters for this home: the binary's path `[BIN]`, the project
+    /// `[PROJECT]`, the home `[HOME]`, the temp root `[ROOT]`, the key of
+    /// `$KERYX_HOME`'s snapshot `[KEY]`, RFC 3339 times and `log`'s times
+    /// `[TIME]`, how long a hook took (`duration: [MS] ms`, `"durationMs":
+    /// [MS]`; timeouts stay) and the crate's version `[VERSION]`.
+    pub fn filters(&self) -> Filters {
+        let root = self.home.parent().unwrap();
+        let mut f = Filters::default()
+            .literal(BIN, "[BIN]")
+            .literal(self.project.display().to_string(), "[PROJECT]")
+            .literal(self.home.display().to_string(), "[HOME]")
+            .literal(root.display().to_string(), "[ROOT]");
+        if self.tmp.path() != root {
+            f = f.literal(self.tmp.path().display().to_string(), "[ROOT]");
+        }
+        f.snapshot_key(&self.keryx_home(), "[KEY]")
+            .regex(
+                r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})",
+                "[TIME]",
+            )
+            // `log`'s column keeps its width.
+            .regex(
+                r"\b\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\b",
+                "[TIME]             ",
+            )
+            .regex(r"\bduration: \d+ ms\b", "duration: [MS] ms")
+            .regex(r#"("durationMs":\s*)\d+"#, "${1}[MS]")
+            .regex(
+                &format!(r"\b{}\b", regex::escape(env!("CARGO_PKG_VERSION"))),
+                "[VERSION]",
+            )
+    }
 }
