@@ -64,6 +64,41 @@ impl Env {
         self.project.join(".metaproject/hooks.json")
     }
 
+    /// Claude Code's user settings, `~/.claude/settings.json`.
+    pub fn claude_settings(&self) -> PathBuf {
+        self.home.join(".claude/settings.json")
+    }
+
+    /// Where `install` keeps the snapshots (`$KERYX_SNAPSHOT_ROOT`).
+    pub fn snapshot_root(&self) -> PathBuf {
+        self.home.join(".agentic/hooks-snapshot")
+    }
+
+    /// The key of `$KERYX_HOME`'s snapshot.
+    pub fn snapshot_key(&self) -> String {
+        snapshot_key_of(&self.keryx_home())
+    }
+
+    /// `$KERYX_HOME`'s snapshot.
+    pub fn snapshot_dir(&self) -> PathBuf {
+        self.snapshot_root().join(self.snapshot_key())
+    }
+
+    /// The state `run` keeps for `host`'s session `session`.
+    pub fn session_dir(&self, host: &str, session: &str) -> PathBuf {
+        self.home
+            .join(".local/state/keryx/sessions")
+            .join(format!("{host}-{session}"))
+    }
+
+    /// The session's `records.jsonl`, each line parsed (a line that is not
+    /// JSON fails the test); empty when there is none.
+    #[track_caller]
+    pub fn records(&self, host: &str, session: &str) -> Vec<Value> {
+        let path = self.session_dir(host, session).join("records.jsonl");
+        json_lines(&std::fs::read_to_string(&path).unwrap_or_default())
+    }
+
     /// Writes `content` at `path`, creating parents.
     pub fn write(&self, path: impl AsRef<Path>, content: impl AsRef<[u8]>) -> PathBuf {
         let path = path.as_ref();
@@ -102,10 +137,7 @@ impl Env {
             .env("XDG_DATA_HOME", self.home.join(".local/share"))
             .env("XDG_STATE_HOME", self.home.join(".local/state"))
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
-            .env(
-                "KERYX_SNAPSHOT_ROOT",
-                self.home.join(".agentic/hooks-snapshot"),
-            )
+            .env("KERYX_SNAPSHOT_ROOT", self.snapshot_root())
             .stdin(Stdio::null());
         for (k, v) in &self.extra_env {
             c.env(k, v);
@@ -144,6 +176,18 @@ impl Env {
     /// Runs with `stdin` piped in.
     pub fn run_stdin(&self, args: &[&str], stdin: impl AsRef<[u8]>) -> Run {
         run_fed(self.cmd(args), stdin.as_ref().to_vec())
+    }
+
+    /// Runs in `dir` instead of the project.
+    pub fn run_in(&self, dir: &Path, args: &[&str]) -> Run {
+        Run::from(self.cmd(args).current_dir(dir).output().unwrap())
+    }
+
+    /// Runs in `dir` with `stdin` piped in.
+    pub fn run_in_stdin(&self, dir: &Path, args: &[&str], stdin: impl AsRef<[u8]>) -> Run {
+        let mut cmd = self.cmd(args);
+        cmd.current_dir(dir);
+        run_fed(cmd, stdin.as_ref().to_vec())
     }
 }
 
@@ -249,10 +293,100 @@ impl Run {
     }
 }
 
-/// An AWS access key id the secret scanners catch, joined from two halves
-/// so that the source itself holds none.
+/// An AWS access key id the secret scanners catch, built by concatenation
+/// so that no test file holds a key-shaped string.
 pub fn aws_key() -> String {
     ["AKIA", "Z7Q4M2XJ5PRT3LKB"].concat()
+}
+
+// ------------------------------------------------------ files and payloads
+
+/// Writes `$KERYX_HOME/hooks.json` with `hooks` under their events.
+pub fn user_hooks(env: &Env, hooks: Value) {
+    env.write(
+        env.user_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": hooks}).to_string(),
+    );
+}
+
+/// Writes `.metaproject/hooks.json` with `hooks` under their events.
+pub fn project_hooks(env: &Env, hooks: Value) {
+    env.write(
+        env.project_hooks(),
+        serde_json::to_string_pretty(&json!({"schemaVersion": "1.0.0", "hooks": hooks})).unwrap(),
+    );
+}
+
+/// An unsandboxed `/bin/sh -c script` registration.
+pub fn sh_hook(id: &str, class: &str, script: &str) -> Value {
+    json!({"id": id, "class": class, "runsIn": "unsandboxed",
+           "command": {"argv": ["/bin/sh", "-c", script]}})
+}
+
+/// The JSON file at `path`.
+#[track_caller]
+pub fn read_json(path: impl AsRef<Path>) -> Value {
+    let path = path.as_ref();
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is not JSON ({e}):\n{text}", path.display()))
+}
+
+/// Each line of `text` parsed as JSON.
+#[track_caller]
+pub fn json_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("a line is not JSON ({e}): {l:?}"))
+        })
+        .collect()
+}
+
+/// How many lines the file at `path` has (0 when there is none): how many
+/// times a hook that appends a line per run has run.
+pub fn lines_in(path: impl AsRef<Path>) -> usize {
+    std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
+}
+
+/// Every file below `dir` (none when it does not exist).
+pub fn walk_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                out.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+/// Every file below `dir`, relative path → bytes.
+pub fn files_under(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    walk_files(dir)
+        .into_iter()
+        .map(|p| {
+            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+            let bytes = std::fs::read(&p).unwrap();
+            (rel, bytes)
+        })
+        .collect()
+}
+
+/// The permission bits of `path`.
+#[track_caller]
+pub fn mode(path: impl AsRef<Path>) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    let path = path.as_ref();
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .permissions()
+        .mode()
+        & 0o777
 }
 
 /// A captured payload: `tests/fixtures/payloads/<host>/<name>`.
@@ -264,14 +398,57 @@ pub fn fixture(host: &str, name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
+/// A captured Claude Code payload, pointed at `env`'s project.
+pub fn claude_payload(env: &Env, name: &str) -> Value {
+    let mut p = fixture("claude-code", name);
+    p["cwd"] = json!(env.project);
+    p
+}
+
 /// A Claude Code PreToolUse of Bash `command` with tool call id `call`, in
 /// `env`'s project.
 pub fn claude_bash(env: &Env, call: &str, command: &str) -> Value {
-    let mut p = fixture("claude-code", "PreToolUse-basic-Bash.json");
-    p["cwd"] = json!(env.project);
+    let mut p = claude_payload(env, "PreToolUse-basic-Bash.json");
     p["tool_use_id"] = json!(call);
     p["tool_input"]["command"] = json!(command);
     p
+}
+
+/// `permissionDecisionReason` of a Claude Code deny; panics on anything else.
+#[track_caller]
+pub fn deny_reason(run: &Run) -> String {
+    let v = run.json();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// xorshift64; the seed goes into failure messages.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// Seeded from the clock, so each run tries other values.
+    pub fn from_clock() -> Rng {
+        Rng(std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64
+            | 1)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// Uniform in `[0, max]`.
+    pub fn below(&mut self, max: std::time::Duration) -> std::time::Duration {
+        std::time::Duration::from_micros(self.next() % (max.as_micros() as u64 + 1))
+    }
 }
 
 // ------------------------------------------------------------ snapshots
