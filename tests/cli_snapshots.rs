@@ -404,6 +404,24 @@ fn trust_without_a_terminal_or_yes() {
 }
 
 #[test]
+fn trust_outside_a_project() {
+    let env = Env::fixed();
+    let elsewhere = env.home.parent().unwrap().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let mut cmd = env.cmd(&["trust", "--yes"]);
+    cmd.current_dir(&elsewhere);
+    cmd_snapshot!(env.filters(), &mut cmd, @"
+    success: false
+    exit_code: 1
+    ----- stdout -----
+
+    ----- stderr -----
+    error: `[ROOT]/elsewhere` is not inside a project (no git toplevel or `.metaproject` above it)
+    hint: run this from inside the project whose hooks you mean
+    ");
+}
+
+#[test]
 fn trust_yes_and_untrust() {
     let env = Env::fixed();
     project_gate(&env);

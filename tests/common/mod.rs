@@ -474,6 +474,7 @@ impl Rng {
 /// unfiltered, for further checks.
 macro_rules! cmd_snapshot {
     ($filters:expr, $cmd:expr, @$snapshot:literal) => {{
+        #[allow(unused_mut)]
         let mut cmd = $cmd;
         let run = $crate::common::Run::from(cmd.output().unwrap());
         ::insta::assert_snapshot!($crate::common::render(&$filters, &run), @$snapshot);
