@@ -3,6 +3,11 @@
 //! home whose environment is the same on every machine. What differs
 //! between runs (temp paths, times, durations, snapshot keys, the version)
 //! is replaced by placeholders; see `Env::filters`.
+//!
+//! After a deliberate change of output, `INSTA_UPDATE=always
+//! INSTA_FORCE_PASS=1 cargo nextest run -E 'test(/^cli_snapshots::/)'`
+//! records the new outputs beside the tests and `cargo insta accept`
+//! (cargo-insta) writes them into the snapshots; the diff is the review.
 
 use serde_json::json;
 
