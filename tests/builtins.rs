@@ -9,14 +9,11 @@ use keryx_hooks::builtins::ctx_guard::{self, CtxGuardConfig};
 use keryx_hooks::builtins::ports::Verdict;
 use serde_json::json;
 
-use crate::common::{Env, Run};
+use crate::common::{Env, Run, aws_key};
 
-/// Built by concatenation so this file never holds a key-shaped string.
-fn aws_key() -> String {
-    ["AKIA", "Z7Q4M2XJ5PRT3LKB"].concat()
-}
-
-fn deny_reason(run: &Run) -> String {
+/// The reason of a deny in keryx's own answer shape (`decision`, `reason`),
+/// which the built-in bodies print; fails on anything else.
+fn keryx_deny_reason(run: &Run) -> String {
     run.code(0);
     let v = run.json();
     assert_eq!(v["decision"], "deny", "{v}");
@@ -42,7 +39,7 @@ fn check_input_denies_a_prompt_carrying_an_aws_key() {
         ],
         payload.to_string(),
     );
-    let reason = deny_reason(&run);
+    let reason = keryx_deny_reason(&run);
     assert!(
         reason.contains("AWS access key id") && reason.contains("line 1, column 5"),
         "{reason}"
@@ -88,7 +85,7 @@ fn check_output_denies_a_write_of_a_secret_for_keryx_and_claude_code() {
         &["security", "check-output", "--runtime", "keryx"],
         keryx.to_string(),
     );
-    let reason = deny_reason(&run);
+    let reason = keryx_deny_reason(&run);
     assert!(
         reason.contains("`config.py`") && reason.contains("line 3, column 8"),
         "{reason}"
@@ -129,7 +126,7 @@ fn user_rules_in_runtime_toml_are_applied_and_a_broken_file_denies() {
         env.keryx_home().join("runtime.toml"),
         "[[security.rules]]\nid = \"acme-token\"\nkind = \"Acme token\"\nregex = 'acme_[0-9a-f]{16}'\n",
     );
-    let reason = deny_reason(&env.run_stdin(&args, payload.to_string()));
+    let reason = keryx_deny_reason(&env.run_stdin(&args, payload.to_string()));
     assert!(
         reason.contains("Acme token (rule `acme-token`)"),
         "{reason}"
@@ -140,7 +137,7 @@ fn user_rules_in_runtime_toml_are_applied_and_a_broken_file_denies() {
         "[[security.rules]]\nid = \"x\"\nregex = '('\n",
     );
     let clean = json!({"toolName": "Write", "cwd": env.project, "toolInput": {"file_path": "a", "content": "ok"}});
-    let reason = deny_reason(&env.run_stdin(&args, clean.to_string()));
+    let reason = keryx_deny_reason(&env.run_stdin(&args, clean.to_string()));
     assert!(
         reason.contains("cannot load its secret rules") && reason.contains("runtime.toml"),
         "{reason}"
@@ -155,7 +152,7 @@ fn an_unreadable_payload_is_a_deny_not_an_allow() {
         &["security", "check-output", "--runtime", "keryx"][..],
         &["ctx", "hook", "keryx"][..],
     ] {
-        let reason = deny_reason(&env.run_stdin(args, "{not json"));
+        let reason = keryx_deny_reason(&env.run_stdin(args, "{not json"));
         assert!(
             reason.contains("could not read the hook payload"),
             "{args:?}: {reason}"
@@ -171,7 +168,7 @@ fn ctx_hook_denies_cat_dotenv_and_allows_ordinary_commands() {
                "toolInput": {"command": cmd}, "tool_input": {"command": cmd}})
         .to_string()
     };
-    let reason = deny_reason(&env.run_stdin(&["ctx", "hook", "keryx"], payload("cat .env")));
+    let reason = keryx_deny_reason(&env.run_stdin(&["ctx", "hook", "keryx"], payload("cat .env")));
     assert!(
         reason.contains("dotenv") && reason.contains("grep -q"),
         "{reason}"
@@ -225,7 +222,7 @@ fn ctx_hook_reads_the_cat_limit_from_runtime_toml() {
         env.keryx_home().join("runtime.toml"),
         "[ctx_guard]\nmax_cat_bytes = 1000\n",
     );
-    let reason = deny_reason(&env.run_stdin(&["ctx", "hook", "keryx"], &payload));
+    let reason = keryx_deny_reason(&env.run_stdin(&["ctx", "hook", "keryx"], &payload));
     assert!(
         reason.contains("big.log") && reason.contains("tail -n 200"),
         "{reason}"
@@ -386,7 +383,7 @@ fn check_input_names_the_source_in_its_reason() {
         ),
         (&["security", "check-input"][..], "untrusted-external"),
     ] {
-        let reason = deny_reason(&env.run_stdin(args, payload.to_string()));
+        let reason = keryx_deny_reason(&env.run_stdin(args, payload.to_string()));
         assert!(
             reason.starts_with(&format!(
                 "the prompt (source `{source}`) contains AWS access key id"

@@ -311,10 +311,7 @@ mod bad_input {
         let run = env.run(&["validate"]);
         run.code(1);
         assert_eq!(run.stderr, "");
-        let out = run
-            .stdout
-            .replace(&env.user_hooks().display().to_string(), "[USER]");
-        insta::assert_snapshot!(out);
+        insta::assert_snapshot!(env.filters().apply(&run.stdout));
         let v = env.run(&["validate", "--json"]).json();
         let messages: Vec<&str> = v["diagnostics"]
             .as_array()

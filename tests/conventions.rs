@@ -6,25 +6,16 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{Env, fixture};
-
-fn payload(env: &Env, name: &str) -> Value {
-    let mut p = fixture("claude-code", name);
-    p["cwd"] = json!(env.project);
-    p
-}
+use crate::common::{Env, claude_payload, fixture, user_hooks};
 
 /// User hooks on `event`, the built-in ctx-guard off where it would gate.
-fn user_hooks(env: &Env, event: &str, hooks: Value) {
+fn user_hooks_on(env: &Env, event: &str, hooks: Value) {
     let mut list = vec![];
     if event == "PreToolUse" {
         list.push(json!({"id": "keryx.ctx-guard", "enabled": false, "acknowledge": "disable-builtin-gate"}));
     }
     list.extend(hooks.as_array().unwrap().iter().cloned());
-    env.write(
-        env.user_hooks(),
-        json!({"schemaVersion": "1.0.0", "hooks": {event: list}}).to_string(),
-    );
+    user_hooks(env, json!({event: list}));
 }
 
 #[test]
@@ -35,7 +26,7 @@ fn plain_stdout_is_context_on_session_start_and_prompts_only() {
         "#!/bin/sh\ncat >/dev/null\necho 'branch: main'\necho 'open issues: 3'\n",
     );
     for event in ["SessionStart", "UserPromptSubmit"] {
-        user_hooks(
+        user_hooks_on(
             &env,
             event,
             json!([{"id": "say", "class": "context", "runsIn": "unsandboxed",
@@ -48,7 +39,7 @@ fn plain_stdout_is_context_on_session_start_and_prompts_only() {
         };
         let run = env.run_stdin(
             &["run", "claude-code", event],
-            payload(&env, file).to_string(),
+            claude_payload(&env, file).to_string(),
         );
         run.code(0);
         let v = run.json();
@@ -58,7 +49,7 @@ fn plain_stdout_is_context_on_session_start_and_prompts_only() {
         assert!(ctx.contains("branch: main\nopen issues: 3"), "{event}: {v}");
     }
     // Elsewhere plain text is still no answer (malformed, so not context).
-    user_hooks(
+    user_hooks_on(
         &env,
         "PostToolUse",
         json!([{"id": "say", "class": "context", "matcher": "Bash", "runsIn": "unsandboxed",
@@ -66,7 +57,7 @@ fn plain_stdout_is_context_on_session_start_and_prompts_only() {
     );
     let run = env.run_stdin(
         &["run", "claude-code", "PostToolUse"],
-        payload(&env, "PostToolUse-basic-Bash.json").to_string(),
+        claude_payload(&env, "PostToolUse-basic-Bash.json").to_string(),
     );
     run.code(0);
     assert!(!run.stdout.contains("branch: main"), "{}", run.stdout);
@@ -79,7 +70,7 @@ fn a_system_message_reaches_the_person_and_not_the_model() {
         env.home.join("hooks/fmt.sh"),
         "#!/bin/sh\ncat >/dev/null\necho '{\"systemMessage\":\"formatted 3 files\",\"additionalContext\":\"ctx line\"}'\n",
     );
-    user_hooks(
+    user_hooks_on(
         &env,
         "UserPromptSubmit",
         json!([{"id": "fmt", "class": "context", "runsIn": "unsandboxed",
@@ -87,7 +78,7 @@ fn a_system_message_reaches_the_person_and_not_the_model() {
     );
     let run = env.run_stdin(
         &["run", "claude-code", "UserPromptSubmit"],
-        payload(&env, "UserPromptSubmit-basic.json").to_string(),
+        claude_payload(&env, "UserPromptSubmit-basic.json").to_string(),
     );
     run.code(0);
     let v = run.json();
@@ -109,7 +100,7 @@ fn exit_2_with_a_decision_json_uses_its_reason() {
         env.home.join("hooks/block.sh"),
         "#!/bin/sh\ncat >/dev/null\necho '{\"decision\":\"block\",\"reason\":\"rm -rf is not allowed here\"}'\necho 'generic stderr' >&2\nexit 2\n",
     );
-    user_hooks(
+    user_hooks_on(
         &env,
         "PreToolUse",
         json!([{"id": "block", "class": "gate", "matcher": "Bash", "runsIn": "unsandboxed",
@@ -117,7 +108,7 @@ fn exit_2_with_a_decision_json_uses_its_reason() {
     );
     let run = env.run_stdin(
         &["run", "claude-code", "PreToolUse"],
-        payload(&env, "PreToolUse-basic-Bash.json").to_string(),
+        claude_payload(&env, "PreToolUse-basic-Bash.json").to_string(),
     );
     let v = run.json();
     assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
@@ -136,7 +127,7 @@ fn host_hook_variables_and_env_passthrough_reach_the_hook_and_nothing_else() {
         env.home.join("hooks/env.sh"),
         &format!("#!/bin/sh\ncat >/dev/null\nenv > '{}'\n", dump.display()),
     );
-    user_hooks(
+    user_hooks_on(
         &env,
         "Stop",
         json!([{"id": "env-dump", "class": "observe", "runsIn": "unsandboxed",
@@ -278,7 +269,7 @@ fn test_applies_the_matcher_like_run() {
         env.home.join("hooks/deny.sh"),
         "#!/bin/sh\ncat >/dev/null\necho no >&2\nexit 2\n",
     );
-    user_hooks(
+    user_hooks_on(
         &env,
         "PreToolUse",
         json!([{"id": "write-gate", "class": "gate", "matcher": "Write", "runsIn": "unsandboxed",
@@ -300,7 +291,7 @@ fn test_applies_the_matcher_like_run() {
     // `run` agrees: nothing fires, so no deny.
     let run = env.run_stdin(
         &["run", "claude-code", "PreToolUse"],
-        payload(&env, "PreToolUse-basic-Bash.json").to_string(),
+        claude_payload(&env, "PreToolUse-basic-Bash.json").to_string(),
     );
     run.code(0);
     assert!(!run.stdout.contains("deny"), "{}", run.stdout);

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use crate::common::{Env, claude_bash, fixture};
+use crate::common::{Env, claude_bash, claude_payload, json_lines};
 
 /// A user hooks file on PreToolUse: one hook that runs, and one kept out
 /// by each of matcher, profile and a disable.
@@ -71,9 +71,8 @@ fn considered(v: &Value) -> BTreeSet<(String, String)> {
 fn recorded(env: &Env, call: &str) -> BTreeSet<(String, String)> {
     let log = env.run(&["log", "--json", "-n", "0"]);
     log.code(0);
-    log.stdout
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+    json_lines(&log.stdout)
+        .into_iter()
         .filter(|v| v["correlationId"] == call)
         .map(|v| {
             let what = match (v["kind"].as_str().unwrap(), v["skippedBecause"].as_str()) {
@@ -89,8 +88,7 @@ fn recorded(env: &Env, call: &str) -> BTreeSet<(String, String)> {
 fn explain_and_run_agree_on_every_hook_considered() {
     let env = Env::new();
     configure(&env);
-    let mut write = fixture("claude-code", "PreToolUse-basic-Bash.json");
-    write["cwd"] = json!(env.project);
+    let mut write = claude_payload(&env, "PreToolUse-basic-Bash.json");
     write["tool_use_id"] = json!("toolu_write");
     write["tool_name"] = json!("Write");
     write["tool_input"] = json!({"file_path": "notes.txt", "content": "hi\n"});
@@ -250,11 +248,7 @@ fn the_human_explanation_reads_like_this() {
         payload.to_str().unwrap(),
     ]);
     run.code(0);
-    let out = run
-        .stdout
-        .replace(&env.project.display().to_string(), "[PROJECT]")
-        .replace(&env.home.display().to_string(), "[HOME]");
-    insta::assert_snapshot!(out);
+    insta::assert_snapshot!(env.filters().apply(&run.stdout));
 }
 
 #[test]

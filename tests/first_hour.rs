@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{Env, claude_bash, fixture};
+use crate::common::{Env, claude_bash, claude_payload, read_json};
 
 /// A pinned launcher that does not exist: no sandbox works here.
 const NO_SANDBOX: &str = "[sandbox]\nlauncher = \"/nonexistent/bwrap\"\n";
@@ -18,7 +18,7 @@ fn installed(env: &Env) -> String {
 }
 
 fn snapshot_key(env: &Env) -> String {
-    let dir = env.home.join(".agentic/hooks-snapshot");
+    let dir = env.snapshot_root();
     let keys: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -49,8 +49,7 @@ fn answer(env: &Env, key: &str, command: &str) -> String {
 }
 
 fn session_start(env: &Env, key: &str) -> String {
-    let mut p = fixture("claude-code", "SessionStart-basic-startup.json");
-    p["cwd"] = json!(env.project);
+    let p = claude_payload(env, "SessionStart-basic-startup.json");
     let r = env.run_stdin(
         &["run", "claude-code", "SessionStart", "--snapshot", key],
         p.to_string(),
@@ -143,7 +142,7 @@ fn nothing_moves_hooks_into_a_sandbox_that_does_not_work_here() {
 
     // `import` moves nothing either: the host keeps running its hook.
     let settings = env.write(
-        env.home.join(".claude/settings.json"),
+        env.claude_settings(),
         serde_json::to_string_pretty(&json!({"hooks": {"PreToolUse": [
             {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo checked"}]}
         ]}}))
@@ -227,8 +226,7 @@ fn init_fills_the_file_install_created_and_adds_beside_imported_hooks() {
         .code(0)
         .stdout_has("wrote")
         .stdout_has("the examples are live");
-    let v: Value =
-        serde_json::from_str(&std::fs::read_to_string(env.user_hooks()).unwrap()).unwrap();
+    let v: Value = read_json(env.user_hooks());
     assert_eq!(v["hooks"]["PreToolUse"][0]["id"], "example-no-force-push");
     env.run(&["init"])
         .code(0)

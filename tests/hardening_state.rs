@@ -10,10 +10,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::adversarial::{
-    claude, claude_bash, deny_reason, session_dir, sh_hook, user_hooks, wait,
+use crate::adversarial::wait;
+use crate::common::{
+    Env, Run, claude_bash, claude_payload, deny_reason, lines_in, mode, sh_hook, spawn_fed,
+    user_hooks,
 };
-use crate::common::{Env, Run, spawn_fed};
 
 /// A shell script line that appends `tag` to `file`.
 fn mark(file: &Path, tag: &str) -> String {
@@ -91,7 +92,7 @@ fn a_held_session_lock_denies_a_gated_call_within_the_bound() {
     );
     let payload = claude_bash(&env, "toolu_lock", "echo hi");
     let session = payload["session_id"].as_str().unwrap().to_owned();
-    let _held = Holder::take(&session_dir(&env, "claude-code", &session).join("lock"));
+    let _held = Holder::take(&env.session_dir("claude-code", &session).join("lock"));
     let (run, took) = gated_pre_tool_use_under(&env, &payload);
     run.code(0);
     let reason = deny_reason(&run);
@@ -181,10 +182,6 @@ fn counting_gate(env: &Env) -> PathBuf {
     log
 }
 
-fn evaluations(log: &Path) -> usize {
-    std::fs::read_to_string(log).map_or(0, |t| t.lines().count())
-}
-
 #[test]
 fn a_reused_tool_call_id_with_another_command_is_evaluated_afresh() {
     let env = Env::new();
@@ -201,7 +198,7 @@ fn a_reused_tool_call_id_with_another_command_is_evaluated_afresh() {
     );
     second.code(0);
     let _ = deny_reason(&second);
-    assert_eq!(evaluations(&log), 2);
+    assert_eq!(lines_in(&log), 2);
 
     // The same question again is still a repeat: the gate does not run.
     let third = env.run_stdin(
@@ -209,11 +206,7 @@ fn a_reused_tool_call_id_with_another_command_is_evaluated_afresh() {
         claude_bash(&env, "toolu_same", "echo danger").to_string(),
     );
     let _ = deny_reason(&third);
-    assert_eq!(
-        evaluations(&log),
-        2,
-        "the same question was evaluated twice"
-    );
+    assert_eq!(lines_in(&log), 2, "the same question was evaluated twice");
 }
 
 #[test]
@@ -245,7 +238,7 @@ fn session_ids_that_sanitize_alike_do_not_share_state() {
         assert_eq!(run.stdout, "", "{session}: {}", run.stderr);
     }
     assert_eq!(
-        evaluations(&log),
+        lines_in(&log),
         2,
         "the second session got the first one's answer"
     );
@@ -264,15 +257,6 @@ fn session_ids_that_sanitize_alike_do_not_share_state() {
 }
 
 // --- State is private to its user ------------------------------------------
-
-fn mode(p: &Path) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p)
-        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-        .permissions()
-        .mode()
-        & 0o777
-}
 
 /// Every directory and file below `root`, with its mode.
 fn modes_below(root: &Path) -> Vec<(PathBuf, u32)> {
@@ -327,7 +311,7 @@ fn state_and_trust_files_are_made_private() {
     }
 
     // The trust store, its lock and its directory.
-    crate::adversarial::project_hooks(
+    crate::common::project_hooks(
         &env,
         json!({"PreToolUse": [sh_hook("project-gate", "gate", "exit 0")]}),
     );
@@ -509,7 +493,7 @@ fn a_snapshot_root_inside_the_project_is_refused() {
         &env.project,
         &vars,
         &args,
-        &claude(&env, "SessionStart-basic-startup.json").to_string(),
+        &claude_payload(&env, "SessionStart-basic-startup.json").to_string(),
     );
     run.code(0);
     let v = run.json();
@@ -572,7 +556,7 @@ fn a_held_trust_store_lock_does_not_stall_a_gated_call() {
     let env = Env::new();
     let _ = counting_gate(&env);
     // Project hooks: `run` opens the trust store to judge them.
-    crate::adversarial::project_hooks(
+    crate::common::project_hooks(
         &env,
         json!({"PreToolUse": [sh_hook("project-gate", "gate", "exit 0")]}),
     );

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{Env, Run};
+use crate::common::{Env, Run, read_json};
 
 /// A user gate on PreToolUse (matcher `matcher`) that keeps what it reads
 /// on stdin in `got.json` under the home and denies `rm -rf`.
@@ -32,25 +32,7 @@ fn recording_gate(env: &Env, matcher: &str) {
 
 /// What the gate read on its last run.
 fn received(env: &Env) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(env.home.join("got.json")).unwrap()).unwrap()
-}
-
-/// `run`'s output with what changes from run to run made fixed.
-fn fixed(env: &Env, text: &str) -> String {
-    text.lines()
-        .map(|l| {
-            if let Some((head, _)) = l.split_once("\"timestamp\": \"") {
-                format!("{head}\"timestamp\": \"[TIME]\",")
-            } else if let Some((head, _)) = l.split_once("duration: ") {
-                format!("{head}duration: [MS] ms")
-            } else {
-                l.to_owned()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-        .replace(&env.project.display().to_string(), "[PROJECT]")
-        .replace(&env.home.display().to_string(), "[HOME]")
+    read_json(env.home.join("got.json"))
 }
 
 /// The JSON printed under `heading`, indented by two spaces.
@@ -81,7 +63,7 @@ fn test_shows_the_payload_the_hook_read_before_its_answer() {
         "{}",
         run.stdout
     );
-    insta::assert_snapshot!(fixed(&env, &run.stdout), @r#"
+    insta::assert_snapshot!(env.filters().apply(&run.stdout), @r#"
     hook record on PreToolUse (user gate, runsIn=unsandboxed, profile monitored-trusted-local)
     payload sent on stdin:
       {

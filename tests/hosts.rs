@@ -31,7 +31,7 @@ fn short_host_names_are_accepted_and_reported_by_the_host_name() {
         "a host named twice is wired once:\n{}",
         run.stdout
     );
-    let settings = std::fs::read_to_string(env.home.join(".claude/settings.json")).unwrap();
+    let settings = std::fs::read_to_string(env.claude_settings()).unwrap();
     assert!(
         settings.contains(" run claude-code PreToolUse "),
         "{settings}"
@@ -47,7 +47,7 @@ fn short_host_names_are_accepted_and_reported_by_the_host_name() {
     explained.code(0);
     assert_eq!(explained.json()["host"], "claude-code");
     env.run(&["uninstall", "claude", "qwen", "gemini"]).code(0);
-    assert!(!env.home.join(".claude/settings.json").exists());
+    assert!(!env.claude_settings().exists());
     assert!(!env.home.join(".qwen/settings.json").exists());
 }
 

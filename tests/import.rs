@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{Env, claude_bash, fixture};
+use crate::common::{Env, claude_bash, claude_payload, read_json};
 
 /// A gate that counts its runs in the project and denies `rm -rf`.
 const GATE: &str = "#!/bin/sh\necho run >> \"$CLAUDE_PROJECT_DIR/gate-runs\"\nif grep -q 'rm -rf'; then echo 'no rm -rf here' >&2; exit 2; fi\nexit 0\n";
@@ -12,7 +12,7 @@ const GATE: &str = "#!/bin/sh\necho run >> \"$CLAUDE_PROJECT_DIR/gate-runs\"\nif
 const GATE_COMMAND: &str = "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/block-rm.sh";
 
 /// A Claude Code settings file with hooks of every kind `import` meets.
-fn claude_settings(env: &Env) -> String {
+fn claude_settings_with_hooks(env: &Env) -> String {
     // In the project: a sandboxed hook sees the project, and the test's
     // home sits under the sandbox's private /tmp.
     env.script(env.project.join(".claude/hooks/block-rm.sh"), GATE);
@@ -45,7 +45,7 @@ fn read(p: &std::path::Path) -> String {
 }
 
 fn ids(hooks_file: &std::path::Path) -> Vec<String> {
-    let v: Value = serde_json::from_str(&read(hooks_file)).unwrap();
+    let v: Value = read_json(hooks_file);
     v["hooks"]
         .as_object()
         .unwrap()
@@ -56,7 +56,7 @@ fn ids(hooks_file: &std::path::Path) -> Vec<String> {
 }
 
 fn entry(hooks_file: &std::path::Path, event: &str) -> Value {
-    let v: Value = serde_json::from_str(&read(hooks_file)).unwrap();
+    let v: Value = read_json(hooks_file);
     let list = v["hooks"][event].as_array().unwrap().clone();
     assert_eq!(list.len(), 1, "{event}: {list:?}");
     list[0].clone()
@@ -65,10 +65,7 @@ fn entry(hooks_file: &std::path::Path, event: &str) -> Value {
 #[test]
 fn claude_code_hooks_move_and_the_rest_stays_with_the_host() {
     let env = Env::new();
-    let settings = env.write(
-        env.home.join(".claude/settings.json"),
-        claude_settings(&env),
-    );
+    let settings = env.write(env.claude_settings(), claude_settings_with_hooks(&env));
     let original = read(&settings);
 
     let r = env.run(&["import", "claude-code", "--scope", "user"]);
@@ -137,10 +134,7 @@ fn claude_code_hooks_move_and_the_rest_stays_with_the_host() {
 #[test]
 fn an_imported_gate_runs_once_and_its_exit_2_denies() {
     let env = Env::new();
-    env.write(
-        env.home.join(".claude/settings.json"),
-        claude_settings(&env),
-    );
+    env.write(env.claude_settings(), claude_settings_with_hooks(&env));
     env.run(&["import", "claude-code", "--scope", "user"])
         .code(0);
     let runs = env.project.join("gate-runs");
@@ -175,8 +169,7 @@ fn an_imported_gate_runs_once_and_its_exit_2_denies() {
     assert_eq!(read(&runs), "run\nrun\n");
 
     // The log hook writes where it did under Claude Code, through its grant.
-    let mut post = fixture("claude-code", "PostToolUse-basic-Edit.json");
-    post["cwd"] = json!(env.project);
+    let post = claude_payload(&env, "PostToolUse-basic-Edit.json");
     env.run_stdin(&["run", "claude-code", "PostToolUse"], post.to_string())
         .code(0);
     let logged = read(&env.home.join(".claude/logs/edits.jsonl"));
@@ -186,10 +179,7 @@ fn an_imported_gate_runs_once_and_its_exit_2_denies() {
 #[test]
 fn a_dry_run_prints_the_plan_and_writes_nothing() {
     let env = Env::new();
-    let settings = env.write(
-        env.home.join(".claude/settings.json"),
-        claude_settings(&env),
-    );
+    let settings = env.write(env.claude_settings(), claude_settings_with_hooks(&env));
     let original = read(&settings);
     env.run(&["import", "claude-code", "--dry-run"])
         .code(0)
@@ -266,10 +256,7 @@ fn project_hooks_need_trust_before_they_run() {
 #[test]
 fn install_points_at_import_and_uninstall_undoes_it() {
     let env = Env::new();
-    let settings = env.write(
-        env.home.join(".claude/settings.json"),
-        claude_settings(&env),
-    );
+    let settings = env.write(env.claude_settings(), claude_settings_with_hooks(&env));
     let original = read(&settings);
     env.run(&["install", "claude-code"])
         .code(0)
@@ -452,10 +439,7 @@ fn hosts_it_cannot_read_are_refused() {
 #[test]
 fn a_host_file_edited_between_imports_is_undone_as_far_as_it_can_be() {
     let env = Env::new();
-    let settings = env.write(
-        env.home.join(".claude/settings.json"),
-        claude_settings(&env),
-    );
+    let settings = env.write(env.claude_settings(), claude_settings_with_hooks(&env));
     env.run(&["import", "claude-code"]).code(0);
     // A hook added to the host after the first import, then imported too.
     let mut v: Value = serde_json::from_str(&read(&settings)).unwrap();

@@ -2,24 +2,15 @@
 //! that validates, whose gate denies what its description says, and that
 //! never overwrites without --force.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::common::{Env, claude_bash};
-
-fn read_json(path: &std::path::Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn mode(path: &std::path::Path) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
-}
+use crate::common::{Env, claude_bash, mode, read_json};
 
 #[test]
 fn init_writes_a_user_config_that_validates_and_whose_gate_denies_a_force_push() {
     let env = Env::new();
     env.run(&["init"]).code(0).stdout_has("wrote");
-    let cfg = read_json(&env.user_hooks());
+    let cfg = read_json(env.user_hooks());
     assert!(
         cfg["$schema"]
             .as_str()
@@ -35,7 +26,7 @@ fn init_writes_a_user_config_that_validates_and_whose_gate_denies_a_force_push()
         }
     }
     for script in ["example-gate.sh", "example-observer.sh"] {
-        assert_eq!(mode(&env.keryx_home().join("scripts").join(script)), 0o755);
+        assert_eq!(mode(env.keryx_home().join("scripts").join(script)), 0o755);
     }
     let validate = env.run(&["validate"]);
     validate.code(0).stdout_has("valid");
@@ -95,7 +86,7 @@ fn init_keeps_a_script_of_yours_under_an_example_name_unless_force() {
     env.run(&["init", "--force"])
         .code(0)
         .stdout_has("kept your");
-    assert!(read_json(&env.user_hooks())["hooks"]["PreToolUse"].is_array());
+    assert!(read_json(env.user_hooks())["hooks"]["PreToolUse"].is_array());
     assert_eq!(
         std::fs::read_to_string(env.keryx_home().join("scripts/example-gate.sh.bak")).unwrap(),
         "mine"
@@ -108,14 +99,14 @@ fn init_for_a_project_writes_under_metaproject_and_validates() {
     env.run(&["init", "--scope", "project"])
         .code(0)
         .stdout_has("trust");
-    let cfg = read_json(&env.project_hooks());
+    let cfg = read_json(env.project_hooks());
     let argv0 = cfg["hooks"]["PreToolUse"][0]["command"]["argv"][0]
         .as_str()
         .unwrap()
         .to_owned();
     assert!(env.project.join(&argv0).is_file(), "{argv0}");
     assert_eq!(
-        mode(&env.project.join(".metaproject/hooks/example-observer.sh")),
+        mode(env.project.join(".metaproject/hooks/example-observer.sh")),
         0o755
     );
     assert!(!env.user_hooks().exists());

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{BIN, Env, Run};
+use crate::common::{BIN, Env, Run, files_under, read_json};
 use crate::e2e::{E2eEnv, Host, ModelLog, Scenario, sh_quote};
 
 /// One host's user config, seeded with someone else's hooks.
@@ -181,7 +181,7 @@ fn install_twice_is_byte_identical_and_uninstall_restores_the_seed_per_host() {
             "{host}: not restored"
         );
         assert!(!backup.exists(), "{host}: backup left behind");
-        let snapshots = std::fs::read_dir(env.home.join(".agentic/hooks-snapshot")).unwrap();
+        let snapshots = std::fs::read_dir(env.snapshot_root()).unwrap();
         assert_eq!(
             snapshots.count(),
             0,
@@ -204,7 +204,7 @@ fn a_file_we_created_is_removed_again_and_the_snapshot_goes_with_the_last_host()
         env.home.join(".copilot/hooks/team.json"),
         "{\"version\": 1, \"hooks\": {}}\n",
     );
-    let claude = env.home.join(".claude/settings.json");
+    let claude = env.claude_settings();
     env.run(&["install", "copilot", "claude-code"])
         .code(0)
         .stdout_has("new file");
@@ -218,7 +218,7 @@ fn a_file_we_created_is_removed_again_and_the_snapshot_goes_with_the_last_host()
             .unwrap()
             .contains(" run copilot preToolUse ")
     );
-    let snapshots = env.home.join(".agentic/hooks-snapshot");
+    let snapshots = env.snapshot_root();
     assert_eq!(std::fs::read_dir(&snapshots).unwrap().count(), 1);
 
     // One host left: the snapshot stays; the manifest forgets copilot.
@@ -237,9 +237,7 @@ fn a_file_we_created_is_removed_again_and_the_snapshot_goes_with_the_last_host()
         .unwrap()
         .unwrap()
         .path();
-    let manifest: Value =
-        serde_json::from_str(&std::fs::read_to_string(snap.join("manifest.json")).unwrap())
-            .unwrap();
+    let manifest: Value = read_json(snap.join("manifest.json"));
     assert_eq!(manifest["hosts"], json!(["claude-code"]), "{manifest}");
     // What the SessionStart drift check remembered of this snapshot's
     // manifest is removed with the snapshot.
@@ -343,10 +341,7 @@ fn timeouts_are_written_in_each_hosts_unit_above_the_shims_worst_case() {
 #[test]
 fn dry_run_prints_the_diff_and_writes_nothing() {
     let env = Env::new();
-    let path = env.write(
-        env.home.join(".claude/settings.json"),
-        "{\"model\": \"opus\"}\n",
-    );
+    let path = env.write(env.claude_settings(), "{\"model\": \"opus\"}\n");
     let out = env.run(&["install", "claude-code", "--dry-run"]);
     out.code(0)
         .stdout_has("would wire 10 events")
@@ -388,7 +383,7 @@ fn dry_run_prints_the_diff_and_writes_nothing() {
 fn unreadable_files_are_refused_with_no_write() {
     let env = Env::new();
     let bad = "{\n  \"hooks\": {\"Stop\": [}\n}\n";
-    let claude = env.write(env.home.join(".claude/settings.json"), bad);
+    let claude = env.write(env.claude_settings(), bad);
     let out = env.run(&["install", "claude-code"]);
     out.code(1)
         .stderr_has("line 2")
@@ -491,7 +486,7 @@ fn project_scope_writes_the_project_file_and_an_old_binary_path_is_replaced() {
     let text = std::fs::read_to_string(&path).unwrap();
     assert_ours_once("claude-code", &text);
     assert!(!text.contains("/old/place/"), "{text}");
-    assert!(!env.home.join(".claude/settings.json").exists());
+    assert!(!env.claude_settings().exists());
     env.run(&["uninstall", "claude-code", "--scope", "project"])
         .code(0);
     assert!(
@@ -507,10 +502,7 @@ fn project_scope_writes_the_project_file_and_an_old_binary_path_is_replaced() {
 #[test]
 fn project_scope_never_writes_through_a_symlink_out_of_the_project() {
     let env = Env::new();
-    let users = env.write(
-        env.home.join(".claude/settings.json"),
-        "{\"model\": \"opus\"}\n",
-    );
+    let users = env.write(env.claude_settings(), "{\"model\": \"opus\"}\n");
     std::fs::create_dir_all(env.project.join(".claude")).unwrap();
     let link = env.project.join(".claude/settings.json");
     std::os::unix::fs::symlink(&users, &link).unwrap();
@@ -600,7 +592,7 @@ fn doctor_reads_host_files_bounded_and_never_blocks() {
             .unwrap()
             .success()
     );
-    let big = env.home.join(".claude/settings.json");
+    let big = env.claude_settings();
     std::fs::create_dir_all(big.parent().unwrap()).unwrap();
     std::fs::File::create(&big)
         .unwrap()
@@ -648,7 +640,7 @@ fn doctor_reads_host_files_bounded_and_never_blocks() {
 fn a_failed_write_leaves_the_original_and_no_temp_file() {
     let env = Env::new();
     let seed = "{\"model\": \"opus\"}\n";
-    let path = env.write(env.home.join(".claude/settings.json"), seed);
+    let path = env.write(env.claude_settings(), seed);
     env.write(
         env.user_hooks(),
         "{\"schemaVersion\": \"1.0.0\", \"hooks\": {}}",
@@ -665,10 +657,7 @@ fn a_failed_write_leaves_the_original_and_no_temp_file() {
         .env_clear()
         .env("HOME", &env.home)
         .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env(
-            "KERYX_SNAPSHOT_ROOT",
-            env.home.join(".agentic/hooks-snapshot"),
-        )
+        .env("KERYX_SNAPSHOT_ROOT", env.snapshot_root())
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -692,7 +681,7 @@ fn snapshots_are_kept_when_a_host_file_cannot_be_read() {
     env.run(&["uninstall", "claude-code"])
         .code(0)
         .stderr_has("snapshots kept");
-    let snapshots = std::fs::read_dir(env.home.join(".agentic/hooks-snapshot")).unwrap();
+    let snapshots = std::fs::read_dir(env.snapshot_root()).unwrap();
     assert_eq!(snapshots.count(), 1);
 }
 
@@ -702,7 +691,7 @@ const CLAUDE_SEED: &str = "{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"PreT
 #[test]
 fn ten_concurrent_installs_leave_valid_files_with_our_entries_once() {
     let env = Env::new();
-    let claude = env.write(env.home.join(".claude/settings.json"), CLAUDE_SEED);
+    let claude = env.write(env.claude_settings(), CLAUDE_SEED);
     let codex = env.write(env.home.join(".codex/config.toml"), "model = \"o3\"\n");
     env.write(
         env.user_hooks(),
@@ -751,7 +740,7 @@ fn random_below(n: u64) -> u64 {
 #[test]
 fn kill_9_at_random_points_never_leaves_an_unparsable_host_file() {
     let env = Env::new();
-    let claude = env.write(env.home.join(".claude/settings.json"), CLAUDE_SEED);
+    let claude = env.write(env.claude_settings(), CLAUDE_SEED);
     let codex = env.write(env.home.join(".codex/config.toml"), "model = \"o3\"\n");
     env.write(
         env.user_hooks(),
@@ -865,10 +854,7 @@ fn install_sh_wires_the_hosts_it_finds_or_those_named() {
             .env_clear()
             .env("HOME", &env.home)
             .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env(
-                "KERYX_SNAPSHOT_ROOT",
-                env.home.join(".agentic/hooks-snapshot"),
-            )
+            .env("KERYX_SNAPSHOT_ROOT", env.snapshot_root())
             // Skips the cargo build: the binary under test is the one built.
             .env("KERYX_HOOKS_BIN", BIN)
             .stdin(Stdio::null())
@@ -911,7 +897,7 @@ fn install_sh_wires_the_hosts_it_finds_or_those_named() {
     assert!(man.contains(".TH keryx-hooks 1"), "{out}");
     assert_ours_once(
         "claude-code",
-        &std::fs::read_to_string(env.home.join(".claude/settings.json")).unwrap(),
+        &std::fs::read_to_string(env.claude_settings()).unwrap(),
     );
     assert!(env.user_hooks().is_file(), "no starter hooks.json");
 
@@ -932,10 +918,7 @@ fn install_sh_in(env: &Env, path: &std::ffi::OsStr) -> Command {
         .env_clear()
         .env("HOME", &env.home)
         .env("PATH", path)
-        .env(
-            "KERYX_SNAPSHOT_ROOT",
-            env.home.join(".agentic/hooks-snapshot"),
-        )
+        .env("KERYX_SNAPSHOT_ROOT", env.snapshot_root())
         .env("KERYX_HOOKS_BIN", BIN)
         .stdin(Stdio::null());
     c
@@ -1093,27 +1076,9 @@ fn e2e_claude_code_runs_hooks_from_the_installed_snapshot() {
 
 // ------------------------------------------------------------------ plugin formats
 
-/// Every file under `dir`, relative path → bytes.
-fn files_under(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-    let mut out = std::collections::BTreeMap::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(d) = pending.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                pending.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
-                out.insert(rel, std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
-}
-
 /// The one snapshot's manifest, as JSON.
 fn only_manifest(env: &Env) -> Value {
-    let root = env.home.join(".agentic/hooks-snapshot");
+    let root = env.snapshot_root();
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -1158,9 +1123,7 @@ fn plugin_format_writes_each_hosts_package_once_and_uninstall_removes_only_it() 
             ))
             .stdout_has(" it ");
         let dir = out.join(host);
-        let m: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join(manifest_file)).unwrap())
-                .unwrap();
+        let m: Value = read_json(dir.join(manifest_file));
         assert_eq!(m["name"], "keryx-hooks", "{host}");
         assert!(
             std::fs::read_to_string(dir.join(manifest_file))
@@ -1188,7 +1151,7 @@ fn plugin_format_writes_each_hosts_package_once_and_uninstall_removes_only_it() 
             "{host}: {commands:?}"
         );
         // Nothing was written into the host's settings.
-        assert!(!env.home.join(".claude/settings.json").exists(), "{host}");
+        assert!(!env.claude_settings().exists(), "{host}");
         assert!(!env.home.join(".codex/config.toml").exists(), "{host}");
         assert!(!env.home.join(".gemini/settings.json").exists(), "{host}");
         // The manifest records the package.
@@ -1232,9 +1195,7 @@ fn plugin_format_writes_each_hosts_package_once_and_uninstall_removes_only_it() 
             "{host}"
         );
         assert_eq!(
-            std::fs::read_dir(env.home.join(".agentic/hooks-snapshot"))
-                .unwrap()
-                .count(),
+            std::fs::read_dir(env.snapshot_root()).unwrap().count(),
             0,
             "{host}: the snapshot outlived its last wiring"
         );
@@ -1379,7 +1340,7 @@ fn opencode_fixture(name: &str) -> Value {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/payloads/opencode")
         .join(name);
-    serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
+    read_json(&p)
 }
 
 /// Runs `node` on `script` (an ES module) with `env`'s hermetic variables,
@@ -1395,10 +1356,7 @@ fn node(env: &Env, script: &Path) -> std::process::Output {
         .env("XDG_DATA_HOME", env.home.join(".local/share"))
         .env("XDG_STATE_HOME", env.home.join(".local/state"))
         .env("XDG_CONFIG_HOME", env.home.join(".config"))
-        .env(
-            "KERYX_SNAPSHOT_ROOT",
-            env.home.join(".agentic/hooks-snapshot"),
-        )
+        .env("KERYX_SNAPSHOT_ROOT", env.snapshot_root())
         .stdin(Stdio::null())
         .output()
         .unwrap_or_else(|e| {
@@ -1460,9 +1418,7 @@ fn the_generated_opencode_plugin_runs_under_node_and_throws_a_deny() {
     node(&env, &script);
     let captured: Vec<Value> = std::fs::read_dir(work.join("captured"))
         .unwrap()
-        .map(|e| {
-            serde_json::from_str(&std::fs::read_to_string(e.unwrap().path()).unwrap()).unwrap()
-        })
+        .map(|e| read_json(e.unwrap().path()))
         .collect();
     for (_, _, fixture) in OPENCODE_CALLS {
         let want = opencode_fixture(fixture);
@@ -1654,8 +1610,7 @@ console.log(JSON.stringify(said));
             let name = e.unwrap().file_name().to_string_lossy().into_owned();
             let (n, rest) = name.split_once('.').unwrap();
             let event = rest.strip_suffix(".json").unwrap().to_owned();
-            let v = serde_json::from_str(&std::fs::read_to_string(captured.join(&name)).unwrap())
-                .unwrap();
+            let v = read_json(captured.join(&name));
             (n.parse().unwrap(), event, v)
         })
         .collect();

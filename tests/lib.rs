@@ -5,6 +5,7 @@
 mod adversarial;
 mod architecture;
 mod builtins;
+mod cli_snapshots;
 mod common;
 mod config;
 mod conventions;

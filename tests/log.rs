@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{Env, claude_bash};
+use crate::common::{Env, claude_bash, json_lines};
 
 fn run_pre_tool(env: &Env, payload: &Value) {
     env.run_stdin(&["run", "claude-code", "PreToolUse"], payload.to_string());
@@ -16,10 +16,7 @@ fn log_json(env: &Env, args: &[&str]) -> Vec<Value> {
     all.extend_from_slice(args);
     let run = env.run(&all);
     run.code(0);
-    run.stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    json_lines(&run.stdout)
 }
 
 /// Every line of every session's records.jsonl, checked against the schema.

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{Env, Run, fixture};
+use crate::common::{Env, Run, claude_payload};
 
 const GATE: &str = r#"{
   "schemaVersion": "1.0.0",
@@ -24,8 +24,7 @@ const GATE: &str = r#"{
 "#;
 
 fn event(env: &Env, name: &str, fixture_name: &str, call: &str) -> Run {
-    let mut p = fixture("claude-code", fixture_name);
-    p["cwd"] = json!(env.project);
+    let mut p = claude_payload(env, fixture_name);
     p["session_id"] = json!("notice-session");
     if name == "PreToolUse" {
         p["tool_use_id"] = json!(call);
@@ -36,7 +35,7 @@ fn event(env: &Env, name: &str, fixture_name: &str, call: &str) -> Run {
     run
 }
 
-fn pre_tool(env: &Env, call: &str) -> Value {
+fn pre_tool_answer(env: &Env, call: &str) -> Value {
     let run = event(env, "PreToolUse", "PreToolUse-basic-Bash.json", call);
     if run.stdout.trim().is_empty() {
         Value::Null
@@ -50,13 +49,13 @@ fn an_edit_that_revokes_trust_is_said_to_the_person_on_the_next_event() {
     let env = Env::new();
     env.write(env.project_hooks(), GATE);
     env.run(&["trust", "--yes"]).code(0);
-    let v = pre_tool(&env, "call-1");
+    let v = pre_tool_answer(&env, "call-1");
     assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
     assert!(v.get("systemMessage").is_none(), "{v}");
 
     // The agent (or anyone) edits the trusted file mid-session.
     env.write(env.project_hooks(), GATE.replace("exit 2", "exit 0"));
-    let v = pre_tool(&env, "call-2");
+    let v = pre_tool_answer(&env, "call-2");
     assert!(v.get("hookSpecificOutput").is_none(), "held back: {v}");
     let said = v["systemMessage"].as_str().unwrap_or_default();
     assert!(
@@ -64,15 +63,15 @@ fn an_edit_that_revokes_trust_is_said_to_the_person_on_the_next_event() {
         "{v}"
     );
     // Said once, not on every tool call after it.
-    assert_eq!(pre_tool(&env, "call-3"), Value::Null);
+    assert_eq!(pre_tool_answer(&env, "call-3"), Value::Null);
 
     // Put back and trusted again, then changed again: said again.
     env.write(env.project_hooks(), GATE);
     env.run(&["trust", "--yes"]).code(0);
-    let v = pre_tool(&env, "call-4");
+    let v = pre_tool_answer(&env, "call-4");
     assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
     env.write(env.project_hooks(), GATE.replace("exit 2", "exit 1"));
-    let v = pre_tool(&env, "call-5");
+    let v = pre_tool_answer(&env, "call-5");
     assert!(
         v["systemMessage"]
             .as_str()
@@ -98,7 +97,7 @@ fn session_start_notices_never_reach_the_models_context() {
         "a notice naming a command reached the model: {v}"
     );
     // Said at SessionStart, so the first tool call does not repeat it.
-    assert_eq!(pre_tool(&env, "call-1"), Value::Null);
+    assert_eq!(pre_tool_answer(&env, "call-1"), Value::Null);
 }
 
 #[test]
@@ -115,7 +114,7 @@ fn keryx_hooks_off_is_said_at_session_start_and_by_doctor_and_status() {
     );
     assert!(!v.to_string().contains("additionalContext"), "{v}");
     // Off means off: the gate does not run, and tool calls stay quiet.
-    assert_eq!(pre_tool(&env, "call-1"), Value::Null);
+    assert_eq!(pre_tool_answer(&env, "call-1"), Value::Null);
 
     let doctor = env.run(&["doctor", "--json"]).json();
     let check = doctor["checks"]
@@ -152,7 +151,7 @@ fn trusted_hooks_taken_out_of_the_project_file_are_said_on_the_next_event() {
         let start = event(&env, "SessionStart", "SessionStart-basic-startup.json", "");
         assert!(start.stdout.trim().is_empty(), "{}", start.stdout);
         assert_eq!(
-            pre_tool(&env, "call-1")["hookSpecificOutput"]["permissionDecision"],
+            pre_tool_answer(&env, "call-1")["hookSpecificOutput"]["permissionDecision"],
             "deny"
         );
         if emptied {
@@ -163,13 +162,13 @@ fn trusted_hooks_taken_out_of_the_project_file_are_said_on_the_next_event() {
         } else {
             std::fs::remove_file(env.project_hooks()).unwrap();
         }
-        let v = pre_tool(&env, "call-2");
+        let v = pre_tool_answer(&env, "call-2");
         let said = v["systemMessage"].as_str().unwrap_or_default();
         assert!(
             said.contains("`no-echo`") && said.contains("stopped guarding this session"),
             "{v}"
         );
         assert!(v.get("hookSpecificOutput").is_none(), "{v}");
-        assert_eq!(pre_tool(&env, "call-3"), Value::Null, "said once");
+        assert_eq!(pre_tool_answer(&env, "call-3"), Value::Null, "said once");
     }
 }

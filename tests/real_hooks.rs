@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::common::{Env, Run, fixture, run_fed};
+use crate::common::{Env, Run, fixture, lines_in, run_fed};
 
 /// Cases that behave differently under keryx-hooks, each with the reason.
 /// The same list is in docs/IMPORT.md ("Real hooks that behave differently").
@@ -144,7 +144,7 @@ fn side(case: &Case) -> Side {
     let hooks = env.home.join(".claude/hooks");
     copy_hook_files(&case.dir, &hooks);
     env.write(
-        env.home.join(".claude/settings.json"),
+        env.claude_settings(),
         serde_json::to_string_pretty(&case.settings).unwrap(),
     );
     // Each interpreter start leaves a line in the project's marker file, so
@@ -353,10 +353,8 @@ fn as_claude_runs(case: &Case, s: &Side) -> Answer {
 /// after `import` (what keryx-hooks has no event for, or cannot express, like
 /// a SessionStart source matcher, stays with the host, which keeps running it).
 fn stays_with_host(case: &Case, env: &Env) -> bool {
-    let host: Value = serde_json::from_str(
-        &std::fs::read_to_string(env.home.join(".claude/settings.json")).unwrap(),
-    )
-    .unwrap();
+    let host: Value =
+        serde_json::from_str(&std::fs::read_to_string(env.claude_settings()).unwrap()).unwrap();
     let commands = |v: &Value| -> Vec<String> {
         v["hooks"][&case.event]
             .as_array()
@@ -516,10 +514,7 @@ fn written(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> Vec
 }
 
 fn runs(env: &Env) -> usize {
-    std::fs::read_to_string(env.project.join(MARKER))
-        .unwrap_or_default()
-        .lines()
-        .count()
+    lines_in(env.project.join(MARKER))
 }
 
 /// `a` with the side's own directories named `$PROJECT` and `$HOME` (the two

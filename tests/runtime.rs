@@ -4,18 +4,11 @@
 
 use serde_json::{Value, json};
 
-use crate::common::Env;
+use crate::common::{Env, read_json, user_hooks};
 
 /// A user hooks file with `hooks` under their events; the built-in gates
 /// that would otherwise answer first are left in place unless a test turns
 /// them off.
-fn user_hooks(env: &Env, hooks: Value) {
-    env.write(
-        env.user_hooks(),
-        json!({"schemaVersion": "1.0.0", "hooks": hooks}).to_string(),
-    );
-}
-
 /// One command registration.
 fn hook(id: &str, class: &str, script: &str) -> Value {
     json!({"id": id, "class": class, "runsIn": "unsandboxed", "timeoutMs": 3000,
@@ -418,7 +411,7 @@ fn the_payload_is_the_codec_shape_and_no_field_comes_back() {
         json!({"PostToolUse": [hook("pp", "observe", &format!("cat > {}", out.display()))]}),
     );
     fire(&env, "PostToolUse", json!({"toolOutput": {"stdout": "x"}}));
-    let p: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let p: Value = read_json(&out);
     for k in [
         "schemaVersion",
         "timestamp",
@@ -591,8 +584,7 @@ fn the_test_command_runs_one_hook_and_explains_failures() {
         &env,
         json!({"Stop": [hook("slow", "gate", "sleep 5")], "PostToolUse": [hook("hi", "observe", "echo hello; exit 0")]}),
     );
-    let mut h: Value =
-        serde_json::from_str(&std::fs::read_to_string(env.user_hooks()).unwrap()).unwrap();
+    let mut h: Value = read_json(env.user_hooks());
     h["hooks"]["Stop"][0]["timeoutMs"] = json!(200);
     env.write(env.user_hooks(), h.to_string());
     let v = env.run(&["test", "slow", "--json"]).json();

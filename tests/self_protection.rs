@@ -7,18 +7,13 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{Env, Run};
-
-/// Built by concatenation so this file never holds a key-shaped string.
-fn aws_key() -> String {
-    ["AKIA", "Z7Q4M2XJ5PRT3LKB"].concat()
-}
+use crate::common::{Env, Run, aws_key};
 
 const ENTRY: &str = "/usr/local/bin/keryx-hooks run claude-code PreToolUse --snapshot k1";
 
 /// `~/.claude/settings.json` with keryx-hooks wired in, a permission rule
 /// and `extra` members.
-fn claude_settings(extra: &str) -> String {
+fn wired_settings(extra: &str) -> String {
     format!(
         r#"{{
   "permissions": {{ "allow": ["Bash(git status)"] }},{extra}
@@ -112,7 +107,7 @@ fn bash_keryx_hooks_untrust_is_denied_and_reading_commands_are_not() {
 #[test]
 fn a_write_of_claude_settings_must_keep_the_keryx_entries() {
     let env = Env::new();
-    let settings = env.write(env.home.join(".claude/settings.json"), claude_settings(""));
+    let settings = env.write(env.claude_settings(), wired_settings(""));
     let file = settings.display().to_string();
 
     let dropped = r#"{"permissions": {"allow": ["Bash(git status)"]}, "hooks": {}}"#;
@@ -124,7 +119,7 @@ fn a_write_of_claude_settings_must_keep_the_keryx_entries() {
     );
     assert_denied(&run, "would remove or change the keryx-hooks entry");
 
-    let kept = claude_settings("").replace(
+    let kept = wired_settings("").replace(
         "\"Bash(git status)\"",
         "\"Bash(git status)\", \"Bash(cargo test)\"",
     );
@@ -136,7 +131,7 @@ fn a_write_of_claude_settings_must_keep_the_keryx_entries() {
     );
     assert_not_denied(&run);
 
-    let off = claude_settings("\n  \"disableAllHooks\": true,");
+    let off = wired_settings("\n  \"disableAllHooks\": true,");
     let run = claude_pre_tool_use(
         &env,
         "w3",

@@ -8,16 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{Env, Run, claude_bash, fixture};
-
-fn deny_reason(run: &Run) -> String {
-    let v = run.json();
-    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
-    v["hookSpecificOutput"]["permissionDecisionReason"]
-        .as_str()
-        .unwrap()
-        .to_owned()
-}
+use crate::common::{Env, claude_bash, claude_payload, deny_reason, fixture, read_json};
 
 #[test]
 fn bad_payloads_deny_gates_and_stay_silent_elsewhere() {
@@ -178,8 +169,7 @@ fn a_stop_gate_stops_blocking_after_8_in_a_row() {
         ]}})
         .to_string(),
     );
-    let mut p = fixture("claude-code", "Stop-basic.json");
-    p["cwd"] = json!(env.project);
+    let mut p = claude_payload(&env, "Stop-basic.json");
     let mut blocked = 0;
     for i in 0..9 {
         p["stop_hook_active"] = json!(i > 0);
@@ -202,8 +192,7 @@ fn concurrent_events_of_one_session_keep_every_record() {
     env.write(env.user_hooks(), json!({"schemaVersion": "1.0.0", "hooks": {"PostToolUse": [
         {"id": "obs", "class": "observe", "runsIn": "unsandboxed", "command": {"argv": ["true"]}}
     ]}}).to_string());
-    let mut base = fixture("claude-code", "PostToolUse-basic-Bash.json");
-    base["cwd"] = json!(env.project);
+    let base = claude_payload(&env, "PostToolUse-basic-Bash.json");
     let session = base["session_id"].as_str().unwrap().to_owned();
     let children: Vec<_> = (0..32)
         .map(|i| {
@@ -255,20 +244,11 @@ fn session_start_prunes_session_dirs_older_than_7_days() {
         .status()
         .unwrap();
     assert!(status.success());
-    let mut p = fixture("claude-code", "SessionStart-basic-startup.json");
-    p["cwd"] = json!(env.project);
+    let p = claude_payload(&env, "SessionStart-basic-startup.json");
     env.run_stdin(&["run", "claude-code", "SessionStart"], p.to_string())
         .code(0);
     assert!(!old.exists(), "a stale session dir survived");
     assert!(fresh.exists());
-}
-
-/// The session directory `run` keeps for a Claude Code session.
-fn session_dir(env: &Env, payload: &Value) -> std::path::PathBuf {
-    env.home.join(format!(
-        ".local/state/keryx/sessions/claude-code-{}",
-        payload["session_id"].as_str().unwrap()
-    ))
 }
 
 #[test]
@@ -281,8 +261,7 @@ fn an_event_no_hook_applies_to_touches_no_state() {
         env.keryx_home().join("runtime.toml"),
         "[learning]\nenabled = false\n",
     );
-    let mut p = fixture("claude-code", "PreToolUse-basic-Bash.json");
-    p["cwd"] = json!(env.project);
+    let mut p = claude_payload(&env, "PreToolUse-basic-Bash.json");
     p["tool_name"] = json!("Glob");
     p["tool_input"] = json!({"pattern": "src/**/*.rs"});
     env.run_stdin(&["run", "claude-code", "PreToolUse"], p.to_string())
@@ -305,7 +284,7 @@ fn in_process_built_ins_record_each_delivery_without_de_duplication_state() {
     let second = env.run_stdin(&["run", "claude-code", "PreToolUse"], p.to_string());
     assert_eq!(first.stdout, second.stdout);
     assert!(deny_reason(&first).contains(".env"), "{}", first.stdout);
-    let dir = session_dir(&env, &p);
+    let dir = env.session_dir("claude-code", p["session_id"].as_str().unwrap());
     let records = std::fs::read_to_string(dir.join("records.jsonl")).unwrap();
     let guard: Vec<Value> = records
         .lines()
@@ -314,8 +293,7 @@ fn in_process_built_ins_record_each_delivery_without_de_duplication_state() {
         .collect();
     assert_eq!(guard.len(), 2, "{records}");
     assert!(guard.iter().all(|r| r["record"]["outcome"] == "deny"));
-    let state: Value =
-        serde_json::from_slice(&std::fs::read(dir.join("state.json")).unwrap()).unwrap();
+    let state: Value = read_json(dir.join("state.json"));
     assert_eq!(state["seq"], 2, "one state update per event: {state}");
     let calls = env.home.join(format!(
         ".local/state/keryx/sessions/calls-{}",
@@ -331,14 +309,15 @@ fn an_enabled_learning_sink_is_invoked_and_an_idle_one_is_not() {
         env.keryx_home().join("runtime.toml"),
         "[learning]\nenabled = false\n",
     );
-    let mut p = fixture("claude-code", "PreToolUse-basic-Bash.json");
-    p["cwd"] = json!(env.project);
+    let mut p = claude_payload(&env, "PreToolUse-basic-Bash.json");
     p["tool_name"] = json!("Glob");
     p["tool_input"] = json!({"pattern": "src/**/*.rs"});
     p["tool_use_id"] = json!("learn-1");
     env.run_stdin(&["run", "claude-code", "PreToolUse"], p.to_string())
         .code(0);
-    let records = session_dir(&env, &p).join("records.jsonl");
+    let records = env
+        .session_dir("claude-code", p["session_id"].as_str().unwrap())
+        .join("records.jsonl");
     assert!(!records.exists(), "an idle port left a record");
 
     // On by default.
@@ -412,12 +391,10 @@ fn one_subagent_spawn_runs_each_subagent_start_hook_once() {
         ]}})
         .to_string(),
     );
-    let mut pre = fixture("claude-code", "PreToolUse-subagent-Agent.json");
-    pre["cwd"] = json!(env.project);
+    let pre = claude_payload(&env, "PreToolUse-subagent-Agent.json");
     env.run_stdin(&["run", "claude-code", "PreToolUse"], pre.to_string())
         .code(0);
-    let mut start = fixture("claude-code", "SubagentStart-subagent.json");
-    start["cwd"] = json!(env.project);
+    let mut start = claude_payload(&env, "SubagentStart-subagent.json");
     start["inheritedHookIds"] = json!(["forged"]);
     env.run_stdin(&["run", "claude-code", "SubagentStart"], start.to_string())
         .code(0);

@@ -5,14 +5,14 @@
 //! scope and checked where they were made, and Codex's hook review.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use keryx_hooks::install::{manifest, snapshot};
 use serde_json::{Value, json};
 
-use crate::common::{BIN, Env, Run};
+use crate::common::{BIN, Env, Rng, Run, files_under, read_json};
 
 const HOOKS: &str = r#"{"schemaVersion": "1.0.0", "hooks": {}}"#;
 
@@ -27,25 +27,13 @@ fn with_source() -> Env {
     env
 }
 
-fn root(env: &Env) -> PathBuf {
-    env.home.join(".agentic/hooks-snapshot")
-}
-
-fn key(env: &Env) -> String {
-    snapshot::snapshot_key(&env.keryx_home())
-}
-
-fn claude_settings(env: &Env) -> PathBuf {
-    env.home.join(".claude/settings.json")
-}
-
 /// Wires Claude Code the way `install claude-code` does: the snapshot
 /// records the host, and every event the adapter maps runs the shim at it.
 fn wire_claude(env: &Env, skip_event: Option<&str>) {
-    let key = key(env);
+    let key = env.snapshot_key();
     snapshot::sync(
         &env.keryx_home(),
-        &root(env),
+        &env.snapshot_root(),
         &["claude-code".into()],
         false,
     )
@@ -63,7 +51,7 @@ fn wire_claude(env: &Env, skip_event: Option<&str>) {
         );
     }
     env.write(
-        claude_settings(env),
+        env.claude_settings(),
         serde_json::to_string_pretty(&json!({"hooks": hooks})).unwrap(),
     );
 }
@@ -81,7 +69,7 @@ fn state(env: &Env) -> String {
         .as_array()
         .unwrap()
         .iter()
-        .find(|s| s["key"] == key(env))
+        .find(|s| s["key"] == env.snapshot_key())
         .unwrap_or_else(|| panic!("no status for the source: {v:#}"));
     let state = s["state"].as_str().unwrap_or("warning").to_owned();
     assert_eq!(code, if state == "current" { 0 } else { 1 }, "{v:#}");
@@ -101,7 +89,7 @@ fn session_start(env: &Env) -> Run {
             "claude-code",
             "SessionStart",
             "--snapshot",
-            &key(env),
+            &env.snapshot_key(),
         ],
         payload.to_string(),
     );
@@ -141,7 +129,7 @@ fn every_drift_state_is_produced_and_classified() {
         .stdout_has("hint: run `keryx-hooks install <host>...`");
 
     // A snapshot no host uses yet.
-    snapshot::sync(&env.keryx_home(), &root(&env), &[], false).unwrap();
+    snapshot::sync(&env.keryx_home(), &env.snapshot_root(), &[], false).unwrap();
     assert_eq!(state(&env), "half_applied");
 
     // Recorded for Claude Code, but one mapped event is not wired.
@@ -175,7 +163,7 @@ fn every_drift_state_is_produced_and_classified() {
     assert_eq!(state(&env), "half_applied");
 
     // A broken manifest is a warning, never current.
-    std::fs::write(root(&env).join(key(&env)).join("manifest.json"), "{").unwrap();
+    std::fs::write(env.snapshot_dir().join("manifest.json"), "{").unwrap();
     let (code, v) = status(&env);
     assert_eq!(code, 1);
     let s = &v["sources"][0];
@@ -222,15 +210,15 @@ fn doctor_fix_repairs_stale_but_stable() {
     assert_eq!(state(&env), "current");
     // What the snapshot holds is the edited source.
     assert_eq!(
-        std::fs::read_to_string(root(&env).join(key(&env)).join("hooks.json")).unwrap(),
+        std::fs::read_to_string(env.snapshot_dir().join("hooks.json")).unwrap(),
         format!("{HOOKS}\n")
     );
     // A second --fix has nothing to do and changes nothing.
-    let manifest_before = std::fs::read(root(&env).join(key(&env)).join("manifest.json")).unwrap();
+    let manifest_before = std::fs::read(env.snapshot_dir().join("manifest.json")).unwrap();
     env.run(&["doctor", "--fix"])
         .stdout_has("--fix: nothing to do");
     assert_eq!(
-        std::fs::read(root(&env).join(key(&env)).join("manifest.json")).unwrap(),
+        std::fs::read(env.snapshot_dir().join("manifest.json")).unwrap(),
         manifest_before
     );
 }
@@ -239,11 +227,10 @@ fn doctor_fix_repairs_stale_but_stable() {
 fn doctor_fix_rewires_a_half_applied_host() {
     let env = with_source();
     wire_claude(&env, Some("Stop"));
-    let mut v: Value =
-        serde_json::from_str(&std::fs::read_to_string(claude_settings(&env)).unwrap()).unwrap();
+    let mut v: Value = read_json(env.claude_settings());
     v["model"] = json!("opus");
     env.write(
-        claude_settings(&env),
+        env.claude_settings(),
         serde_json::to_string_pretty(&v).unwrap(),
     );
     assert_eq!(state(&env), "half_applied");
@@ -258,10 +245,13 @@ fn doctor_fix_rewires_a_half_applied_host() {
         .unwrap_or_else(|| panic!("{v:#}"));
     assert_eq!(rewire["ok"], true, "{v:#}");
     assert_eq!(state(&env), "current");
-    let after: Value =
-        serde_json::from_str(&std::fs::read_to_string(claude_settings(&env)).unwrap()).unwrap();
+    let after: Value = read_json(env.claude_settings());
     assert_eq!(after["model"], "opus", "foreign keys survive the rewire");
-    assert!(after["hooks"]["Stop"].to_string().contains(&key(&env)));
+    assert!(
+        after["hooks"]["Stop"]
+            .to_string()
+            .contains(&env.snapshot_key())
+    );
 }
 
 /// The installer and the classifier agree: `install claude-code` gives
@@ -276,7 +266,7 @@ fn install_then_edit_then_doctor_fix() {
     assert!(session_start(&env).stdout.contains("doctor --fix"));
     env.run(&["doctor", "--fix"]);
     assert_eq!(state(&env), "current");
-    assert!(root(&env).join(key(&env)).join("scripts/new.sh").is_file());
+    assert!(env.snapshot_dir().join("scripts/new.sh").is_file());
 }
 
 #[test]
@@ -331,7 +321,7 @@ fn session_start_drift_line_appears_after_a_change_and_clears_after_doctor_fix()
     assert!(!after.stdout.contains("doctor --fix"), "{}", after.stdout);
 
     // Fail-open: an unreadable manifest costs a warning line, never the event.
-    std::fs::write(root(&env).join(key(&env)).join("manifest.json"), "{").unwrap();
+    std::fs::write(env.snapshot_dir().join("manifest.json"), "{").unwrap();
     let broken = session_start(&env);
     assert!(
         broken.stdout.contains("could not check"),
@@ -368,7 +358,7 @@ fn doctor_reports_checks_as_data_and_prunes_stale_sessions() {
     assert_eq!(by_name("binary (claude-code)")["status"], "ok");
     assert_eq!(by_name("wiring (claude-code)")["status"], "ok");
     assert_eq!(
-        by_name(&format!("snapshot ({})", key(&env)))["status"],
+        by_name(&format!("snapshot ({})", env.snapshot_key()))["status"],
         "ok"
     );
     assert_eq!(by_name("config")["status"], "ok");
@@ -378,7 +368,7 @@ fn doctor_reports_checks_as_data_and_prunes_stale_sessions() {
 
     // A tampered snapshot fails the manifest check until --fix rebuilds it.
     std::fs::write(
-        root(&env).join(key(&env)).join("scripts/gate.sh"),
+        env.snapshot_dir().join("scripts/gate.sh"),
         "#!/bin/sh\nexit 0 # evil\n",
     )
     .unwrap();
@@ -387,7 +377,7 @@ fn doctor_reports_checks_as_data_and_prunes_stale_sessions() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|c| c["name"] == format!("snapshot ({})", key(&env)))
+        .find(|c| c["name"] == format!("snapshot ({})", env.snapshot_key()))
         .unwrap()
         .clone();
     assert_eq!(snap["status"], "fail");
@@ -417,11 +407,11 @@ fn doctor_reports_checks_as_data_and_prunes_stale_sessions() {
 fn doctor_flags_a_missing_binary_and_a_dangling_snapshot() {
     let env = with_source();
     wire_claude(&env, None);
-    let text = std::fs::read_to_string(claude_settings(&env)).unwrap();
+    let text = std::fs::read_to_string(env.claude_settings()).unwrap();
     env.write(
-        claude_settings(&env),
+        env.claude_settings(),
         text.replace(BIN, "/nonexistent/keryx-hooks")
-            .replace(&key(&env), "gone-0123456789ab"),
+            .replace(&env.snapshot_key(), "gone-0123456789ab"),
     );
     let r = env.run(&["doctor", "--json"]);
     r.code(1);
@@ -448,24 +438,6 @@ fn doctor_flags_a_missing_binary_and_a_dangling_snapshot() {
 
 // ------------------------------------------------------------------ kill -9
 
-/// Every file of a directory tree, relative path → bytes.
-fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if e.file_type().unwrap().is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
-                out.insert(rel, std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
-}
-
 /// A source big enough that a sync takes a while: 150 files of 32 KiB whose
 /// bytes depend on `version`.
 fn write_version(env: &Env, version: u8) -> BTreeMap<String, Vec<u8>> {
@@ -483,17 +455,6 @@ fn write_version(env: &Env, version: u8) -> BTreeMap<String, Vec<u8>> {
     files
 }
 
-/// xorshift, so the kill points differ per run; the seed is printed.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 #[test]
 fn kill_9_mid_sync_never_leaves_a_half_snapshot() {
     let env = Env::new();
@@ -508,20 +469,20 @@ fn kill_9_mid_sync_never_leaves_a_half_snapshot() {
         b
     };
     env.run(&["doctor", "--fix"]);
-    let dir = root(&env).join(key(&env));
+    let dir = env.snapshot_dir();
     let without_manifest = |t: &BTreeMap<String, Vec<u8>>| {
         let mut t = t.clone();
         t.remove("manifest.json");
         t
     };
-    assert_eq!(without_manifest(&tree(&dir)), a);
+    assert_eq!(without_manifest(&files_under(&dir)), a);
 
     // How long one full resync takes, to spread the kills across it.
     write_version(&env, 10);
     let t0 = Instant::now();
     env.run(&["doctor", "--fix"]);
     let full = t0.elapsed();
-    assert_eq!(without_manifest(&tree(&dir)), b_files);
+    assert_eq!(without_manifest(&files_under(&dir)), b_files);
 
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -532,7 +493,7 @@ fn kill_9_mid_sync_never_leaves_a_half_snapshot() {
     let mut interrupted = 0;
     for round in 0..50 {
         // Point the source at whichever version the snapshot does not hold.
-        let now = without_manifest(&tree(&dir));
+        let now = without_manifest(&files_under(&dir));
         let next = if now == a { 10 } else { 0 };
         write_version(&env, next);
         let mut child = env
@@ -546,7 +507,7 @@ fn kill_9_mid_sync_never_leaves_a_half_snapshot() {
         let _ = child.kill(); // SIGKILL
         child.wait().unwrap();
 
-        let snap = tree(&dir);
+        let snap = files_under(&dir);
         let files = without_manifest(&snap);
         assert!(
             files == a || files == b_files,
@@ -555,7 +516,7 @@ fn kill_9_mid_sync_never_leaves_a_half_snapshot() {
         let m = manifest::read(&dir).unwrap();
         manifest::verify(&dir, &m)
             .unwrap_or_else(|e| panic!("round {round}: manifest does not match: {e}"));
-        if snapshot::leftovers(&root(&env))
+        if snapshot::leftovers(&env.snapshot_root())
             .iter()
             .any(|p| p.file_name().unwrap().to_string_lossy().contains(".tmp-"))
         {
@@ -569,12 +530,12 @@ fn kill_9_mid_sync_never_leaves_a_half_snapshot() {
     );
 
     env.run(&["doctor", "--fix"]);
-    let names: Vec<String> = std::fs::read_dir(root(&env))
+    let names: Vec<String> = std::fs::read_dir(env.snapshot_root())
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names, [key(&env)], "leftovers after the next run");
+    assert_eq!(names, [env.snapshot_key()], "leftovers after the next run");
 }
 
 // ------------------------------------------------------------------ ENOSPC
@@ -585,7 +546,7 @@ fn kill_9_mid_sync_never_leaves_a_half_snapshot() {
 #[test]
 fn enospc_leaves_the_original_snapshot_identical() {
     let env = with_source();
-    let snap_root = root(&env);
+    let snap_root = env.snapshot_root();
     std::fs::create_dir_all(&snap_root).unwrap();
     let out = env.home.join("out");
     std::fs::create_dir_all(&out).unwrap();
@@ -657,19 +618,15 @@ echo $? > "$OUT/rc"
 // ------------------------------------------------------------------ scope
 
 /// `env`'s command run from another directory than the project.
-fn run_in(env: &Env, dir: &Path, args: &[&str]) -> Run {
-    Run::from(env.cmd(args).current_dir(dir).output().unwrap())
-}
-
 /// The one source `status --json` reports, run from `dir`.
 fn source_status_in(env: &Env, dir: &Path) -> Value {
-    let r = run_in(env, dir, &["status", "--json"]);
+    let r = env.run_in(dir, &["status", "--json"]);
     let v = r.json();
     v["sources"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|s| s["key"] == key(env))
+        .find(|s| s["key"] == env.snapshot_key())
         .cloned()
         .unwrap_or_else(|| panic!("{v:#}"))
 }
@@ -680,7 +637,7 @@ fn a_project_scope_wiring_is_recorded_and_checked_in_its_project_from_anywhere()
     env.run(&["install", "claude-code", "--scope", "project"])
         .code(0);
     let settings = env.project.join(".claude/settings.json");
-    let m = manifest::read(&root(&env).join(key(&env))).unwrap();
+    let m = manifest::read(&env.snapshot_dir()).unwrap();
     assert_eq!(m.hosts, ["claude-code"]);
     assert_eq!(
         serde_json::to_value(&m.wirings).unwrap(),
@@ -704,7 +661,7 @@ fn a_project_scope_wiring_is_recorded_and_checked_in_its_project_from_anywhere()
         assert_eq!(s["hosts"][0]["scope"], "project");
         assert_eq!(s["hosts"][0]["path"], json!(settings));
     }
-    run_in(&env, &elsewhere, &["status"])
+    env.run_in(&elsewhere, &["status"])
         .code(0)
         .stdout_has("claude-code (project settings, ");
 
@@ -714,7 +671,7 @@ fn a_project_scope_wiring_is_recorded_and_checked_in_its_project_from_anywhere()
     let s = source_status_in(&env, &elsewhere);
     assert_eq!(s["state"], "half_applied", "{s:#}");
     assert_eq!(s["hosts"][0]["wired"], false);
-    let r = run_in(&env, &elsewhere, &["doctor", "--fix", "--json"]);
+    let r = env.run_in(&elsewhere, &["doctor", "--fix", "--json"]);
     let v = r.json();
     assert!(
         v["fixes"]
@@ -727,11 +684,11 @@ fn a_project_scope_wiring_is_recorded_and_checked_in_its_project_from_anywhere()
     let text = std::fs::read_to_string(&settings).unwrap();
     assert!(text.contains("\"model\": \"opus\""), "{text}");
     assert!(
-        text.contains(&format!("--snapshot {}", key(&env))),
+        text.contains(&format!("--snapshot {}", env.snapshot_key())),
         "{text}"
     );
     assert!(
-        !claude_settings(&env).exists(),
+        !env.claude_settings().exists(),
         "the user's settings were written"
     );
     assert_eq!(source_status_in(&env, &elsewhere)["state"], "current");
@@ -741,22 +698,17 @@ fn a_project_scope_wiring_is_recorded_and_checked_in_its_project_from_anywhere()
     let other = env.tmp.path().join("work/other");
     std::fs::create_dir_all(other.join(".git")).unwrap();
     let other = std::fs::canonicalize(other).unwrap();
-    run_in(
-        &env,
-        &other,
-        &["install", "claude-code", "--scope", "project"],
-    )
-    .code(0);
+    env.run_in(&other, &["install", "claude-code", "--scope", "project"])
+        .code(0);
     assert_eq!(
-        manifest::read(&root(&env).join(key(&env)))
-            .unwrap()
-            .wirings
-            .len(),
+        manifest::read(&env.snapshot_dir()).unwrap().wirings.len(),
         2
     );
     std::fs::remove_dir_all(&other).unwrap();
     assert_eq!(source_status_in(&env, &elsewhere)["state"], "half_applied");
-    let v = run_in(&env, &elsewhere, &["doctor", "--fix", "--json"]).json();
+    let v = env
+        .run_in(&elsewhere, &["doctor", "--fix", "--json"])
+        .json();
     assert!(
         v["fixes"]
             .as_array()
@@ -777,7 +729,7 @@ fn a_project_scope_wiring_is_recorded_and_checked_in_its_project_from_anywhere()
         std::fs::read_to_string(&settings).unwrap(),
         "{\"model\": \"opus\"}\n"
     );
-    assert!(!root(&env).join(key(&env)).exists());
+    assert!(!env.snapshot_dir().exists());
 }
 
 #[test]
@@ -788,7 +740,7 @@ fn scope_and_format_are_recorded_per_wiring_and_uninstall_forgets_only_its_own()
         .code(0);
     env.run(&["install", "gemini-cli", "--format", "plugin"])
         .code(0);
-    let m = manifest::read(&root(&env).join(key(&env))).unwrap();
+    let m = manifest::read(&env.snapshot_dir()).unwrap();
     let got: Vec<(&str, &str, &str)> = m
         .wirings
         .iter()
@@ -806,7 +758,7 @@ fn scope_and_format_are_recorded_per_wiring_and_uninstall_forgets_only_its_own()
     assert_eq!(state(&env), "current");
 
     env.run(&["uninstall", "claude-code"]).code(0);
-    let m = manifest::read(&root(&env).join(key(&env))).unwrap();
+    let m = manifest::read(&env.snapshot_dir()).unwrap();
     let got: Vec<(&str, &str)> = m
         .wirings
         .iter()
@@ -911,8 +863,7 @@ fn doctor_reports_codex_review_until_codex_records_the_trust() {
 
 /// Our Claude Code entry's timeout on `event`, in seconds.
 fn claude_timeout(env: &Env, event: &str) -> u64 {
-    let v: Value =
-        serde_json::from_str(&std::fs::read_to_string(claude_settings(env)).unwrap()).unwrap();
+    let v: Value = read_json(env.claude_settings());
     v["hooks"][event]
         .as_array()
         .unwrap()
@@ -924,8 +875,7 @@ fn claude_timeout(env: &Env, event: &str) -> u64 {
 }
 
 fn set_claude_timeout(env: &Env, event: &str, timeout: u64) {
-    let mut v: Value =
-        serde_json::from_str(&std::fs::read_to_string(claude_settings(env)).unwrap()).unwrap();
+    let mut v: Value = read_json(env.claude_settings());
     for g in v["hooks"][event].as_array_mut().unwrap() {
         for h in g["hooks"].as_array_mut().unwrap() {
             if h["command"].as_str().unwrap().contains(" run claude-code ") {
@@ -934,7 +884,7 @@ fn set_claude_timeout(env: &Env, event: &str, timeout: u64) {
         }
     }
     env.write(
-        claude_settings(env),
+        env.claude_settings(),
         serde_json::to_string_pretty(&v).unwrap(),
     );
 }
@@ -959,7 +909,7 @@ fn doctor_fix_shows_new_commands_and_needs_yes_to_resync_them() {
     r.code(1)
         .stdout_has(&format!(
             "has 1 command hook that snapshot `{}` does not run yet (new or changed)",
-            key(&env)
+            env.snapshot_key()
         ))
         .stdout_has("hook `slow-gate` on PreToolUse\n")
         .stdout_has("  argv: \"/bin/sh\" \"-c\" \"sleep 1\n    | exit 0\"\n")
@@ -967,7 +917,7 @@ fn doctor_fix_shows_new_commands_and_needs_yes_to_resync_them() {
         .stdout_has("there is no terminal to ask in and `--yes` was not given")
         .stdout_has("  run: keryx-hooks doctor --fix --yes");
     assert_eq!(
-        std::fs::read_to_string(root(&env).join(key(&env)).join("hooks.json")).unwrap(),
+        std::fs::read_to_string(env.snapshot_dir().join("hooks.json")).unwrap(),
         HOOKS,
         "resynced without consent"
     );
@@ -981,7 +931,7 @@ fn doctor_fix_shows_new_commands_and_needs_yes_to_resync_them() {
         .stdout_has("hook `slow-gate` on PreToolUse")
         .stdout_has("fixed: resync: copied");
     assert_eq!(
-        std::fs::read_to_string(root(&env).join(key(&env)).join("hooks.json")).unwrap(),
+        std::fs::read_to_string(env.snapshot_dir().join("hooks.json")).unwrap(),
         SLOW_GATE
     );
     // The host's timeout now covers the 30 s gate, and status agrees.
@@ -1040,7 +990,7 @@ fn a_host_timeout_below_the_hooks_is_half_applied_and_fix_rewrites_it() {
         .code(0);
     let project_file = env.project.join(".claude/settings.json");
     let timeout_in = |path: &Path| -> u64 {
-        let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let v: Value = read_json(path);
         v["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"]
             .as_u64()
             .unwrap()
@@ -1079,7 +1029,7 @@ fn install_shows_the_commands_a_resync_starts_running() {
         .code(0)
         .stdout_has(&format!(
             "has 1 command hook that snapshot `{}` does not run yet",
-            key(&env)
+            env.snapshot_key()
         ))
         .stdout_has("  argv: \"/bin/sh\" \"-c\" \"sleep 1\n    | exit 0\"\n");
     let again = env.run(&["install", "claude-code"]);
@@ -1098,7 +1048,7 @@ fn doctor_fix_asks_on_a_terminal_before_a_resync_with_new_commands() {
     let env = with_source();
     env.run(&["install", "claude-code"]).code(0);
     env.write(env.user_hooks(), SLOW_GATE);
-    let snap = root(&env).join(key(&env)).join("hooks.json");
+    let snap = env.snapshot_dir().join("hooks.json");
 
     let no = crate::trust::on_a_terminal(&env, "doctor --fix", || {}, "n\n");
     assert_eq!(no.code, 1, "{}", no.stdout);
@@ -1159,9 +1109,9 @@ fn a_declined_resync_still_rewires_timeouts_for_what_the_snapshot_runs() {
 fn install_asks_on_a_terminal_before_replacing_a_snapshot_with_new_commands() {
     let env = with_source();
     env.run(&["install", "claude-code"]).code(0);
-    let settings = std::fs::read(claude_settings(&env)).unwrap();
+    let settings = std::fs::read(env.claude_settings()).unwrap();
     env.write(env.user_hooks(), SLOW_GATE);
-    let snap = root(&env).join(key(&env)).join("hooks.json");
+    let snap = env.snapshot_dir().join("hooks.json");
     let no = crate::trust::on_a_terminal(&env, "install claude-code", || {}, "n\n");
     assert_eq!(no.code, 1, "{}", no.stdout);
     assert!(
@@ -1172,7 +1122,7 @@ fn install_asks_on_a_terminal_before_replacing_a_snapshot_with_new_commands() {
     );
     assert!(no.stdout.contains("Not installed; nothing was written."));
     assert_eq!(std::fs::read_to_string(&snap).unwrap(), HOOKS);
-    assert_eq!(std::fs::read(claude_settings(&env)).unwrap(), settings);
+    assert_eq!(std::fs::read(env.claude_settings()).unwrap(), settings);
     let yes = crate::trust::on_a_terminal(&env, "install claude-code", || {}, "y\n");
     assert_eq!(yes.code, 0, "{}", yes.stdout);
     assert_eq!(std::fs::read_to_string(&snap).unwrap(), SLOW_GATE);

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::common::{Env, Run};
+use crate::common::{Env, Run, read_json};
 
 const ONE_HOOK: &str = r#"{
   "schemaVersion": "1.0.0",
@@ -111,7 +111,7 @@ fn trust_then_the_hook_is_active() {
     trust_yes(&env).stdout_has("This exact version is already trusted; nothing changed.");
 
     // The store is keyed by the real project root and lives in the data dir.
-    let store: Value = serde_json::from_slice(&std::fs::read(store_file(&env)).unwrap()).unwrap();
+    let store: Value = read_json(store_file(&env));
     let key = env.project.to_string_lossy().into_owned();
     assert_eq!(
         store["projects"][&key]["hookIds"],

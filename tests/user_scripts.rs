@@ -6,18 +6,10 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{Env, fixture};
-use keryx_hooks::install::snapshot;
+use crate::common::{Env, claude_bash};
 
 /// A Claude Code PreToolUse payload for the call `call` in `env`'s project
 /// (each call once: a second delivery repeats the first answer).
-fn pre_tool(env: &Env, call: &str) -> String {
-    let mut v = fixture("claude-code", "PreToolUse-basic-Bash.json");
-    v["cwd"] = json!(env.project);
-    v["tool_use_id"] = json!(call);
-    v.to_string()
-}
-
 /// A user gate on Bash. `runs_in` is where it runs: a test home lies under
 /// /tmp, which the sandbox replaces, so only an argv[0] (bound in by the
 /// runner) is visible there.
@@ -63,7 +55,7 @@ fn an_installed_user_hook_runs_the_snapshots_script_from_the_project() {
         &gate_script("live-v2"),
     );
 
-    let key = snapshot::snapshot_key(&env.keryx_home());
+    let key = env.snapshot_key();
     let shim = [
         "run",
         "claude-code",
@@ -71,12 +63,18 @@ fn an_installed_user_hook_runs_the_snapshots_script_from_the_project() {
         "--snapshot",
         key.as_str(),
     ];
-    let why = reason(&env.run_stdin(&shim, pre_tool(&env, "toolu_first")));
+    let why = reason(&env.run_stdin(
+        &shim,
+        claude_bash(&env, "toolu_first", "echo hi-from-bash").to_string(),
+    ));
     let project = env.project.to_str().unwrap();
     assert!(why.contains(&format!("snapshot-v1 in {project}")), "{why}");
 
     env.run(&["doctor", "--fix"]);
-    let why = reason(&env.run_stdin(&shim, pre_tool(&env, "toolu_second")));
+    let why = reason(&env.run_stdin(
+        &shim,
+        claude_bash(&env, "toolu_second", "echo hi-from-bash").to_string(),
+    ));
     assert!(why.contains(&format!("live-v2 in {project}")), "{why}");
 
     // `test` reads the live file, so it runs the script beside it, also in
@@ -99,7 +97,7 @@ fn test_with_a_snapshot_runs_what_the_wired_host_runs() {
         env.keryx_home().join("scripts/gate.sh"),
         &gate_script("live-v2"),
     );
-    let key = snapshot::snapshot_key(&env.keryx_home());
+    let key = env.snapshot_key();
     let r = env.run(&["test", "gate", "--json", "--snapshot", key.as_str()]);
     assert!(r.stdout.contains("snapshot-v1 in "), "{}", r.stdout);
     assert!(!r.stdout.contains("live-v2"), "{}", r.stdout);
@@ -120,7 +118,7 @@ fn a_script_argument_resolves_beside_the_user_file_too() {
     env.script(env.project.join("scripts/gate.sh"), &gate_script("project"));
     let why = reason(&env.run_stdin(
         &["run", "claude-code", "PreToolUse"],
-        pre_tool(&env, "toolu_first"),
+        claude_bash(&env, "toolu_first", "echo hi-from-bash").to_string(),
     ));
     assert!(why.contains("user-dir in "), "{why}");
 }

@@ -4,10 +4,9 @@
 
 use std::path::Path;
 
-use keryx_hooks::install::snapshot;
 use serde_json::{Value, json};
 
-use crate::common::{Env, claude_bash};
+use crate::common::{Env, claude_bash, read_json};
 
 /// A hook source at `dir` whose one PreToolUse gate denies with `reason`.
 fn gate_source(env: &Env, dir: &Path, reason: &str) {
@@ -45,7 +44,7 @@ fn call(env: &Env) -> Value {
 
 /// Every command line our wiring put in `settings`.
 fn wired_commands(settings: &Path) -> Vec<String> {
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(settings).unwrap()).unwrap();
+    let v: Value = read_json(settings);
     v["hooks"]
         .as_object()
         .unwrap()
@@ -63,11 +62,11 @@ fn run_by_hand_reads_the_snapshot_the_host_runs() {
     gate_source(&env, &env.keryx_home(), "from the snapshot");
     env.run(&["install", "claude-code"]).code(0);
     gate_source(&env, &env.keryx_home(), "from the live file");
-    let key = snapshot::snapshot_key(&env.keryx_home());
+    let key = env.snapshot_key();
 
     // The host always names the snapshot: the lookup is only ever made by
     // hand.
-    let commands = wired_commands(&env.home.join(".claude/settings.json"));
+    let commands = wired_commands(&env.claude_settings());
     assert!(!commands.is_empty());
     for c in &commands {
         assert!(c.ends_with(&format!(" --snapshot {key}")), "{c}");
@@ -137,7 +136,7 @@ fn explain_says_on_stderr_which_hooks_file_it_reads() {
     );
 
     env.run(&["install", "claude-code"]).code(0);
-    let key = snapshot::snapshot_key(&env.keryx_home());
+    let key = env.snapshot_key();
     let (v, stderr) = explain(&[]);
     assert_eq!(
         stderr,
@@ -148,11 +147,7 @@ fn explain_says_on_stderr_which_hooks_file_it_reads() {
     );
     assert_eq!(
         (&v["userLayer"], &v["snapshot"], &v["snapshotFrom"]),
-        (
-            &json!("wired"),
-            &json!(key),
-            &json!(env.home.join(".claude/settings.json"))
-        )
+        (&json!("wired"), &json!(key), &json!(env.claude_settings()))
     );
 
     let (v, stderr) = explain(&["--snapshot", "keryx-000000000000"]);
@@ -172,7 +167,7 @@ fn a_user_wiring_wins_and_a_project_wiring_counts_in_its_project() {
     let team = env.home.join("team-hooks");
     gate_source(&env, &env.keryx_home(), "user source");
     gate_source(&env, &team, "team source");
-    let team_key = snapshot::snapshot_key(&team);
+    let team_key = crate::common::snapshot_key_of(&team);
     env.run(&[
         "install",
         "claude-code",
@@ -215,7 +210,7 @@ fn a_user_wiring_wins_and_a_project_wiring_counts_in_its_project() {
 
     env.run(&["install", "claude-code"]).code(0);
     gate_source(&env, &env.keryx_home(), "changed since");
-    let user_key = snapshot::snapshot_key(&env.keryx_home());
+    let user_key = env.snapshot_key();
     let user_wins = (
         denied("user source"),
         format!(
@@ -251,6 +246,6 @@ fn the_snapshot_read_is_the_one_the_host_file_names_now() {
     );
     assert_eq!(
         explain.json()["snapshot"],
-        json!(snapshot::snapshot_key(&other))
+        json!(crate::common::snapshot_key_of(&other))
     );
 }

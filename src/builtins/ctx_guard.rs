@@ -2198,15 +2198,21 @@ mod tests {
 
     #[test]
     fn keryx_hooks_under_another_name_is_refused() {
+        // Targets that are no directory here, on any machine: names in a
+        // fresh temp dir (a directory would be an install under the same name).
+        let tmp = tempfile::tempdir().unwrap();
+        let (kh, x) = (tmp.path().join("kh"), tmp.path().join("x"));
         for cmd in [
-            // A target that is no directory here (on any machine): a link named `kh`.
-            "ln -s $(which keryx-hooks) /nonexistent-keryx-test/kh",
-            "ln -s ~/.cargo/bin/keryx-hooks ~/bin/kh",
-            "cp /usr/local/bin/keryx-hooks /tmp/x && /tmp/x untrust",
-            "CMD='keryx-hooks untrust'; bash -c \"$CMD\"",
-            "printf '%s' keryx-hooks\\ untrust | bash",
+            format!("ln -s $(which keryx-hooks) {}", kh.display()),
+            "ln -s ~/.cargo/bin/keryx-hooks ~/bin/kh".to_owned(),
+            format!(
+                "cp /usr/local/bin/keryx-hooks {x} && {x} untrust",
+                x = x.display()
+            ),
+            "CMD='keryx-hooks untrust'; bash -c \"$CMD\"".to_owned(),
+            "printf '%s' keryx-hooks\\ untrust | bash".to_owned(),
         ] {
-            denied(cmd, "only a person at a terminal");
+            denied(&cmd, "only a person at a terminal");
         }
         allowed("cp target/release/keryx-hooks ~/.cargo/bin/keryx-hooks");
         allowed("cp target/release/keryx-hooks ~/.cargo/bin/");

@@ -9,8 +9,9 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use super::{claude, claude_bash, deny_reason, project_hooks, run_in, sh_hook, user_hooks};
-use crate::common::{Env, Run};
+use crate::common::{
+    Env, Run, claude_bash, claude_payload, deny_reason, project_hooks, sh_hook, user_hooks,
+};
 
 /// A project hook on Stop that leaves `marker` when it runs.
 fn marker_hook(marker: &Path) -> Value {
@@ -33,10 +34,9 @@ fn list_in(env: &Env, dir: &Path) -> Run {
 
 /// Fires Claude Code's Stop with `cwd` = `dir`.
 fn stop_in(env: &Env, dir: &Path) -> Run {
-    let mut p = claude(env, "Stop-basic.json");
+    let mut p = claude_payload(env, "Stop-basic.json");
     p["cwd"] = json!(dir);
-    run_in(
-        env,
+    env.run_in_stdin(
         dir,
         &["run", "claude-code", "Stop"],
         p.to_string().as_bytes(),
@@ -113,8 +113,7 @@ fn bypass_a_metaproject_symlinked_into_a_trusted_project_borrows_no_trust() {
         // Nor does the borrowed file deny anything there.
         let mut p = claude_bash(&env, "sym", "ls");
         p["cwd"] = json!(other);
-        let run = run_in(
-            &env,
+        let run = env.run_in_stdin(
             &other,
             &["run", "claude-code", "PreToolUse"],
             p.to_string().as_bytes(),

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{claude, claude_bash, project_hooks, session_dir, sh_hook, temp_files, user_hooks};
-use crate::common::{Env, Run};
+use super::temp_files;
+use crate::common::{Env, Run, claude_bash, claude_payload, project_hooks, sh_hook, user_hooks};
 
 /// Starts `run claude-code <event>` with `payload` written and stdin closed.
 fn start(env: &Env, dir: &Path, event: &str, payload: &Value) -> Child {
@@ -55,7 +55,7 @@ fn concurrency_64_runs_on_one_session_record_every_invocation_once() {
             "PostToolUse": [sh_hook("obs64", "observe", &log("obs"))],
         }),
     );
-    let pre = claude(&env, "PreToolUse-basic-Bash.json");
+    let pre = claude_payload(&env, "PreToolUse-basic-Bash.json");
     let session = pre["session_id"].as_str().unwrap().to_owned();
     let mut events: Vec<(&str, Value, Option<String>)> = Vec::new();
     for i in 0..48 {
@@ -64,11 +64,11 @@ fn concurrency_64_runs_on_one_session_record_every_invocation_once() {
     }
     for i in 0..8 {
         let id = format!("toolu_post_{i:02}");
-        let mut p = claude(&env, "PostToolUse-basic-Bash.json");
+        let mut p = claude_payload(&env, "PostToolUse-basic-Bash.json");
         p["session_id"] = json!(session);
         p["tool_use_id"] = json!(id);
         events.push(("PostToolUse", p, Some(id)));
-        let mut p = claude(&env, "UserPromptSubmit-basic.json");
+        let mut p = claude_payload(&env, "UserPromptSubmit-basic.json");
         p["session_id"] = json!(session);
         p["prompt"] = json!(format!("prompt {i}"));
         events.push(("UserPromptSubmit", p, None));
@@ -87,7 +87,7 @@ fn concurrency_64_runs_on_one_session_record_every_invocation_once() {
         );
     }
 
-    let lines = super::records(&env, "claude-code", &session);
+    let lines = env.records("claude-code", &session);
     let mut per: BTreeMap<(String, String), usize> = BTreeMap::new();
     for l in &lines {
         assert_eq!(l["type"], "hook_invocation");
@@ -131,7 +131,7 @@ fn concurrency_64_runs_on_one_session_record_every_invocation_once() {
     assert_eq!(ran.matches("obs PostToolUse").count(), 8);
 
     let state: Value = serde_json::from_slice(
-        &std::fs::read(session_dir(&env, "claude-code", &session).join("state.json")).unwrap(),
+        &std::fs::read(env.session_dir("claude-code", &session).join("state.json")).unwrap(),
     )
     .expect("state.json parses");
     assert_eq!(state["seq"], 64, "{state}");
@@ -188,7 +188,7 @@ fn concurrency_10_installs_into_one_home_leave_valid_files_with_our_entries_once
     let env = Env::new();
     let claude_seed = "{\n  // mine\n  \"model\": \"opus\",\n  \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify.sh\"}]}]},\n}\n";
     let codex_seed = "# mine\nmodel = \"o3\"\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\n";
-    let claude_file = env.write(env.home.join(".claude/settings.json"), claude_seed);
+    let claude_file = env.write(env.claude_settings(), claude_seed);
     let codex_file = env.write(env.home.join(".codex/config.toml"), codex_seed);
     user_hooks(&env, json!({}));
     let children: Vec<Child> = (0..10)
@@ -234,7 +234,7 @@ fn concurrency_10_installs_into_one_home_leave_valid_files_with_our_entries_once
         assert_eq!(std::fs::read_to_string(bak).unwrap(), seed);
     }
     assert_eq!(temp_files(&env.home), Vec::<std::path::PathBuf>::new());
-    let snapshots = env.home.join(".agentic/hooks-snapshot");
+    let snapshots = env.snapshot_root();
     let dirs: Vec<_> = std::fs::read_dir(&snapshots).unwrap().flatten().collect();
     assert_eq!(dirs.len(), 1, "one snapshot");
     let m = keryx_hooks::install::manifest::read(&dirs[0].path()).unwrap();
@@ -341,7 +341,7 @@ fn concurrency_trust_and_untrust_while_events_fire_never_run_untrusted_content()
         if !super::answered(run) {
             continue; // held back: the trusted project was untrusted then
         }
-        let reason = super::deny_reason(run);
+        let reason = crate::common::deny_reason(run);
         assert!(
             !in_never,
             "a never-trusted project's gate answered: {reason}"
@@ -425,7 +425,7 @@ fn concurrency_a_racing_writer_swapping_the_hooks_file_never_runs_the_untrusted_
         run.code(0);
         // Silence, or a notice that the changed file's hooks did not run.
         if super::answered(run) {
-            let reason = super::deny_reason(run);
+            let reason = crate::common::deny_reason(run);
             assert_eq!(reason, "good-gate", "the untrusted version answered");
             good_runs += 1;
         }

@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use keryx_hooks::install::{manifest, snapshot};
+use keryx_hooks::install::manifest;
 use serde_json::{Value, json};
 
-use super::{Rng, project_hooks, sh_hook, temp_files, user_hooks};
-use crate::common::Env;
+use super::temp_files;
+use crate::common::{Env, Rng, project_hooks, sh_hook, user_hooks, walk_files};
 
 /// Kills that must land while the command is still running.
 const KILLS: usize = 100;
@@ -137,7 +137,7 @@ fn temp_files_but_host_file_copies(dir: &Path) -> Vec<PathBuf> {
 fn crash_install_and_uninstall_killed_anywhere_leave_each_host_file_old_or_new() {
     let env = Env::new();
     let claude = env.write(
-        env.home.join(".claude/settings.json"),
+        env.claude_settings(),
         "{\n  // mine\n  \"model\": \"opus\",\n  \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify.sh\"}]}]},\n}\n",
     );
     let codex = env.write(
@@ -154,7 +154,7 @@ fn crash_install_and_uninstall_killed_anywhere_leave_each_host_file_old_or_new()
     timed(&env, &env.project, uninstall);
     let plain = (read(&claude).unwrap(), read(&codex).unwrap());
     let typical = typical(&env, &env.project, install, uninstall);
-    let snapshots = env.home.join(".agentic/hooks-snapshot");
+    let snapshots = env.snapshot_root();
 
     kill_loop("install/uninstall", typical, |n, delay, seed| {
         let args = if read(&claude).as_ref() == Some(&wired.0) {
@@ -209,25 +209,10 @@ fn write_source(env: &Env, version: u8) -> BTreeMap<String, Vec<u8>> {
 
 fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
-    for e in walk(dir) {
+    for e in walk_files(dir) {
         let rel = e.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
         if rel != "manifest.json" {
             out.insert(rel, std::fs::read(&e).unwrap());
-        }
-    }
-    out
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            if e.file_type().unwrap().is_dir() {
-                stack.push(e.path());
-            } else {
-                out.push(e.path());
-            }
         }
     }
     out
@@ -264,9 +249,9 @@ fn crash_doctor_fix_killed_anywhere_leaves_the_snapshot_and_wiring_old_or_new() 
     let a = write_source(&env, 0);
     timed(&env, &env.project, &["install", "claude-code"]);
     let b = write_source(&env, 10);
-    let claude = env.home.join(".claude/settings.json");
-    let root = env.home.join(".agentic/hooks-snapshot");
-    let dir = root.join(snapshot::snapshot_key(&env.keryx_home()));
+    let claude = env.claude_settings();
+    let root = env.snapshot_root();
+    let dir = env.snapshot_dir();
     let unwire = |ctx: &str| {
         let mut v: Value = serde_json::from_slice(&read(&claude).unwrap()).unwrap();
         v["hooks"].as_object_mut().unwrap().remove("PreToolUse");
@@ -459,7 +444,7 @@ fn host_file_temp_is_removed_by_the_next_run(env: &Env, a: &[&str], b: &[&str]) 
 #[test]
 fn crash_install_host_file_temp_copies_are_removed_by_the_next_install() {
     let env = Env::new();
-    env.write(env.home.join(".claude/settings.json"), "{}\n");
+    env.write(env.claude_settings(), "{}\n");
     env.write(env.home.join(".codex/config.toml"), "model = \"o3\"\n");
     user_hooks(&env, json!({}));
     host_file_temp_is_removed_by_the_next_run(
@@ -474,7 +459,7 @@ fn crash_doctor_fix_host_file_temp_copies_are_removed_by_the_next_fix() {
     let env = Env::new();
     write_source(&env, 0);
     timed(&env, &env.project, &["install", "claude-code"]);
-    let claude = env.home.join(".claude/settings.json");
+    let claude = env.claude_settings();
     let wired = read(&claude).unwrap();
     let mut unwired: Value = serde_json::from_slice(&wired).unwrap();
     unwired["hooks"]

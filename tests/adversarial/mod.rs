@@ -16,43 +16,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-
-use crate::common::{Env, Run, run_fed, spawn_fed};
+use crate::common::{Env, Run, spawn_fed};
 
 /// Slack on every upper time bound, for a loaded 2-core CI machine.
 pub const SLACK: Duration = Duration::from_millis(2500);
-
-/// Writes `$KERYX_HOME/hooks.json` with `hooks` under their events.
-pub fn user_hooks(env: &Env, hooks: Value) {
-    env.write(
-        env.user_hooks(),
-        json!({"schemaVersion": "1.0.0", "hooks": hooks}).to_string(),
-    );
-}
-
-/// Writes `.metaproject/hooks.json` with `hooks` under their events.
-pub fn project_hooks(env: &Env, hooks: Value) {
-    env.write(
-        env.project_hooks(),
-        serde_json::to_string_pretty(&json!({"schemaVersion": "1.0.0", "hooks": hooks})).unwrap(),
-    );
-}
-
-/// An unsandboxed `/bin/sh -c script` registration.
-pub fn sh_hook(id: &str, class: &str, script: &str) -> Value {
-    json!({"id": id, "class": class, "runsIn": "unsandboxed",
-           "command": {"argv": ["/bin/sh", "-c", script]}})
-}
-
-/// A captured Claude Code payload, pointed at `env`'s project.
-pub fn claude(env: &Env, name: &str) -> Value {
-    let mut v = crate::common::fixture("claude-code", name);
-    v["cwd"] = json!(env.project);
-    v
-}
-
-pub use crate::common::claude_bash;
 
 /// Whether a Claude Code answer carries a decision: a notice alone
 /// (`systemMessage`, said to the person) is not one.
@@ -60,28 +27,10 @@ pub fn answered(run: &Run) -> bool {
     !run.stdout.trim().is_empty() && run.json().get("hookSpecificOutput").is_some()
 }
 
-/// `permissionDecisionReason` of a Claude Code deny; panics on anything else.
-#[track_caller]
-pub fn deny_reason(run: &Run) -> String {
-    let v = run.json();
-    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
-    v["hookSpecificOutput"]["permissionDecisionReason"]
-        .as_str()
-        .unwrap()
-        .to_owned()
-}
-
 /// Starts `keryx-hooks args` with `stdin` written from a thread (and then
 /// closed unless `keep_open`), stdout and stderr piped.
 pub fn spawn(env: &Env, args: &[&str], stdin: impl Into<Vec<u8>>, keep_open: bool) -> Child {
     spawn_fed(env.cmd(args), stdin.into(), keep_open).0
-}
-
-/// Runs `keryx-hooks args` in `dir` with `stdin` written and closed.
-pub fn run_in(env: &Env, dir: &Path, args: &[&str], stdin: &[u8]) -> Run {
-    let mut cmd = env.cmd(args);
-    cmd.current_dir(dir);
-    run_fed(cmd, stdin.to_vec())
 }
 
 /// Waits for `child` at most `limit`, killing it when the limit passes.
@@ -176,27 +125,6 @@ pub fn kill9(pid: i32) {
         .status();
 }
 
-/// The session's `records.jsonl`, each line parsed (a line that is not
-/// JSON fails the test).
-#[track_caller]
-pub fn records(env: &Env, host: &str, session: &str) -> Vec<Value> {
-    let path = session_dir(env, host, session).join("records.jsonl");
-    std::fs::read_to_string(&path)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| {
-            serde_json::from_str(l)
-                .unwrap_or_else(|e| panic!("a line of {} is not JSON ({e}): {l:?}", path.display()))
-        })
-        .collect()
-}
-
-pub fn session_dir(env: &Env, host: &str, session: &str) -> PathBuf {
-    env.home
-        .join(".local/state/keryx/sessions")
-        .join(format!("{host}-{session}"))
-}
-
 /// The log file's bytes (empty when there is none).
 pub fn log_bytes(env: &Env) -> Vec<u8> {
     std::fs::read(env.home.join(".local/state/keryx/keryx-hooks.log")).unwrap_or_default()
@@ -256,29 +184,4 @@ pub fn chown_to_me(path: &Path) {
         .status()
         .unwrap();
     assert!(status.success());
-}
-
-/// xorshift64, seeded from the clock; the seed goes into failure messages.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn from_clock() -> Rng {
-        Rng(std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as u64
-            | 1)
-    }
-
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    /// Uniform in `[0, max]`.
-    pub fn below(&mut self, max: Duration) -> Duration {
-        Duration::from_micros(self.next() % (max.as_micros() as u64 + 1))
-    }
 }

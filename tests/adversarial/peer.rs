@@ -10,11 +10,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{
-    SLACK, claude_bash, deny_reason, eventually, is_dead, read_pids, records, run_limited, spawn,
-    user_hooks, wait,
-};
-use crate::common::{Env, Run};
+use super::{SLACK, eventually, is_dead, read_pids, run_limited, spawn, wait};
+use crate::common::{Env, Run, claude_bash, deny_reason, read_json, user_hooks};
 
 /// One gate on Claude Code's PreToolUse, unsandboxed like the peer's hooks.
 fn gate(env: &Env, argv: Value, timeout_ms: u64) {
@@ -29,7 +26,7 @@ fn sh_gate(env: &Env, script: &str, timeout_ms: u64) {
     gate(env, json!(["/bin/sh", "-c", script]), timeout_ms);
 }
 
-fn pre_tool(env: &Env, call: &str) -> (Run, Duration) {
+fn timed_pre_tool(env: &Env, call: &str) -> (Run, Duration) {
     let payload = claude_bash(env, call, "echo hi-from-bash").to_string();
     let child = spawn(env, &["run", "claude-code", "PreToolUse"], payload, false);
     let (out, took) = wait(child, Duration::from_secs(60));
@@ -39,7 +36,7 @@ fn pre_tool(env: &Env, call: &str) -> (Run, Duration) {
 /// The session record of hook `peer` for tool call `call`.
 fn peer_record(env: &Env, call: &str) -> Value {
     let p = claude_bash(env, call, "");
-    records(env, "claude-code", p["session_id"].as_str().unwrap())
+    env.records("claude-code", p["session_id"].as_str().unwrap())
         .into_iter()
         .find(|l| l["correlationId"] == call && l["record"]["hookId"] == "peer")
         .unwrap_or_else(|| panic!("no record of `peer` for {call}"))["record"]
@@ -63,7 +60,7 @@ fn peer_01_exit_2_with_a_reason_on_stderr_is_a_deny_with_that_reason() {
         "echo 'blocked-by-exit2-hook: case1 reason' >&2; exit 2",
         5000,
     );
-    let (run, _) = pre_tool(&env, "p1");
+    let (run, _) = timed_pre_tool(&env, "p1");
     run.code(0);
     assert_eq!(deny_reason(&run), "blocked-by-exit2-hook: case1 reason");
 }
@@ -76,7 +73,7 @@ fn peer_02_a_hook_specific_output_deny_is_a_deny_with_its_reason() {
         r#"echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"DENY-REASON-peer"}}'"#,
         5000,
     );
-    let (run, _) = pre_tool(&env, "p2");
+    let (run, _) = timed_pre_tool(&env, "p2");
     run.code(0);
     assert_eq!(deny_reason(&run), "DENY-REASON-peer");
     assert_eq!(run.stdout.trim().lines().count(), 1);
@@ -91,7 +88,7 @@ fn peer_03_a_hook_that_sleeps_is_killed_at_its_timeout_and_denies() {
         &format!("sleep 60 & echo $$ $! > {}; wait", pids.display()),
         1000,
     );
-    let (run, took) = pre_tool(&env, "p3");
+    let (run, took) = timed_pre_tool(&env, "p3");
     run.code(0);
     assert!(
         deny_reason(&run).starts_with("hook-timeout: hook `peer` did not finish within 1000 ms"),
@@ -114,7 +111,7 @@ fn peer_04_a_term_ignoring_hook_is_killed_at_its_timeout_and_denies() {
         ),
         1000,
     );
-    let (run, took) = pre_tool(&env, "p4");
+    let (run, took) = timed_pre_tool(&env, "p4");
     run.code(0);
     assert!(
         deny_reason(&run).starts_with("hook-timeout"),
@@ -172,7 +169,7 @@ fn peer_05_a_grandchild_holding_stdout_cannot_hold_the_answer_past_timeout_and_g
             &format!("{first}; sleep 60 & echo $! > {}", pids.display()),
             1000,
         );
-        let (run, took) = pre_tool(&env, call);
+        let (run, took) = timed_pre_tool(&env, call);
         run.code(0);
         // The spec's rule: the call resolves at the timeout plus the grace,
         // as a timeout; a gate's timeout is a deny, never a late allow.
@@ -247,7 +244,7 @@ fn peer_07_a_100_mb_stderr_is_capped_and_the_reason_is_bounded() {
 fn peer_08_a_gate_that_exits_1_denies() {
     let env = Env::new();
     sh_gate(&env, "exit 1", 5000);
-    let (run, _) = pre_tool(&env, "p8");
+    let (run, _) = timed_pre_tool(&env, "p8");
     run.code(0);
     assert_eq!(deny_reason(&run), "hook-crashed: hook `peer` exited 1");
 }
@@ -256,7 +253,7 @@ fn peer_08_a_gate_that_exits_1_denies() {
 fn peer_09_a_command_that_does_not_exist_denies_with_the_path_and_a_fix() {
     let env = Env::new();
     gate(&env, json!(["/nonexistent/hook"]), 5000);
-    let (run, _) = pre_tool(&env, "p9");
+    let (run, _) = timed_pre_tool(&env, "p9");
     run.code(0);
     let reason = deny_reason(&run);
     assert!(reason.starts_with("hook-crashed: hook `peer`"), "{reason}");
@@ -288,7 +285,7 @@ fn peer_11_an_unknown_decision_is_malformed_and_never_turns_an_ask_into_an_allow
 fn malformed_is_recorded_and_denies_an_ask(output: &str, call: &str) {
     let env = Env::new();
     sh_gate(&env, &format!("echo '{output}'"), 5000);
-    let (run, _) = pre_tool(&env, call);
+    let (run, _) = timed_pre_tool(&env, call);
     run.code(0);
     assert_eq!(run.stdout, "", "never an explicit allow");
     let rec = peer_record(&env, call);
@@ -318,7 +315,7 @@ fn peer_12_an_input_rewrite_never_reaches_the_host() {
         r#"echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"echo REWRITTEN-BY-HOOK"}}}'"#,
         5000,
     );
-    let (run, _) = pre_tool(&env, "p12");
+    let (run, _) = timed_pre_tool(&env, "p12");
     run.code(0);
     // Allow is silence, and the rewrite is dropped (the spec's rule).
     assert_eq!(run.stdout, "");
@@ -330,7 +327,7 @@ fn peer_12_an_input_rewrite_never_reaches_the_host() {
 fn marker_gate(env: &Env) -> std::path::PathBuf {
     let marker = env.project.join("hook-ran");
     sh_gate(env, &format!("touch {}", marker.display()), 5000);
-    pre_tool(env, "marker-check").0.code(0);
+    timed_pre_tool(env, "marker-check").0.code(0);
     assert!(marker.exists(), "the marker gate does not run");
     std::fs::remove_file(&marker).unwrap();
     marker
@@ -392,7 +389,7 @@ fn peer_17_stdin_held_open_is_answered_without_waiting_for_eof() {
     assert!(took < Duration::from_secs(5), "waited {took:?} for EOF");
     let run = Run::from(out);
     assert_eq!(deny_reason(&run), "seen");
-    let seen: Value = serde_json::from_str(&std::fs::read_to_string(&got).unwrap()).unwrap();
+    let seen: Value = read_json(&got);
     assert_eq!(seen["tool_input"]["command"], "echo hi-from-bash");
 }
 
@@ -404,6 +401,6 @@ fn peer_18_a_secret_in_the_hosts_environment_never_reaches_the_hook() {
         "echo \"hook sees AHA_SECRET_TOKEN=${AHA_SECRET_TOKEN:-nothing}\" >&2; exit 2",
         5000,
     );
-    let (run, _) = pre_tool(&env, "p18");
+    let (run, _) = timed_pre_tool(&env, "p18");
     assert_eq!(deny_reason(&run), "hook sees AHA_SECRET_TOKEN=nothing");
 }

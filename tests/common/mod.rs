@@ -1,5 +1,8 @@
 //! The test builder: a hermetic home, files to seed, a command to run, and
-//! stdout, stderr and exit status checked together.
+//! stdout, stderr and exit status checked together, in a snapshot of the
+//! whole output ([`cmd_snapshot!`]) with what differs between runs (temp
+//! paths, times, durations, snapshot keys, the version) replaced by
+//! placeholders ([`Filters`]).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -8,6 +11,10 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_keryx-hooks");
+
+/// The `PATH` of [`Env::fixed`]: the system directories, where `sh`, `git`
+/// and `bwrap` are.
+pub const SYSTEM_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// A temp home with a project directory (a git toplevel) inside it.
 pub struct Env {
@@ -20,6 +27,13 @@ pub struct Env {
 impl Env {
     pub fn new() -> Env {
         Env::in_dir(tempfile::tempdir().unwrap())
+    }
+
+    /// A hermetic home whose environment is the same on every machine:
+    /// `PATH` is the system's, not the one the tests run with. For
+    /// snapshots of whole outputs.
+    pub fn fixed() -> Env {
+        Env::new().env("PATH", SYSTEM_PATH)
     }
 
     /// A hermetic home in `tmp` (e.g. one under /var/tmp, which a sandboxed
@@ -48,6 +62,41 @@ impl Env {
 
     pub fn project_hooks(&self) -> PathBuf {
         self.project.join(".metaproject/hooks.json")
+    }
+
+    /// Claude Code's user settings, `~/.claude/settings.json`.
+    pub fn claude_settings(&self) -> PathBuf {
+        self.home.join(".claude/settings.json")
+    }
+
+    /// Where `install` keeps the snapshots (`$KERYX_SNAPSHOT_ROOT`).
+    pub fn snapshot_root(&self) -> PathBuf {
+        self.home.join(".agentic/hooks-snapshot")
+    }
+
+    /// The key of `$KERYX_HOME`'s snapshot.
+    pub fn snapshot_key(&self) -> String {
+        snapshot_key_of(&self.keryx_home())
+    }
+
+    /// `$KERYX_HOME`'s snapshot.
+    pub fn snapshot_dir(&self) -> PathBuf {
+        self.snapshot_root().join(self.snapshot_key())
+    }
+
+    /// The state `run` keeps for `host`'s session `session`.
+    pub fn session_dir(&self, host: &str, session: &str) -> PathBuf {
+        self.home
+            .join(".local/state/keryx/sessions")
+            .join(format!("{host}-{session}"))
+    }
+
+    /// The session's `records.jsonl`, each line parsed (a line that is not
+    /// JSON fails the test); empty when there is none.
+    #[track_caller]
+    pub fn records(&self, host: &str, session: &str) -> Vec<Value> {
+        let path = self.session_dir(host, session).join("records.jsonl");
+        json_lines(&std::fs::read_to_string(&path).unwrap_or_default())
     }
 
     /// Writes `content` at `path`, creating parents.
@@ -88,10 +137,7 @@ impl Env {
             .env("XDG_DATA_HOME", self.home.join(".local/share"))
             .env("XDG_STATE_HOME", self.home.join(".local/state"))
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
-            .env(
-                "KERYX_SNAPSHOT_ROOT",
-                self.home.join(".agentic/hooks-snapshot"),
-            )
+            .env("KERYX_SNAPSHOT_ROOT", self.snapshot_root())
             .stdin(Stdio::null());
         for (k, v) in &self.extra_env {
             c.env(k, v);
@@ -130,6 +176,18 @@ impl Env {
     /// Runs with `stdin` piped in.
     pub fn run_stdin(&self, args: &[&str], stdin: impl AsRef<[u8]>) -> Run {
         run_fed(self.cmd(args), stdin.as_ref().to_vec())
+    }
+
+    /// Runs in `dir` instead of the project.
+    pub fn run_in(&self, dir: &Path, args: &[&str]) -> Run {
+        Run::from(self.cmd(args).current_dir(dir).output().unwrap())
+    }
+
+    /// Runs in `dir` with `stdin` piped in.
+    pub fn run_in_stdin(&self, dir: &Path, args: &[&str], stdin: impl AsRef<[u8]>) -> Run {
+        let mut cmd = self.cmd(args);
+        cmd.current_dir(dir);
+        run_fed(cmd, stdin.as_ref().to_vec())
     }
 }
 
@@ -217,10 +275,118 @@ impl Run {
         self
     }
 
+    /// The same run with only the first `n` lines of its stdout (for a
+    /// snapshot of how a long output starts).
+    pub fn first_lines(&self, n: usize) -> Run {
+        let mut stdout: String = self.stdout.lines().take(n).collect::<Vec<_>>().join("\n");
+        stdout.push('\n');
+        Run {
+            code: self.code,
+            stdout,
+            stderr: self.stderr.clone(),
+        }
+    }
+
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
     }
+}
+
+/// An AWS access key id the secret scanners catch, built by concatenation
+/// so that no test file holds a key-shaped string.
+pub fn aws_key() -> String {
+    ["AKIA", "Z7Q4M2XJ5PRT3LKB"].concat()
+}
+
+// ------------------------------------------------------ files and payloads
+
+/// Writes `$KERYX_HOME/hooks.json` with `hooks` under their events.
+pub fn user_hooks(env: &Env, hooks: Value) {
+    env.write(
+        env.user_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": hooks}).to_string(),
+    );
+}
+
+/// Writes `.metaproject/hooks.json` with `hooks` under their events.
+pub fn project_hooks(env: &Env, hooks: Value) {
+    env.write(
+        env.project_hooks(),
+        serde_json::to_string_pretty(&json!({"schemaVersion": "1.0.0", "hooks": hooks})).unwrap(),
+    );
+}
+
+/// An unsandboxed `/bin/sh -c script` registration.
+pub fn sh_hook(id: &str, class: &str, script: &str) -> Value {
+    json!({"id": id, "class": class, "runsIn": "unsandboxed",
+           "command": {"argv": ["/bin/sh", "-c", script]}})
+}
+
+/// The JSON file at `path`.
+#[track_caller]
+pub fn read_json(path: impl AsRef<Path>) -> Value {
+    let path = path.as_ref();
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is not JSON ({e}):\n{text}", path.display()))
+}
+
+/// Each line of `text` parsed as JSON.
+#[track_caller]
+pub fn json_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("a line is not JSON ({e}): {l:?}"))
+        })
+        .collect()
+}
+
+/// How many lines the file at `path` has (0 when there is none): how many
+/// times a hook that appends a line per run has run.
+pub fn lines_in(path: impl AsRef<Path>) -> usize {
+    std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
+}
+
+/// Every file below `dir` (none when it does not exist).
+pub fn walk_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                out.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+/// Every file below `dir`, relative path → bytes.
+pub fn files_under(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    walk_files(dir)
+        .into_iter()
+        .map(|p| {
+            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+            let bytes = std::fs::read(&p).unwrap();
+            (rel, bytes)
+        })
+        .collect()
+}
+
+/// The permission bits of `path`.
+#[track_caller]
+pub fn mode(path: impl AsRef<Path>) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    let path = path.as_ref();
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .permissions()
+        .mode()
+        & 0o777
 }
 
 /// A captured payload: `tests/fixtures/payloads/<host>/<name>`.
@@ -232,12 +398,182 @@ pub fn fixture(host: &str, name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
+/// A captured Claude Code payload, pointed at `env`'s project.
+pub fn claude_payload(env: &Env, name: &str) -> Value {
+    let mut p = fixture("claude-code", name);
+    p["cwd"] = json!(env.project);
+    p
+}
+
 /// A Claude Code PreToolUse of Bash `command` with tool call id `call`, in
 /// `env`'s project.
 pub fn claude_bash(env: &Env, call: &str, command: &str) -> Value {
-    let mut p = fixture("claude-code", "PreToolUse-basic-Bash.json");
-    p["cwd"] = json!(env.project);
+    let mut p = claude_payload(env, "PreToolUse-basic-Bash.json");
     p["tool_use_id"] = json!(call);
     p["tool_input"]["command"] = json!(command);
     p
+}
+
+/// `permissionDecisionReason` of a Claude Code deny; panics on anything else.
+#[track_caller]
+pub fn deny_reason(run: &Run) -> String {
+    let v = run.json();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// xorshift64; the seed goes into failure messages.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// Seeded from the clock, so each run tries other values.
+    pub fn from_clock() -> Rng {
+        Rng(std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64
+            | 1)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// Uniform in `[0, max]`.
+    pub fn below(&mut self, max: std::time::Duration) -> std::time::Duration {
+        std::time::Duration::from_micros(self.next() % (max.as_micros() as u64 + 1))
+    }
+}
+
+// ------------------------------------------------------------ snapshots
+
+/// Runs a command and snapshots what it did, with insta: whether it
+/// succeeded, its exit code, its stdout and its stderr, in one text, after
+/// `filters` replaced what differs between runs.
+///
+/// ```ignore
+/// let env = Env::fixed();
+/// cmd_snapshot!(env.filters(), env.cmd(&["validate"]), @r"
+/// success: true
+/// exit_code: 0
+/// ----- stdout -----
+/// ok: no hook files present; only the built-ins are active
+///
+/// ----- stderr -----
+/// ");
+/// ```
+///
+/// The command is a [`Command`] (or `&mut Command`); `stdin = bytes` feeds
+/// it a standard input, which is otherwise empty. Evaluates to the [`Run`],
+/// unfiltered, for further checks.
+macro_rules! cmd_snapshot {
+    ($filters:expr, $cmd:expr, @$snapshot:literal) => {{
+        #[allow(unused_mut)]
+        let mut cmd = $cmd;
+        let run = $crate::common::Run::from(cmd.output().unwrap());
+        ::insta::assert_snapshot!($crate::common::render(&$filters, &run), @$snapshot);
+        run
+    }};
+    ($filters:expr, $cmd:expr, stdin = $stdin:expr, @$snapshot:literal) => {{
+        let run = $crate::common::run_fed($cmd, ::std::convert::AsRef::<[u8]>::as_ref(&$stdin).to_vec());
+        ::insta::assert_snapshot!($crate::common::render(&$filters, &run), @$snapshot);
+        run
+    }};
+}
+pub(crate) use cmd_snapshot;
+
+/// The text [`cmd_snapshot!`] compares: success, exit code, stdout and
+/// stderr, each output filtered.
+pub fn render(filters: &Filters, run: &Run) -> String {
+    format!(
+        "success: {}\nexit_code: {}\n----- stdout -----\n{}\n----- stderr -----\n{}\n",
+        run.code == 0,
+        run.code,
+        filters.apply(&run.stdout),
+        filters.apply(&run.stderr),
+    )
+}
+
+/// Replacements applied in order, each a regular expression and the
+/// placeholder it becomes.
+#[derive(Clone, Default)]
+pub struct Filters(Vec<(regex::Regex, String)>);
+
+impl Filters {
+    /// `text`, literally, becomes `placeholder`.
+    pub fn literal(self, text: impl AsRef<str>, placeholder: &str) -> Filters {
+        self.regex(&regex::escape(text.as_ref()), placeholder)
+    }
+
+    /// Each match of `pattern` becomes `with` (which may name groups: `$1`).
+    pub fn regex(mut self, pattern: &str, with: &str) -> Filters {
+        let re = regex::Regex::new(pattern).unwrap_or_else(|e| panic!("filter {pattern:?}: {e}"));
+        self.0.push((re, with.to_owned()));
+        self
+    }
+
+    /// The snapshot key of the hook source `source` becomes `placeholder`.
+    pub fn snapshot_key(self, source: &Path, placeholder: &str) -> Filters {
+        self.literal(snapshot_key_of(source), placeholder)
+    }
+
+    pub fn apply(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for (re, with) in &self.0 {
+            out = re.replace_all(&out, with.as_str()).into_owned();
+        }
+        out
+    }
+}
+
+/// The key `install` gives the snapshot of the source `source` (a
+/// canonical path): its name without the leading dot, then the first 12
+/// hex digits of the SHA-256 of its path.
+pub fn snapshot_key_of(source: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let name = source.file_name().unwrap().to_string_lossy();
+    let digest = Sha256::digest(source.as_os_str().as_encoded_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}-{}", name.trim_start_matches('.'), &hex[..12])
+}
+
+impl Env {
+    /// The filters for this home: the binary's path `[BIN]`, the project
+    /// `[PROJECT]`, the home `[HOME]`, the temp root `[ROOT]`, the key of
+    /// `$KERYX_HOME`'s snapshot `[KEY]`, RFC 3339 times and `log`'s times
+    /// `[TIME]`, how long a hook took (`duration: [MS] ms`, `"durationMs":
+    /// [MS]`; timeouts stay) and the crate's version `[VERSION]`.
+    pub fn filters(&self) -> Filters {
+        let root = self.home.parent().unwrap();
+        let mut f = Filters::default()
+            .literal(BIN, "[BIN]")
+            .literal(self.project.display().to_string(), "[PROJECT]")
+            .literal(self.home.display().to_string(), "[HOME]")
+            .literal(root.display().to_string(), "[ROOT]");
+        if self.tmp.path() != root {
+            f = f.literal(self.tmp.path().display().to_string(), "[ROOT]");
+        }
+        f.snapshot_key(&self.keryx_home(), "[KEY]")
+            .regex(
+                r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})",
+                "[TIME]",
+            )
+            // `log`'s column keeps its width.
+            .regex(
+                r"\b\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\b",
+                "[TIME]             ",
+            )
+            .regex(r"\bduration: \d+ ms\b", "duration: [MS] ms")
+            .regex(r#"("durationMs":\s*)\d+"#, "${1}[MS]")
+            .regex(
+                &format!(r"\b{}\b", regex::escape(env!("CARGO_PKG_VERSION"))),
+                "[VERSION]",
+            )
+    }
 }

@@ -1,0 +1,915 @@
+//! Every human command's whole output, pinned: stdout, stderr and the exit
+//! code of one typical call each (and the common mistakes), in a hermetic
+//! home whose environment is the same on every machine. What differs
+//! between runs (temp paths, times, durations, snapshot keys, the version)
+//! is replaced by placeholders; see `Env::filters`.
+//!
+//! After a deliberate change of output, `INSTA_UPDATE=always
+//! INSTA_FORCE_PASS=1 cargo nextest run -E 'test(/^cli_snapshots::/)'`
+//! records the new outputs beside the tests and `cargo insta accept`
+//! (cargo-insta) writes them into the snapshots; the diff is the review.
+
+use serde_json::json;
+
+use crate::common::{Env, aws_key, claude_bash, cmd_snapshot, render};
+
+/// A user gate on Bash that denies `git push --force` with a reason on
+/// stderr, run outside the sandbox.
+const NO_FORCE_PUSH: &str = r#"{
+  "schemaVersion": "1.0.0",
+  "hooks": {
+    "PreToolUse": [
+      {
+        "id": "no-force-push",
+        "class": "gate",
+        "matcher": "Bash",
+        "runsIn": "unsandboxed",
+        "command": {"argv": ["/bin/sh", "-c", "grep -q 'push --force' && { echo 'use --force-with-lease' >&2; exit 2; }; exit 0"]}
+      }
+    ]
+  }
+}
+"#;
+
+/// The same gate as a project hook, which runs once the project is trusted.
+fn project_gate(env: &Env) {
+    env.write(env.project_hooks(), NO_FORCE_PUSH);
+}
+
+/// A home with `NO_FORCE_PUSH` installed for Claude Code.
+fn installed() -> Env {
+    let env = Env::fixed();
+    env.write(env.user_hooks(), NO_FORCE_PUSH);
+    env.run(&["install", "claude-code"]).code(0);
+    env
+}
+
+// ------------------------------------------------------------------ help
+
+#[test]
+fn help() {
+    let env = Env::fixed();
+    cmd_snapshot!(env.filters(), env.cmd(&["--help"]), @"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    One hook config that guards every coding agent you use: the keryx lifecycle-hook runtime, a per-event shim for each agent host, and the installer that wires it in
+
+    Usage: keryx-hooks <COMMAND>
+
+    Commands:
+      run          Handle one event from an agent host (this is what hosts run)
+      list         Show the merged, resolved hook registrations
+      validate     Check the user and project hook files
+      test         Run one hook once and show the payload it read and its answer
+      trust        Review this project's command hooks and trust exactly this version
+      untrust      Withdraw trust for this project's command hooks
+      enable       Turn a hook back on in the project file (or your own with --user)
+      disable      Turn a hook off in the project file (or your own with --user)
+      init         Write a starting hooks.json with an example gate and observer (and their scripts)
+      hosts        List the agent hosts, which are set up here, and what install and import do with each
+      install      Snapshot your hooks and wire keryx-hooks into agent hosts (merges, never overwrites)
+      uninstall    Take keryx-hooks out of agent hosts' configs, leaving everything else as it was
+      import       Move a host's own hooks into keryx-hooks, so they run once, sandboxed
+      status       Show whether each hook snapshot is current and wired (exit 1 when not)
+      doctor       Check the installation; with --fix, repair what can be repaired
+      log          Show what the hooks decided and why, across sessions (newest last)
+      explain      For one payload, which hooks `run` would fire, why the others would not, and its answer (runs no hook)
+      security     Built-in hook bodies: scan a prompt or a write for secrets (payload on stdin)
+      ctx          Built-in hook body: the context guard for shell commands (payload on stdin)
+      completions  Print a shell completion script (e.g. `keryx-hooks completions bash > ~/.local/share/bash-completion/completions/keryx-hooks`)
+      man          Print the manual page (roff), e.g. `keryx-hooks man | man -l -`
+      help         Print this message or the help of the given subcommand(s)
+
+    Options:
+      -h, --help     Print help
+      -V, --version  Print version
+
+    ----- stderr -----
+    ");
+}
+
+#[test]
+fn version() {
+    let env = Env::fixed();
+    cmd_snapshot!(env.filters(), env.cmd(&["--version"]), @"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    keryx-hooks [VERSION]
+
+    ----- stderr -----
+    ");
+}
+
+#[test]
+fn an_unknown_command_is_a_usage_error() {
+    let env = Env::fixed();
+    cmd_snapshot!(env.filters(), env.cmd(&["frob"]), @"
+    success: false
+    exit_code: 2
+    ----- stdout -----
+
+    ----- stderr -----
+    error: unrecognized subcommand 'frob'
+
+    Usage: keryx-hooks <COMMAND>
+
+    For more information, try '--help'.
+    ");
+}
+
+#[test]
+fn an_unknown_option_is_a_usage_error() {
+    let env = Env::fixed();
+    cmd_snapshot!(env.filters(), env.cmd(&["list", "--bogus"]), @"
+    success: false
+    exit_code: 2
+    ----- stdout -----
+
+    ----- stderr -----
+    error: unexpected argument '--bogus' found
+
+    Usage: keryx-hooks list [OPTIONS]
+
+    For more information, try '--help'.
+    ");
+}
+
+#[test]
+fn a_missing_argument_is_a_usage_error() {
+    let env = Env::fixed();
+    cmd_snapshot!(env.filters(), env.cmd(&["install"]), @"
+    success: false
+    exit_code: 2
+    ----- stdout -----
+
+    ----- stderr -----
+    error: the following required arguments were not provided:
+      <HOST>...
+
+    Usage: keryx-hooks install <HOST>...
+
+    For more information, try '--help'.
+    ");
+}
+
+#[test]
+fn an_unknown_host_is_named_with_the_one_meant() {
+    let env = Env::fixed();
+    cmd_snapshot!(env.filters(), env.cmd(&["install", "claud"]), @"
+    success: false
+    exit_code: 1
+    ----- stdout -----
+
+    ----- stderr -----
+    error: unknown host `claud`
+    hint: did you mean `claude-code`? hosts that can be wired: claude-code, codex, copilot, cursor, gemini-cli, kimi, opencode, qwen-code
+    ");
+}
+
+// ------------------------------------------------------ hooks and config
+
+#[test]
+fn list() {
+    let env = Env::fixed();
+    env.write(env.user_hooks(), NO_FORCE_PUSH);
+    cmd_snapshot!(env.filters(), env.cmd(&["list"]), @"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    keryx.ctx-guard
+      scope=builtin class=gate enabled=true appliesToChildAgents=true
+      events=PreToolUse matcher=Bash|Read|Grep timeoutMs=5000 runsIn=unsandboxed
+      command: keryx-hooks ctx hook keryx
+      effective: on, runsIn=unsandboxed
+    keryx.security-check-input
+      scope=builtin class=gate enabled=true appliesToChildAgents=true
+      events=UserPromptSubmit matcher=* timeoutMs=5000 runsIn=unsandboxed
+      command: keryx-hooks security check-input --source untrusted-external --runtime keryx
+      effective: on, runsIn=unsandboxed
+    keryx.security-check-output
+      scope=builtin class=gate enabled=true appliesToChildAgents=true
+      events=PreToolUse matcher=Write|Edit|MultiEdit|NotebookEdit timeoutMs=5000 runsIn=unsandboxed
+      command: keryx-hooks security check-output --runtime keryx
+      effective: on, runsIn=unsandboxed
+    keryx.learning-observer
+      scope=builtin class=observe enabled=true appliesToChildAgents=true
+      events=PreToolUse,PostToolUse,PostToolUseFailure,UserPromptSubmit,SessionStart,Stop,SessionEnd matcher=* timeoutMs=5000
+      in-process: LearningObserver port
+      effective: on, in this process
+    keryx.impact-evidence
+      scope=builtin class=gate-advisory enabled=true appliesToChildAgents=true
+      events=PreToolUse matcher=Write|Edit timeoutMs=5000
+      in-process: ImpactEvidence port
+      effective: off, runtime.toml leaves it off (`[impact] enabled` is not true)
+    no-force-push
+      scope=user class=gate enabled=true appliesToChildAgents=true
+      events=PreToolUse matcher=Bash timeoutMs=5000 runsIn=unsandboxed
+      command: /bin/sh -c grep -q 'push --force' && { echo 'use --force-with-lease' >&2; exit 2; }; exit 0
+      effective: on, runsIn=unsandboxed
+
+    ----- stderr -----
+    ");
+}
+
+#[test]
+fn validate() {
+    let env = Env::fixed();
+    env.write(env.user_hooks(), NO_FORCE_PUSH);
+    cmd_snapshot!(env.filters(), env.cmd(&["validate"]), @"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    ok: `[HOME]/.keryx/hooks.json` valid
+
+    ----- stderr -----
+    ");
+}
+
+#[test]
+fn validate_an_unknown_event() {
+    let env = Env::fixed();
+    env.write(
+        env.user_hooks(),
+        r#"{"schemaVersion": "1.0.0", "hooks": {"PreToolUs": []}}"#,
+    );
+    cmd_snapshot!(env.filters(), env.cmd(&["validate"]), @"
+    success: false
+    exit_code: 1
+    ----- stdout -----
+    [HOME]/.keryx/hooks.json:1:51: error: unknown event `PreToolUs`; did you mean `PreToolUse`? (the keryx events are SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, PreCompact, Stop, SubagentStart, SubagentStop, SessionEnd) [hook-config-schema] (at /hooks/PreToolUs)
+
+    ----- stderr -----
+    ");
+}
+
+#[test]
+fn test_a_hook_that_denies() {
+    let env = Env::fixed();
+    env.write(env.user_hooks(), NO_FORCE_PUSH);
+    cmd_snapshot!(
+        env.filters(),
+        env.cmd(&["test", "no-force-push", "--command", "git push --force"]),
+        @r#"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    hook no-force-push on PreToolUse (user gate, runsIn=unsandboxed, profile monitored-trusted-local)
+    payload sent on stdin:
+      {
+        "schemaVersion": "1.0.0",
+        "timestamp": "[TIME]",
+        "hookId": "no-force-push",
+        "event": "PreToolUse",
+        "sessionId": "keryx-hooks-test",
+        "runId": "test-run",
+        "hook_event_name": "PreToolUse",
+        "session_id": "keryx-hooks-test",
+        "cwd": "[PROJECT]",
+        "projectRoot": "[PROJECT]",
+        "tool_use_id": "test-call-1",
+        "toolCallId": "test-call-1",
+        "tool_name": "Bash",
+        "toolName": "Bash",
+        "tool_input": {
+          "command": "git push --force"
+        },
+        "toolInput": {
+          "command": "git push --force"
+        },
+        "policyProfile": "monitored-trusted-local"
+      }
+    decision: deny
+    reason: use --force-with-lease
+    exit code: 2  duration: [MS] ms
+    stderr:
+      use --force-with-lease
+
+    ----- stderr -----
+    "#
+    );
+}
+
+#[test]
+fn test_an_unknown_hook() {
+    let env = Env::fixed();
+    cmd_snapshot!(env.filters(), env.cmd(&["test", "no-such-hook"]), @"
+    success: false
+    exit_code: 1
+    ----- stdout -----
+
+    ----- stderr -----
+    error: no hook `no-such-hook`
+    hint: keryx-hooks list
+    ");
+}
+
+#[test]
+fn init() {
+    let env = Env::fixed();
+    cmd_snapshot!(env.filters(), env.cmd(&["init"]), @"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    wrote `[HOME]/.keryx/hooks.json`
+    wrote `[HOME]/.keryx/scripts/example-gate.sh`
+    wrote `[HOME]/.keryx/scripts/example-observer.sh`
+    next: `keryx-hooks validate`, then `keryx-hooks test example-no-force-push`
+    `keryx-hooks install <host>` snapshots them and wires keryx-hooks into a host
+
+    ----- stderr -----
+    ");
+}
+
+#[test]
+fn init_project() {
+    let env = Env::fixed();
+    cmd_snapshot!(env.filters(), env.cmd(&["init", "--scope", "project"]), @"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    wrote `[PROJECT]/.metaproject/hooks.json`
+    wrote `[PROJECT]/.metaproject/hooks/example-gate.sh`
+    wrote `[PROJECT]/.metaproject/hooks/example-observer.sh`
+    next: `keryx-hooks validate`, then `keryx-hooks test example-no-force-push`
+    project hooks run once you review them with `keryx-hooks trust`
+
+    ----- stderr -----
+    ");
+}
+
+#[test]
+fn disable_and_enable() {
+    let env = Env::fixed();
+    project_gate(&env);
+    cmd_snapshot!(env.filters(), env.cmd(&["disable", "no-force-push"]), @"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    Disabled `no-force-push` in `[PROJECT]/.metaproject/hooks.json`.
+    `[PROJECT]/.metaproject/hooks.json` is not trusted, so its command hooks still do not run; review and trust it with `keryx-hooks trust`.
+
+    ----- stderr -----
+    ");
+    cmd_snapshot!(env.filters(), env.cmd(&["enable", "no-force-push"]), @"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    Enabled `no-force-push` in `[PROJECT]/.metaproject/hooks.json`.
+    `[PROJECT]/.metaproject/hooks.json` is not trusted, so its command hooks still do not run; review and trust it with `keryx-hooks trust`.
+
+    ----- stderr -----
+    ");
+}
+
+#[test]
+fn disable_a_builtin_gate_without_acknowledging_the_risk() {
+    let env = Env::fixed();
+    cmd_snapshot!(
+        env.filters(),
+        env.cmd(&["disable", "--user", "keryx.ctx-guard"]),
+        @"
+    success: false
+    exit_code: 1
+    ----- stdout -----
+
+    ----- stderr -----
+    error: `keryx.ctx-guard` is a built-in gate hook that can block what it finds; turning it off needs `--acknowledge-gate-risk`
+    hint: `keryx-hooks disable keryx.ctx-guard --user --acknowledge-gate-risk` (every session start will name it while it is off)
+    "
+    );
+}
+
+// ----------------------------------------------------------------- trust
+
+#[test]
+fn trust_without_a_terminal_or_yes() {
+    let env = Env::fixed();
+    project_gate(&env);
+    cmd_snapshot!(env.filters(), env.cmd(&["trust"]), @r#"
+    success: false
+    exit_code: 1
+    ----- stdout -----
+    `[PROJECT]/.metaproject/hooks.json` defines 1 command hook. Trusting it lets it run, exactly as shown:
+
+    hook `no-force-push` on PreToolUse
+      matcher="Bash" class=gate runsIn=unsandboxed network=none
+      timeoutMs=5000 appliesToChildAgents=true profiles=all enabled=true
+      argv: "/bin/sh" "-c" "grep -q 'push --force' && { echo 'use --force-with-lease' >&2; exit 2; }; exit 0"
+      cwd: (the project root)
+      warning: runs unsandboxed, outside the OS sandbox, with your full permissions
+
+    note: this project is not trusted yet; its command hooks do not run until you trust it
+
+    ----- stderr -----
+    error: there is no terminal to ask in and `--yes` was not given; nothing was trusted
+    hint: run `keryx-hooks trust` in a terminal to review and confirm, or `keryx-hooks trust --yes` once you have read the commands above
+    "#);
+}
+
+#[test]
+fn trust_outside_a_project() {
+    let env = Env::fixed();
+    let elsewhere = env.home.parent().unwrap().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let mut cmd = env.cmd(&["trust", "--yes"]);
+    cmd.current_dir(&elsewhere);
+    cmd_snapshot!(env.filters(), &mut cmd, @"
+    success: false
+    exit_code: 1
+    ----- stdout -----
+
+    ----- stderr -----
+    error: `[ROOT]/elsewhere` is not inside a project (no git toplevel or `.metaproject` above it)
+    hint: run this from inside the project whose hooks you mean
+    ");
+}
+
+#[test]
+fn trust_yes_and_untrust() {
+    let env = Env::fixed();
+    project_gate(&env);
+    cmd_snapshot!(env.filters(), env.cmd(&["trust", "--yes"]), @r#"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    `[PROJECT]/.metaproject/hooks.json` defines 1 command hook. Trusting it lets it run, exactly as shown:
+
+    hook `no-force-push` on PreToolUse
+      matcher="Bash" class=gate runsIn=unsandboxed network=none
+      timeoutMs=5000 appliesToChildAgents=true profiles=all enabled=true
+      argv: "/bin/sh" "-c" "grep -q 'push --force' && { echo 'use --force-with-lease' >&2; exit 2; }; exit 0"
+      cwd: (the project root)
+      warning: runs unsandboxed, outside the OS sandbox, with your full permissions
+
+    note: this project is not trusted yet; its command hooks do not run until you trust it
+    Trusted: 1 command hook in `[PROJECT]/.metaproject/hooks.json` now runs in this project. `keryx-hooks untrust` withdraws this.
+
+    ----- stderr -----
+    "#);
+    cmd_snapshot!(env.filters(), env.cmd(&["untrust"]), @"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    Withdrew trust for `[PROJECT]`: its command hooks no longer run. `keryx-hooks trust` reviews and trusts them again.
+
+    ----- stderr -----
+    ");
+}
+
+// ------------------------------------------------------ hosts and wiring
+
+#[test]
+fn hosts() {
+    let env = Env::fixed();
+    std::fs::create_dir_all(env.home.join(".claude")).unwrap();
+    cmd_snapshot!(env.filters(), env.cmd(&["hosts"]), @"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    host         config directory    install writes               import  also
+    claude-code  ~/.claude (found)   settings or plugin           yes     claude
+    codex        ~/.codex            settings or plugin           yes     codex-cli, openai-codex
+    copilot      ~/.copilot          settings                     yes     copilot-cli, github-copilot
+    cursor       ~/.cursor           settings                     no      cursor-agent, cursor-cli
+    gemini-cli   ~/.gemini           settings or plugin           yes     gemini
+    keryx        -                   - (runs keryx-hooks itself)  no
+    kimi         ~/.kimi-code        settings                     yes     kimi-code, kimi-cli
+    opencode     ~/.config/opencode  plugin file                  no      open-code
+    qwen-code    ~/.qwen             settings                     yes     qwen
+
+    Wire the hosts set up here: `keryx-hooks install claude-code`
+
+    ----- stderr -----
+    ");
+}
+
+#[test]
+fn hosts_detected_when_there_is_none() {
+    let env = Env::fixed();
+    cmd_snapshot!(env.filters(), env.cmd(&["hosts", "--detected"]), @"
+    success: false
+    exit_code: 1
+    ----- stdout -----
+
+    ----- stderr -----
+    no agent host found: none of `~/.claude`, `~/.codex`, `~/.copilot`, `~/.cursor`, `~/.gemini`, `~/.kimi-code`, `~/.config/opencode`, `~/.qwen` exists
+    hint: `keryx-hooks install <host>` wires one anyway (creating its directory), <host> one of: claude-code, codex, copilot, cursor, gemini-cli, kimi, opencode, qwen-code
+    ");
+}
+
+#[test]
+fn install() {
+    let env = Env::fixed();
+    env.write(env.user_hooks(), NO_FORCE_PUSH);
+    cmd_snapshot!(env.filters(), env.cmd(&["install", "claude-code"]), @"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    snapshot `[KEY]` of `[HOME]/.keryx`: updated (`[HOME]/.agentic/hooks-snapshot/[KEY]`)
+    Claude Code: wired 10 events in new file `[HOME]/.claude/settings.json` (timeouts 24 s PreToolUse; 8 s SessionStart, UserPromptSubmit, PostToolUse, PostToolUseFailure, Stop, SessionEnd; 5 s PreCompact, SubagentStart, SubagentStop)
+
+    ----- stderr -----
+    ");
+}
+
+#[test]
+fn install_dry_run() {
+    let env = Env::fixed();
+    env.write(env.user_hooks(), NO_FORCE_PUSH);
+    env.write(
+        env.home.join(".claude/settings.json"),
+        "{\n  \"model\": \"opus\"\n}\n",
+    );
+    cmd_snapshot!(
+        env.filters(),
+        env.cmd(&["install", "claude-code", "--dry-run"]),
+        @r#"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    snapshot `[KEY]` of `[HOME]/.keryx`: would be updated (`[HOME]/.agentic/hooks-snapshot/[KEY]`)
+    Claude Code: would wire 10 events in `[HOME]/.claude/settings.json` (timeouts 24 s PreToolUse; 8 s SessionStart, UserPromptSubmit, PostToolUse, PostToolUseFailure, Stop, SessionEnd; 5 s PreCompact, SubagentStart, SubagentStop)
+    --- [HOME]/.claude/settings.json
+    +++ [HOME]/.claude/settings.json
+    @@ -1,3 +1,125 @@
+     {
+    -  "model": "opus"
+    +  "model": "opus",
+    +  "hooks": {
+    +    "SessionStart": [
+    +      {
+    +        "matcher": "*",
+    +        "hooks": [
+    +          {
+    +            "type": "command",
+    +            "command": "'[BIN]' run claude-code SessionStart --snapshot [KEY]",
+    +            "timeout": 8
+    +          }
+    +        ]
+    +      }
+    +    ],
+    +    "UserPromptSubmit": [
+    +      {
+    +        "matcher": "*",
+    +        "hooks": [
+    +          {
+    +            "type": "command",
+    +            "command": "'[BIN]' run claude-code UserPromptSubmit --snapshot [KEY]",
+    +            "timeout": 8
+    +          }
+    +        ]
+    +      }
+    +    ],
+    +    "PreToolUse": [
+    +      {
+    +        "matcher": "*",
+    +        "hooks": [
+    +          {
+    +            "type": "command",
+    +            "command": "'[BIN]' run claude-code PreToolUse --snapshot [KEY]",
+    +            "timeout": 24
+    +          }
+    +        ]
+    +      }
+    +    ],
+    +    "PostToolUse": [
+    +      {
+    +        "matcher": "*",
+    +        "hooks": [
+    +          {
+    +            "type": "command",
+    +            "command": "'[BIN]' run claude-code PostToolUse --snapshot [KEY]",
+    +            "timeout": 8
+    +          }
+    +        ]
+    +      }
+    +    ],
+    +    "PostToolUseFailure": [
+    +      {
+    +        "matcher": "*",
+    +        "hooks": [
+    +          {
+    +            "type": "command",
+    +            "command": "'[BIN]' run claude-code PostToolUseFailure --snapshot [KEY]",
+    +            "timeout": 8
+    +          }
+    +        ]
+    +      }
+    +    ],
+    +    "PreCompact": [
+    +      {
+    +        "matcher": "*",
+    +        "hooks": [
+    +          {
+    +            "type": "command",
+    +            "command": "'[BIN]' run claude-code PreCompact --snapshot [KEY]",
+    +            "timeout": 5
+    +          }
+    +        ]
+    +      }
+    +    ],
+    +    "Stop": [
+    +      {
+    +        "matcher": "*",
+    +        "hooks": [
+    +          {
+    +            "type": "command",
+    +            "command": "'[BIN]' run claude-code Stop --snapshot [KEY]",
+    +            "timeout": 8
+    +          }
+    +        ]
+    +      }
+    +    ],
+    +    "SubagentStart": [
+    +      {
+    +        "matcher": "*",
+    +        "hooks": [
+    +          {
+    +            "type": "command",
+    +            "command": "'[BIN]' run claude-code SubagentStart --snapshot [KEY]",
+    +            "timeout": 5
+    +          }
+    +        ]
+    +      }
+    +    ],
+    +    "SubagentStop": [
+    +      {
+    +        "matcher": "*",
+    +        "hooks": [
+    +          {
+    +            "type": "command",
+    +            "command": "'[BIN]' run claude-code SubagentStop --snapshot [KEY]",
+    +            "timeout": 5
+    +          }
+    +        ]
+    +      }
+    +    ],
+    +    "SessionEnd": [
+    +      {
+    +        "matcher": "*",
+    +        "hooks": [
+    +          {
+    +            "type": "command",
+    +            "command": "'[BIN]' run claude-code SessionEnd --snapshot [KEY]",
+    +            "timeout": 8
+    +          }
+    +        ]
+    +      }
+    +    ]
+    +  }
+     }
+    dry run: nothing was written
+
+    ----- stderr -----
+    "#
+    );
+}
+
+#[test]
+fn uninstall() {
+    let env = installed();
+    cmd_snapshot!(env.filters(), env.cmd(&["uninstall", "claude-code"]), @"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    Claude Code: removed `[HOME]/.claude/settings.json`, which held only keryx-hooks entries
+    removed snapshot `[KEY]` (nothing is wired to it any more)
+
+    ----- stderr -----
+    ");
+}
+
+#[test]
+fn import() {
+    let env = Env::fixed();
+    env.write(
+        env.home.join(".claude/settings.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "echo checked >&2", "timeout": 10}
+        ]}]}})
+        .to_string(),
+    );
+    cmd_snapshot!(env.filters(), env.cmd(&["import", "claude-code"]), @"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    claude-code PreToolUse [Bash] `echo checked >&2`: imported as `claude-code-pretooluse-echo-checked-2-2c85b2` (gate on PreToolUse, timeout 10000 ms)
+      granted nothing beyond the sandbox's defaults
+    1 new registrations in `[HOME]/.keryx/hooks.json`
+    note: Claude Code does not run keryx-hooks yet, so the imported hooks do not run until you wire it: `keryx-hooks install claude-code`
+
+    ----- stderr -----
+    ");
+}
+
+#[test]
+fn status() {
+    let env = installed();
+    cmd_snapshot!(env.filters(), env.cmd(&["status"]), @"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    `[HOME]/.keryx` → snapshot `[KEY]`: current
+      the snapshot matches the source and every host points at it
+      claude-code (user settings, `[HOME]/.claude/settings.json`): wired
+
+    ----- stderr -----
+    ");
+}
+
+#[test]
+fn status_of_a_stale_snapshot() {
+    let env = installed();
+    env.write(
+        env.user_hooks(),
+        r#"{"schemaVersion": "1.0.0", "hooks": {}}"#,
+    );
+    cmd_snapshot!(env.filters(), env.cmd(&["status"]), @"
+    success: false
+    exit_code: 1
+    ----- stdout -----
+    `[HOME]/.keryx` → snapshot `[KEY]`: stale_but_stable
+      the source has changed since the snapshot was taken; sessions still run the snapshot
+      claude-code (user settings, `[HOME]/.claude/settings.json`): wired
+      hint: run `keryx-hooks doctor --fix`
+
+    ----- stderr -----
+    ");
+}
+
+#[test]
+fn doctor() {
+    let env = installed();
+    cmd_snapshot!(env.filters(), env.cmd(&["doctor"]), @r#"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    ok    binary (claude-code): `[HOME]/.claude/settings.json` runs `[BIN]`: this binary, version [VERSION]
+    ok    wiring (claude-code): `[HOME]/.claude/settings.json` wires all 10 events
+    ok    snapshot ([KEY]): 1 files from `[HOME]/.keryx`, taken [TIME] by keryx-hooks [VERSION]
+    ok    drift ([HOME]/.keryx): current: the snapshot matches the source and every host points at it
+    ok    runtime.toml: no `[HOME]/.keryx/runtime.toml`: every setting has its default (profile `monitored-trusted-local`)
+    ok    config: loads without errors
+    ok    project-trust: this project defines no command hooks
+    ok    config (snapshot [KEY]): loads without errors
+    warn  unsandboxed-hooks: user hooks that run outside the sandbox, with your full permissions: `no-force-push`
+          fix: drop `"runsIn": "unsandboxed"` from the hooks that do not need it
+    ok    sandbox: `/usr/bin/bwrap` works here (system directory)
+    ok    sessions: no session state older than 7 days
+
+    ----- stderr -----
+    "#);
+}
+
+// --------------------------------------------------------- what happened
+
+#[test]
+fn log() {
+    let env = installed();
+    env.run_stdin(
+        &["run", "claude-code", "PreToolUse"],
+        claude_bash(&env, "toolu_log", "git push --force").to_string(),
+    )
+    .code(0);
+    cmd_snapshot!(env.filters(), env.cmd(&["log"]), @"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    TIME                 HOST         PROJECT  EVENT       TOOL                   HOOK                     OUTCOME  REASON
+    [TIME]               claude-code  proj     PreToolUse  Bash git push --force  keryx.ctx-guard          none     -
+    [TIME]               claude-code  proj     PreToolUse  Bash git push --force  no-force-push            deny     use --force-with-lease
+    [TIME]               claude-code  proj     PreToolUse  Bash git push --force  keryx.learning-observer  none     -
+
+    ----- stderr -----
+    ");
+}
+
+#[test]
+fn explain() {
+    let env = Env::fixed();
+    env.write(env.user_hooks(), NO_FORCE_PUSH);
+    cmd_snapshot!(
+        env.filters(),
+        env.cmd(&["explain", "claude-code", "PreToolUse"]),
+        stdin = claude_bash(&env, "toolu_explain", "git push --force").to_string(),
+        @"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    claude-code PreToolUse: Bash git push --force
+    profile monitored-trusted-local, the live user hooks file, project hooks no-command-hooks
+      runs     keryx.ctx-guard (builtin gate, built-in): answers allow (evaluated in this process)
+      not run  keryx.security-check-output (builtin gate, built-in): its matcher `Write|Edit|MultiEdit|NotebookEdit` does not match the tool `Bash`
+      runs     keryx.learning-observer (builtin observe, built-in)
+      not run  keryx.impact-evidence (builtin gate-advisory, built-in): its matcher `Write|Edit` does not match the tool `Bash`
+      runs     no-force-push (user gate, [HOME]/.keryx/hooks.json)
+      on other events: keryx.security-check-input (UserPromptSubmit); keryx.learning-observer (PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart, Stop, SessionEnd)
+    run would answer: depends on `no-force-push`
+      allow if the hooks it depends on allow; they are commands explain does not run
+
+    ----- stderr -----
+    note: reading the live `~/.keryx/hooks.json`: no claude-code wiring names a snapshot
+    "
+    );
+}
+
+// -------------------------------------------------------- built-in bodies
+
+#[test]
+fn security_check_input() {
+    let env = Env::fixed();
+    let payload = json!({"event": "UserPromptSubmit", "cwd": env.project,
+                         "prompt": format!("deploy with {}", aws_key())});
+    cmd_snapshot!(
+        env.filters(),
+        env.cmd(&["security", "check-input", "--runtime", "keryx"]),
+        stdin = payload.to_string(),
+        @r#"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    {"decision":"deny","reason":"the prompt (source `untrusted-external`) contains AWS access key id (rule `aws-access-key-id`) at line 1, column 13; remove it and refer to the secret by name instead (an environment variable such as `$API_TOKEN`, or a secrets manager); if this is not a secret, switch the rule off for yourself with `[security] disable = [\"aws-access-key-id\"]` in $KERYX_HOME/runtime.toml, or turn the gate off for your user scope with `keryx-hooks disable keryx.security-check-input --user --acknowledge-gate-risk`"}
+
+    ----- stderr -----
+    "#
+    );
+}
+
+#[test]
+fn security_check_output() {
+    let env = Env::fixed();
+    let payload = json!({"event": "PreToolUse", "cwd": env.project, "toolName": "Write",
+                         "toolInput": {"file_path": "config.py",
+                                       "content": format!("KEY = \"{}\"\n", aws_key())}});
+    cmd_snapshot!(
+        env.filters(),
+        env.cmd(&["security", "check-output", "--runtime", "keryx"]),
+        stdin = payload.to_string(),
+        @r#"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    {"decision":"deny","reason":"Write of `config.py` (content) would write AWS access key id (rule `aws-access-key-id`) at line 1, column 8; keep secrets out of files: write a placeholder and read the secret at run time from an environment variable or a secrets manager; if this is not a secret, switch the rule off for yourself with `[security] disable = [\"aws-access-key-id\"]` in $KERYX_HOME/runtime.toml, or turn the gate off for your user scope with `keryx-hooks disable keryx.security-check-output --user --acknowledge-gate-risk`"}
+
+    ----- stderr -----
+    "#
+    );
+}
+
+#[test]
+fn ctx_hook() {
+    let env = Env::fixed();
+    let payload = json!({"event": "PreToolUse", "cwd": env.project, "toolName": "Bash",
+                         "toolInput": {"command": "cat .env"}});
+    cmd_snapshot!(
+        env.filters(),
+        env.cmd(&["ctx", "hook", "keryx"]),
+        stdin = payload.to_string(),
+        @r#"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    {"decision":"deny","reason":"ctx-guard: `cat .env` would put the contents of `.env` (a dotenv file, which holds secrets) into the model's context; check that a variable is set with `grep -q '^NAME=' .env` or count entries with `grep -c = .env`; load it without printing with `set -a; . .env; set +a`"}
+
+    ----- stderr -----
+    "#
+    );
+}
+
+// ------------------------------------------------------------ packaging
+
+#[test]
+fn completions_start_as_a_bash_script() {
+    let env = Env::fixed();
+    let run = env.run(&["completions", "bash"]);
+    insta::assert_snapshot!(render(&env.filters(), &run.first_lines(3)), @"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    _keryx__hooks() {
+        local i cur prev opts cmd
+        COMPREPLY=()
+
+    ----- stderr -----
+    ");
+}
+
+#[test]
+fn man_starts_with_its_title_and_name() {
+    let env = Env::fixed();
+    let run = env.run(&["man"]);
+    insta::assert_snapshot!(render(&env.filters(), &run.first_lines(5)), @r#"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    .ie \n(.g .ds Aq \(aq
+    .el .ds Aq '
+    .TH keryx-hooks 1  "keryx-hooks [VERSION]" 
+    .SH NAME
+    keryx\-hooks \- One hook config that guards every coding agent you use: the keryx lifecycle\-hook runtime, a per\-event shim for each agent host, and the installer that wires it in
+
+    ----- stderr -----
+    "#);
+}
