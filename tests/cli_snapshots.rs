@@ -697,7 +697,7 @@ fn import() {
     ----- stdout -----
     claude-code PreToolUse [Bash] `echo checked >&2`: imported as `claude-code-pretooluse-echo-checked-2-2c85b2` (gate on PreToolUse, timeout 10000 ms)
       granted nothing beyond the sandbox's defaults
-    1 new registrations in `[HOME]/.keryx/hooks.json`
+    1 new registration in `[HOME]/.keryx/hooks.json`
     note: Claude Code does not run keryx-hooks yet, so the imported hooks do not run until you wire it: `keryx-hooks install claude-code`
 
     ----- stderr -----
@@ -748,7 +748,7 @@ fn doctor() {
     ----- stdout -----
     ok    binary (claude-code): `[HOME]/.claude/settings.json` runs `[BIN]`: this binary, version [VERSION]
     ok    wiring (claude-code): `[HOME]/.claude/settings.json` wires all 10 events
-    ok    snapshot ([KEY]): 1 files from `[HOME]/.keryx`, taken [TIME] by keryx-hooks [VERSION]
+    ok    snapshot ([KEY]): 1 file from `[HOME]/.keryx`, taken [TIME] by keryx-hooks [VERSION]
     ok    drift ([HOME]/.keryx): current: the snapshot matches the source and every host points at it
     ok    runtime.toml: no `[HOME]/.keryx/runtime.toml`: every setting has its default (profile `monitored-trusted-local`)
     ok    config: loads without errors

@@ -140,7 +140,7 @@ fn file_makes_the_call_the_tool_or_the_matcher_names() {
         input(&["--tool", "Read"]),
         (
             "Read".to_owned(),
-            json!({"file_path": "/tmp/keryx-hooks-test.txt"})
+            json!({"file_path": env.project.join("keryx-hooks-test.txt")})
         )
     );
 }

@@ -450,7 +450,7 @@ fn a_host_file_edited_between_imports_is_undone_as_far_as_it_can_be() {
     std::fs::write(&settings, &with_new).unwrap();
     env.run(&["import", "claude-code"])
         .code(0)
-        .stdout_has("1 new registrations");
+        .stdout_has("1 new registration ");
     assert_eq!(ids(&env.user_hooks()).len(), 3);
     assert!(!read(&settings).contains("SessionEnd"));
 

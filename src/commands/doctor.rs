@@ -690,8 +690,9 @@ fn snapshot_checks(loc: &Here, out: &mut Vec<Check>) {
                     name,
                     Level::Ok,
                     format!(
-                        "{} files from `{}`, taken {} by keryx-hooks {}",
+                        "{} file{} from `{}`, taken {} by keryx-hooks {}",
                         m.files.len(),
+                        if m.files.len() == 1 { "" } else { "s" },
                         escape(&m.source_path),
                         escape(&m.created_at),
                         escape(&m.binary_version)

@@ -329,7 +329,8 @@ fn print_plan(plan: &[Planned], hooks_file: &Path, dry_run: bool, added: usize) 
         }
     }
     output::line(&format!(
-        "{added} new registrations {} {shown}",
+        "{added} new registration{} {} {shown}",
+        if added == 1 { "" } else { "s" },
         if dry_run { "would go to" } else { "in" }
     ));
 }

@@ -178,8 +178,16 @@ const TOOLS: [&str; 10] = [
 /// The tools `--file` makes a call of.
 const FILE_TOOLS: [&str; 4] = ["Write", "Edit", "MultiEdit", "Read"];
 
-/// Where a synthetic call writes or reads when no `--file` is given.
-const TEST_FILE: &str = "/tmp/keryx-hooks-test.txt";
+/// Where a synthetic call writes or reads when no `--file` is given: a
+/// file of that name in the current directory (the project, as a tool
+/// call's path would be), which no test relies on existing.
+fn test_file() -> String {
+    std::env::current_dir()
+        .unwrap_or_else(|_| std::path::PathBuf::from("/"))
+        .join("keryx-hooks-test.txt")
+        .to_string_lossy()
+        .into_owned()
+}
 
 /// A tool call to test: the tool and its input.
 struct Call {
@@ -244,7 +252,7 @@ fn flag_call(args: &TestArgs, reg: &Registration) -> Result<Option<Call>, Comman
         return Ok(Some(Call { tool, input }));
     }
     let tool = named.unwrap_or_default();
-    let input = tool_input(&tool, TEST_FILE);
+    let input = tool_input(&tool, &test_file());
     Ok(Some(Call { tool, input }))
 }
 
@@ -280,7 +288,7 @@ fn synthetic(reg: &Registration, call: Option<Call>) -> EventInput {
                 .into(),
         };
         Call {
-            input: tool_input(&tool, TEST_FILE),
+            input: tool_input(&tool, &test_file()),
             tool,
         }
     });
