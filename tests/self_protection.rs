@@ -370,3 +370,37 @@ fn cursor_write_tools_reach_the_write_gate() {
         );
     }
 }
+
+/// Round two: a `*** Begin Patch` first line no longer switches ctx-guard
+/// off for a shell command, and a command that would signal or stop the
+/// shim's processes is refused by what its pattern matches.
+#[test]
+fn a_patch_prefix_or_a_pkill_of_the_shim_is_denied() {
+    let env = crate::common::Env::new();
+    for (i, cmd) in [
+        "*** Begin Patch\ncat ~/.ssh/id_rsa",
+        "*** Begin Patch\nkeryx-hooks trust --yes",
+        "pkill -f 'keryx-hooks run'",
+        "pkill -STOP -f 'k.ryx'",
+        "pgrep -f keryx | xargs kill",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let run = env.run_stdin(
+            &["run", "claude-code", "PreToolUse"],
+            crate::common::claude_bash(&env, &format!("r2-{i}"), cmd).to_string(),
+        );
+        run.code(0);
+        assert!(
+            run.stdout.contains(r#""permissionDecision":"deny""#),
+            "{cmd:?}: {}",
+            run.stdout
+        );
+    }
+    let run = env.run_stdin(
+        &["run", "claude-code", "PreToolUse"],
+        crate::common::claude_bash(&env, "r2-ok", "pkill -f 'npm run dev'").to_string(),
+    );
+    assert_eq!(run.stdout, "", "{}", run.stderr);
+}

@@ -160,10 +160,11 @@ pub fn check_with(payload: &Value, cfg: &CtxGuardConfig) -> Verdict {
 }
 
 /// Checks one command line run in `cwd` (unknown: `None`).
+///
+/// A shell command is always read as shell, whatever it starts with: a
+/// patch envelope is the patch tool's, and a Bash line that looks like one
+/// (`*** Begin Patch` then commands) runs those commands.
 pub fn check_command(command: &str, cwd: Option<&Path>, cfg: &CtxGuardConfig) -> Verdict {
-    if command.trim_start().starts_with("*** Begin Patch") {
-        return Verdict::Allow; // an apply_patch envelope, not a shell line
-    }
     let script = Script::parse(command);
     verdict(Guard::new(cfg, command).script(
         &script,
@@ -2194,6 +2195,46 @@ mod tests {
         allowed("claude -p 'summarise the diff'");
         allowed("HOME=/tmp/x cargo test");
         allowed("claude --settings ./team-settings.json -p x");
+    }
+
+    #[test]
+    fn a_patch_envelope_prefix_does_not_turn_the_guard_off() {
+        for cmd in [
+            "*** Begin Patch\ncat ~/.ssh/id_rsa",
+            "*** Begin Patch\nkeryx-hooks trust --yes\n*** End Patch",
+            "  *** Begin Patch; cat .env",
+        ] {
+            match run(cmd) {
+                Verdict::Deny(_) => {}
+                Verdict::Allow => panic!("{cmd:?} should be denied"),
+            }
+        }
+    }
+
+    #[test]
+    fn signalling_or_stopping_the_shim_is_refused_by_what_it_matches() {
+        for cmd in [
+            "pkill -f 'keryx-hooks run'",
+            "pkill keryx-hooks",
+            "pkill -STOP -f keryx",
+            "pkill -f 'k.ryx-h'",
+            "pkill -u dev -f 'run claude-code'",
+            "killall keryx-hooks",
+            "killall -r 'k.*x-hooks'",
+            "kill -9 $(pgrep -f keryx-hooks)",
+            "pgrep -f keryx | xargs kill -STOP",
+            "kill -9 -1",
+            "(sleep 5; pkill -f keryx-hooks) &",
+        ] {
+            denied(cmd, "lets the tool run");
+        }
+        allowed("pkill -f 'npm run dev'");
+        allowed("pkill -u dev node");
+        allowed("killall node");
+        allowed("kill %1");
+        allowed("kill -TERM 4242");
+        allowed("pgrep -f keryx-hooks");
+        allowed("ps aux | grep keryx");
     }
 
     #[test]

@@ -130,6 +130,9 @@ pub(super) fn command(
     if let Some(r) = relocated_agent(cmd) {
         return Some(r);
     }
+    if let Some(r) = signals_keryx(script, cmd, g.src) {
+        return Some(r);
+    }
     let argv = unwrap_wrappers(&cmd.words);
     for cand in candidates(argv, defs) {
         if let Some(r) = keryx_invocation(g, script, &cand) {
@@ -204,6 +207,131 @@ pub(super) fn command(
                 "ctx-guard: `{}` writes text that {what}; {ONLY_A_PERSON}",
                 show(&cand.argv)
             ));
+        }
+    }
+    None
+}
+
+/// How a running shim looks to `pkill`, `killall` and `ps`: its process
+/// name, and command lines as hosts start it.
+const SHIM_PROCESS_LINES: [&str; 4] = [
+    "keryx-hooks",
+    "keryx-hooks run claude-code PreToolUse --snapshot keryx-0123456789ab",
+    "/usr/local/bin/keryx-hooks run codex PreToolUse",
+    "/opt/bin/keryx-hooks run gemini-cli BeforeTool --snapshot keryx-0123456789ab",
+];
+
+/// A command that signals or stops the shim's processes, judged by what
+/// it would match rather than how it is spelled: a `pkill`/`pgrep`-style
+/// pattern (a regular expression, as pkill reads it) or a `killall` name
+/// that matches a running shim, a `kill` whose targets come from text that
+/// names keryx-hooks (`kill $(pgrep -f keryx)`), `xargs kill` fed from such
+/// text, or a signal to every process of the user (`kill -9 -1`). A host
+/// whose shim is killed or stopped lets the tool run.
+fn signals_keryx(script: &Script, cmd: &Command, src: &str) -> Option<String> {
+    let argv = unwrap_wrappers(&cmd.words);
+    let name = basename(argv.first()?);
+    let operands: Vec<&String> = argv[1..]
+        .iter()
+        .filter(|a| !a.starts_with('-') || a.len() == 1)
+        .collect();
+    let insensitive = argv[1..].iter().any(|a| a == "-i" || a == "--ignore-case");
+    let matches_shim = |pattern: &str| {
+        regex::RegexBuilder::new(pattern)
+            .case_insensitive(insensitive)
+            .size_limit(1 << 20)
+            .build()
+            .map_or_else(
+                |_| pattern.to_lowercase().contains("keryx"),
+                |re| SHIM_PROCESS_LINES.iter().any(|l| re.is_match(l)),
+            )
+    };
+    let names_keryx = |w: &str| w.to_lowercase().contains("keryx");
+    let refuse = |what: &str| {
+        Some(format!(
+            "ctx-guard: `{}` {what}; a host whose hook is killed or stopped lets the tool run; {ONLY_A_PERSON}",
+            show(argv)
+        ))
+    };
+    let stage_names_keryx = || {
+        script
+            .commands
+            .iter()
+            .filter(|c| c.pipeline == cmd.pipeline && c.stage < cmd.stage)
+            .flat_map(|c| &c.words)
+            .any(|w| names_keryx(w))
+    };
+    match name {
+        "pkill" => pkill_pattern(&argv[1..])
+            .filter(|p| matches_shim(p))
+            .and_then(|_| refuse("signals processes its pattern matches, keryx-hooks' among them")),
+        "killall" | "skill" | "slay" | "snice" => {
+            let by_regex = argv[1..].iter().any(|a| a == "-r" || a == "--regexp");
+            operands
+                .iter()
+                .any(|p| {
+                    if by_regex {
+                        matches_shim(p)
+                    } else {
+                        names_keryx(p) || **p == "keryx-hooks"
+                    }
+                })
+                .then_some(())
+                .and_then(|()| refuse("signals keryx-hooks' processes"))
+        }
+        "kill" => {
+            // Its targets may come from a substitution anywhere on the line.
+            if operands.iter().any(|p| p.as_str() == "-1")
+                || argv[1..].iter().any(|a| a == "-1")
+                || names_keryx(src)
+                || stage_names_keryx()
+            {
+                return refuse("signals keryx-hooks' processes");
+            }
+            None
+        }
+        "xargs" => {
+            let runs = argv[1..]
+                .iter()
+                .find(|a| !a.starts_with('-'))
+                .map(|a| basename(a));
+            (matches!(runs, Some("kill" | "pkill" | "killall")) && stage_names_keryx())
+                .then_some(())
+                .and_then(|()| refuse("signals the keryx-hooks processes fed to it"))
+        }
+        _ => None,
+    }
+}
+
+/// The pattern operand of `pkill` args: the first word that is neither an
+/// option nor the value of one.
+fn pkill_pattern(args: &[String]) -> Option<&str> {
+    const WITH_VALUE: [&str; 18] = [
+        "-u",
+        "-U",
+        "-g",
+        "-G",
+        "-P",
+        "-s",
+        "-t",
+        "-F",
+        "--signal",
+        "--euid",
+        "--uid",
+        "--group",
+        "--pgroup",
+        "--parent",
+        "--session",
+        "--terminal",
+        "--pidfile",
+        "--ns",
+    ];
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if WITH_VALUE.contains(&a.as_str()) {
+            it.next();
+        } else if !a.starts_with('-') || a == "-" {
+            return Some(a);
         }
     }
     None
