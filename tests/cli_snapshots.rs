@@ -180,7 +180,7 @@ fn list() {
     ----- stdout -----
     keryx.ctx-guard
       scope=builtin class=gate enabled=true appliesToChildAgents=true
-      events=PreToolUse matcher=Bash|Read|Grep timeoutMs=5000 runsIn=unsandboxed
+      events=PreToolUse matcher=^(Bash|Read|Grep|mcp__.+)$ timeoutMs=5000 runsIn=unsandboxed
       command: keryx-hooks ctx hook keryx
       effective: on, runsIn=unsandboxed
     keryx.security-check-input
@@ -190,7 +190,7 @@ fn list() {
       effective: on, runsIn=unsandboxed
     keryx.security-check-output
       scope=builtin class=gate enabled=true appliesToChildAgents=true
-      events=PreToolUse matcher=Write|Edit|MultiEdit|NotebookEdit timeoutMs=5000 runsIn=unsandboxed
+      events=PreToolUse matcher=^(Write|Edit|MultiEdit|NotebookEdit|mcp__.+)$ timeoutMs=5000 runsIn=unsandboxed
       command: keryx-hooks security check-output --runtime keryx
       effective: on, runsIn=unsandboxed
     keryx.learning-observer
@@ -801,7 +801,7 @@ fn explain() {
     claude-code PreToolUse: Bash git push --force
     profile monitored-trusted-local, the live user hooks file, project hooks no-command-hooks
       runs     keryx.ctx-guard (builtin gate, built-in): answers allow (evaluated in this process)
-      not run  keryx.security-check-output (builtin gate, built-in): its matcher `Write|Edit|MultiEdit|NotebookEdit` does not match the tool `Bash`
+      not run  keryx.security-check-output (builtin gate, built-in): its matcher `^(Write|Edit|MultiEdit|NotebookEdit|mcp__.+)$` does not match the tool `Bash`
       runs     keryx.learning-observer (builtin observe, built-in)
       not run  keryx.impact-evidence (builtin gate-advisory, built-in): its matcher `Write|Edit` does not match the tool `Bash`
       runs     no-force-push (user gate, [HOME]/.keryx/hooks.json)

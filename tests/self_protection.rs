@@ -404,3 +404,63 @@ fn a_patch_prefix_or_a_pkill_of_the_shim_is_denied() {
     );
     assert_eq!(run.stdout, "", "{}", run.stderr);
 }
+
+/// Round two: MCP tools no longer skip every gate. An MCP tool is judged by
+/// what its arguments do: a shell argument is read as shell, a path to a
+/// secret is a read of it, and a path that decides enforcement is a write
+/// of it.
+#[test]
+fn mcp_tools_are_judged_by_what_their_arguments_do() {
+    let env = crate::common::Env::new();
+    let call = |i: usize, tool: &str, input: serde_json::Value| {
+        let mut p = crate::common::claude_bash(&env, &format!("mcp-{i}"), "ls");
+        p["tool_name"] = serde_json::json!(tool);
+        p["tool_input"] = input;
+        let run = env.run_stdin(&["run", "claude-code", "PreToolUse"], p.to_string());
+        run.code(0);
+        run.stdout.clone()
+    };
+    let keryx_hooks = env.user_hooks();
+    for (i, (tool, input)) in [
+        ("mcp__fs__read_file", serde_json::json!({"path": "~/.ssh/id_rsa"})),
+        ("mcp__fs__read_text_file", serde_json::json!({"path": ".env"})),
+        ("mcp__shell__run", serde_json::json!({"command": "cat ~/.aws/credentials"})),
+        ("mcp__shell__exec", serde_json::json!({"cmd": "keryx-hooks trust --yes"})),
+        (
+            "mcp__fs__write_file",
+            serde_json::json!({"path": keryx_hooks, "content": "{\"schemaVersion\":\"1.0.0\",\"hooks\":{}}"}),
+        ),
+        (
+            "mcp__fs__edit_file",
+            serde_json::json!({"path": env.project.join(".claude/settings.json"), "edits": [{"oldText": "a", "newText": "b"}]}),
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let out = call(i, tool, input);
+        assert!(
+            out.contains(r#""permissionDecision":"deny""#),
+            "{tool}: {out}"
+        );
+    }
+    for (i, (tool, input)) in [
+        (
+            "mcp__github__create_issue",
+            serde_json::json!({"title": "x", "body": "see the ~/.ssh docs"}),
+        ),
+        (
+            "mcp__fs__read_file",
+            serde_json::json!({"path": "src/main.rs"}),
+        ),
+        (
+            "mcp__shell__run",
+            serde_json::json!({"command": "cargo test"}),
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        assert_eq!(call(100 + i, tool, input), "", "{tool}");
+    }
+}

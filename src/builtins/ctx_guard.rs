@@ -128,6 +128,13 @@ pub fn check_with(payload: &Value, cfg: &CtxGuardConfig) -> Verdict {
     {
         return verdict(read_tool(tool, input, cfg));
     }
+    if tool.starts_with("mcp__") {
+        let cwd = payload
+            .get("cwd")
+            .and_then(Value::as_str)
+            .map(PathBuf::from);
+        return mcp_tool(tool, input, cwd.as_deref(), cfg);
+    }
     let command = input
         .and_then(|i| i.get("command"))
         .or_else(|| payload.get("command"));
@@ -171,6 +178,63 @@ pub fn check_command(command: &str, cwd: Option<&Path>, cfg: &CtxGuardConfig) ->
         cwd.map(Path::to_path_buf),
         Default::default(),
     ))
+}
+
+/// Argument names whose value an MCP tool runs as a shell command.
+const SHELL_ARGS: [&str; 5] = ["command", "cmd", "script", "shell", "commandLine"];
+
+/// An MCP tool, judged by what its input does rather than by its name: an
+/// argument it runs as shell ([`SHELL_ARGS`]) is read as a shell command,
+/// and a string argument that is a path to a secret is a read of it (its
+/// contents would reach the model).
+fn mcp_tool(
+    tool: &str,
+    input: Option<&Value>,
+    cwd: Option<&Path>,
+    cfg: &CtxGuardConfig,
+) -> Verdict {
+    let mut args: Vec<(String, &str)> = Vec::new();
+    if let Some(input) = input {
+        string_args(input, "", &mut args);
+    }
+    for (key, text) in &args {
+        if SHELL_ARGS.contains(&key.as_str()) {
+            if let Verdict::Deny(r) = check_command(text, cwd, cfg) {
+                return Verdict::Deny(format!("{r} (run by `{}`)", escape(tool)));
+            }
+        } else if path_like(text)
+            && let Some(kind) = secret_path(text, cfg.home.as_deref())
+        {
+            let f = escape(text);
+            return Verdict::Deny(format!(
+                "ctx-guard: `{}` given `{f}` would put the contents of {} into the model's context; {}",
+                escape(tool),
+                kind.describe(),
+                kind.alternative(&f)
+            ));
+        }
+    }
+    Verdict::Allow
+}
+
+/// Every string in `v` with the name of the member holding it (an array's
+/// elements take their array's name).
+fn string_args<'v>(v: &'v Value, key: &str, out: &mut Vec<(String, &'v str)>) {
+    match v {
+        Value::String(s) => out.push((key.to_owned(), s)),
+        Value::Array(a) => a.iter().for_each(|x| string_args(x, key, out)),
+        Value::Object(m) => m.iter().for_each(|(k, x)| string_args(x, k, out)),
+        _ => {}
+    }
+}
+
+/// A string that is a path and nothing else: one line, no spaces, and
+/// shaped like one (`/…`, `~/…`, `./…`, `a/b`, or a dot file).
+pub(super) fn path_like(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() < 4096
+        && !s.contains(char::is_whitespace)
+        && (s.starts_with('/') || s.starts_with('~') || s.starts_with('.') || s.contains('/'))
 }
 
 /// Read/Grep-like tools, canonical and as hosts name them (Gemini

@@ -1329,6 +1329,52 @@ fn maybe_host_file(path: &Path) -> bool {
             .any(|(_, p)| p.ends_with(&format!("/{name}")))
 }
 
+/// An MCP tool given a path that decides enforcement (keryx-hooks' files,
+/// an agent host's config, the binary the hosts run), in any string
+/// argument: refused, since what the tool does with it cannot be checked
+/// the way a Write's content is.
+fn mcp_write_refusal(
+    tool: &str,
+    input: &Value,
+    cfg: &CtxGuardConfig,
+    resolve: &dyn Fn(&str) -> Option<PathBuf>,
+) -> Option<String> {
+    let mut strings: Vec<&str> = Vec::new();
+    collect_strs(input, &mut strings);
+    for s in strings
+        .into_iter()
+        .filter(|s| super::ctx_guard::path_like(s))
+    {
+        let Some(path) = resolve(s) else { continue };
+        if let Some(binary) = &cfg.binary
+            && crate::paths::real_path(&path) == crate::paths::real_path(binary)
+        {
+            return Some(format!(
+                "keryx-hooks: `{}` is given the keryx-hooks binary the agent hosts run (`{}`); {ONLY_A_PERSON}",
+                escape(tool),
+                escape(&binary.display().to_string())
+            ));
+        }
+        if let Some(p) = protected(cfg, &path) {
+            return Some(refusal(
+                tool,
+                &p,
+                "an MCP tool's use of a path cannot be checked the way a Write's content is",
+            ));
+        }
+    }
+    None
+}
+
+fn collect_strs<'v>(v: &'v Value, out: &mut Vec<&'v str>) {
+    match v {
+        Value::String(s) => out.push(s),
+        Value::Array(a) => a.iter().for_each(|x| collect_strs(x, out)),
+        Value::Object(m) => m.values().for_each(|x| collect_strs(x, out)),
+        _ => {}
+    }
+}
+
 /// What `path` is, when it decides enforcement.
 fn protected(cfg: &CtxGuardConfig, path: &Path) -> Option<Protected> {
     for (what, p) in keryx_places(cfg) {
@@ -1472,6 +1518,12 @@ fn write_refusal(payload: &Value, cfg: &CtxGuardConfig) -> Option<String> {
         .map(PathBuf::from);
     let g = Guard::paths_only(cfg);
     let resolve = |p: &str| expand(&g, p, cwd.as_deref());
+
+    // An MCP tool is judged by what its arguments name, whatever the tool
+    // is called: a path that decides enforcement may be written by it.
+    if tool.starts_with("mcp__") {
+        return mcp_write_refusal(tool, input?, cfg, &resolve);
+    }
 
     // A patch names its files inside (Codex apply_patch).
     let patch = input

@@ -24,13 +24,15 @@ pub const IDS: [&str; 5] = [
     IMPACT_EVIDENCE,
 ];
 
-/// The canonical tools ctx-guard reads: the shell, and the Read/Grep-like
-/// tools that can pour a secret file into the context.
-pub const CTX_GUARD_TOOLS: &str = "Bash|Read|Grep";
+/// The canonical tools ctx-guard reads: the shell, the Read/Grep-like tools
+/// that can pour a secret file into the context, and every MCP tool, which
+/// is judged by what its arguments do.
+pub const CTX_GUARD_TOOLS: &str = "^(Bash|Read|Grep|mcp__.+)$";
 
-/// Every canonical tool that writes a file; each host's own names map onto
-/// these in its adapter (`tools`).
-pub const WRITE_TOOLS: &str = "Write|Edit|MultiEdit|NotebookEdit";
+/// Every canonical tool that writes a file (each host's own names map onto
+/// these in its adapter, `tools`), and every MCP tool, whose arguments may
+/// name a file it writes.
+pub const WRITE_TOOLS: &str = "^(Write|Edit|MultiEdit|NotebookEdit|mcp__.+)$";
 
 /// The seven events the learning observer records, and the observation
 /// kind each maps to.
