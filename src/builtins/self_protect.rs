@@ -1604,15 +1604,19 @@ fn write_refusal(payload: &Value, cfg: &CtxGuardConfig) -> Option<String> {
         (None, _) => None,
     };
     let Some(proposed) = proposed else {
-        return match edits {
-            // An edit whose old text is not in the file fails in the host.
-            Some(Change::Replace(_)) => None,
-            _ => Some(refusal(
-                tool,
-                &p,
-                "this kind of change cannot be checked entry by entry",
-            )),
-        };
+        return Some(refusal(
+            tool,
+            &p,
+            match edits {
+                // The host may still apply it (Claude Code's Edit matches
+                // curly quotes as straight ones): what cannot be checked
+                // is not let through.
+                Some(Change::Replace(_)) => {
+                    "its old text is not in the file as it is, so the change cannot be checked"
+                }
+                _ => "this kind of change cannot be checked entry by entry",
+            },
+        ));
     };
     if host.format == ConfigFormat::Plugin {
         return (current.as_deref() != Some(proposed.as_str()))
@@ -1624,14 +1628,15 @@ fn write_refusal(payload: &Value, cfg: &CtxGuardConfig) -> Option<String> {
         turned_off(before, host.format),
     );
     let Some(new_entries) = entries(&proposed, host.format) else {
-        return (!old_entries.is_empty()).then(|| {
-            refusal(
-                tool,
-                &p,
-                "the new content cannot be read, so the host would lose keryx-hooks' entries",
-            )
-        });
+        return Some(refusal(
+            tool,
+            &p,
+            "the new content cannot be read, so what it does to the host cannot be checked",
+        ));
     };
+    if let Some(why) = host_would_not_load(before, &proposed, host.format) {
+        return Some(refusal(tool, &p, &why));
+    }
     if let Some(lost) = old_entries.iter().find(|e| !new_entries.contains(e)) {
         return Some(refusal(
             tool,
@@ -1911,6 +1916,48 @@ fn walk(v: &Value, keys: &mut Vec<String>, matcher: Option<&Value>, out: &mut Ve
 
 /// Settings in a host file that turn hooks (or keryx-hooks) off: Claude
 /// Code's `disableAllHooks`, and `KERYX_HOOKS` set in an environment table.
+/// Whether a host that loaded `before` would fail to load `after`: a JSON
+/// file that was plain JSON (or new) must stay plain JSON, numbers in range
+/// included, since a host reading it strictly skips the whole file, hooks
+/// and all, while ours would still look wired.
+fn host_would_not_load(before: &str, after: &str, format: ConfigFormat) -> Option<String> {
+    if format == ConfigFormat::Toml {
+        return None; // `entries` already parsed it as TOML
+    }
+    let strict = |t: &str| {
+        let body = t.strip_prefix('\u{feff}').unwrap_or(t);
+        body.trim().is_empty() || serde_json::from_str::<Value>(body).is_ok()
+    };
+    (strict(before) && !strict(after)).then(|| {
+        let body = after.strip_prefix('\u{feff}').unwrap_or(after);
+        let why = serde_json::from_str::<Value>(body)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        format!(
+            "the host would not load the file it leaves ({}), and would then run none of its hooks",
+            escape(&why)
+        )
+    })
+}
+
+/// Environment names that, set in a host's `env` table, move what
+/// keryx-hooks reads (its files, its snapshot, its home) or load code into
+/// every process the host starts.
+const RELOCATING_ENV: [&str; 11] = [
+    "KERYX_HOME",
+    "KERYX_SNAPSHOT_ROOT",
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "XDG_CACHE_HOME",
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "LD_AUDIT",
+    "BASH_ENV",
+];
+
 fn turned_off(text: &str, format: ConfigFormat) -> Vec<String> {
     let mut out = Vec::new();
     let Some(doc) = document(text, format) else {
@@ -1924,6 +1971,32 @@ fn turned_off(text: &str, format: ConfigFormat) -> Vec<String> {
                         out.push("turn every hook off (`disableAllHooks`)".to_owned());
                     } else if k == "KERYX_HOOKS" && child.as_str() != Some("on") {
                         out.push("set `KERYX_HOOKS` to turn keryx-hooks off".to_owned());
+                    } else if k == "hooksConfig" {
+                        // Gemini CLI's switches for its hooks.
+                        if child.get("enabled").and_then(Value::as_bool) == Some(false) {
+                            out.push(
+                                "turn the host's hooks off (`hooksConfig.enabled`)".to_owned(),
+                            );
+                        }
+                        if let Some(Value::Array(names)) = child.get("disabled") {
+                            for n in names {
+                                out.push(format!(
+                                    "turn off the host's hook `{}` (`hooksConfig.disabled`)",
+                                    escape(&n.to_string())
+                                ));
+                            }
+                        }
+                        scan(child, out);
+                    } else if k == "env"
+                        && let Value::Object(vars) = child
+                    {
+                        for name in vars.keys().filter(|n| RELOCATING_ENV.contains(&n.as_str())) {
+                            out.push(format!(
+                                "set `{}` for every process the host starts, which moves what keryx-hooks reads or loads code into it",
+                                escape(name)
+                            ));
+                        }
+                        scan(child, out);
                     } else {
                         scan(child, out);
                     }

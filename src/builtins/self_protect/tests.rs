@@ -221,8 +221,10 @@ fn a_host_config_edit_is_judged_by_what_it_does_to_the_file() {
         "\"Bash(git status)\", \"Bash(ls)\"",
     ));
     h.allowed(edit(&file, "lint-hook", "lint-hook --fast"));
-    // An old string that is not there: the host refuses the edit itself.
-    h.allowed(edit(&file, "no such text", ""));
+    // An old string that is not there as written: the host may still apply
+    // it (curly quotes match straight ones in Claude Code), so it is not
+    // let through unchecked.
+    h.denied(edit(&file, "no such text", ""), "cannot be checked");
     // MultiEdit and OpenCode's spelling, edit by edit.
     h.denied(
         json!({"tool_name": "MultiEdit", "tool_input": {"file_path": file, "edits": [
@@ -368,4 +370,59 @@ fn the_binary_hosts_run_is_not_written_by_a_file_tool() {
         "binary",
     );
     h.allowed(write(&h.path(".cargo/bin/other"), "x"));
+}
+
+#[test]
+fn a_host_file_write_must_leave_a_file_the_host_loads_without_its_switches() {
+    let h = Home::new();
+    // A project's settings with no keryx-hooks entries yet (not wired).
+    let file = h.path("proj/.claude/settings.json");
+    h.write(
+        "proj/.claude/settings.json",
+        "{\n  \"model\": \"opus\"\n}\n",
+    );
+    h.denied(
+        write(&file, "{\"disableAllHooks\": true, \"x\": 1e400}"),
+        "",
+    );
+    // Invalid for a strict reader: a trailing comma, a comment, a number out of range.
+    for bad in ["{\"model\": \"opus\",}", "{\"model\": \"opus\" // mine\n}"] {
+        h.denied(write(&file, bad), "would not load");
+    }
+    h.denied(write(&file, "{\"x\": 1e400}"), "cannot be read");
+    // Gemini CLI's own switches, and env entries that move keryx-hooks' inputs.
+    let gemini = h.path(".gemini/settings.json");
+    h.write(".gemini/settings.json", "{}\n");
+    h.denied(
+        write(&gemini, "{\"hooksConfig\": {\"enabled\": false}}"),
+        "hooksConfig.enabled",
+    );
+    h.denied(
+        write(
+            &gemini,
+            "{\"hooksConfig\": {\"disabled\": [\"keryx-hooks\"]}}",
+        ),
+        "hooksConfig.disabled",
+    );
+    for var in [
+        "KERYX_HOME",
+        "KERYX_SNAPSHOT_ROOT",
+        "HOME",
+        "XDG_STATE_HOME",
+        "LD_PRELOAD",
+    ] {
+        h.denied(
+            write(
+                &file,
+                &format!("{{\"env\": {{\"{var}\": \"/tmp/elsewhere\"}}}}"),
+            ),
+            var,
+        );
+    }
+    // Ordinary settings still go through.
+    h.allowed(write(
+        &file,
+        "{\"model\": \"sonnet\", \"env\": {\"RUST_LOG\": \"debug\"}}",
+    ));
+    h.allowed(write(&gemini, "{\"hooksConfig\": {\"enabled\": true}}"));
 }
