@@ -1365,7 +1365,7 @@ impl<'a> FindArgs<'a> {
 
 /// What kind of secret a path holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SecretKind {
+pub(super) enum SecretKind {
     Dotenv,
     SshPrivateKey,
     SshDir,
@@ -1378,7 +1378,7 @@ enum SecretKind {
 }
 
 impl SecretKind {
-    fn describe(self) -> &'static str {
+    pub(super) fn describe(self) -> &'static str {
         match self {
             SecretKind::Dotenv => "a dotenv file, which holds secrets",
             SecretKind::SshPrivateKey => "an SSH private key",
@@ -1538,7 +1538,7 @@ const SECRET_NAMES: &[(&str, SecretKind)] = &[
 ];
 
 /// Whether `word` (an argument, quotes removed) names a secret.
-fn secret_path(word: &str, home: Option<&Path>) -> Option<SecretKind> {
+pub(super) fn secret_path(word: &str, home: Option<&Path>) -> Option<SecretKind> {
     if word.is_empty() || word.starts_with('-') {
         return None;
     }
@@ -2273,6 +2273,27 @@ mod tests {
                 Verdict::Allow => panic!("{cmd:?} should be denied"),
             }
         }
+    }
+
+    #[test]
+    fn links_to_secrets_are_refused_and_links_named_like_them_are_not() {
+        for cmd in [
+            "ln -s ~/.ssh/id_rsa notes.txt",
+            "ln ~/.aws/credentials x",
+            "cp -s /home/dev/.ssh/id_ed25519 k",
+            "ln -s -t /tmp/x ~/.netrc",
+        ] {
+            denied(cmd, "another name for");
+        }
+        // A link to what decides enforcement is a write of it.
+        denied("ln ~/.keryx/hooks.json innocent.json", "only a person");
+        denied(
+            "ln -s /home/dev/.claude/settings.json s.json",
+            "only a person",
+        );
+        allowed("ln -s config.example .env");
+        allowed("ln -s ../README.md docs/README.md");
+        allowed("cp -r src dst");
     }
 
     #[test]

@@ -133,6 +133,9 @@ pub(super) fn command(
     if let Some(r) = signals_keryx(script, cmd, g.src) {
         return Some(r);
     }
+    if let Some(r) = links_a_secret(g, cmd) {
+        return Some(r);
+    }
     let argv = unwrap_wrappers(&cmd.words);
     for cand in candidates(argv, defs) {
         if let Some(r) = keryx_invocation(g, script, &cand) {
@@ -210,6 +213,57 @@ pub(super) fn command(
         }
     }
     None
+}
+
+/// `ln` (or `cp -l`/`--link`, `cp -s`) of a secret file: another name for
+/// it, under which a later read would not be seen for what it is.
+fn links_a_secret(g: &Guard, cmd: &Command) -> Option<String> {
+    let argv = unwrap_wrappers(&cmd.words);
+    let name = basename(argv.first()?);
+    let links = name == "ln"
+        || (name == "cp"
+            && argv[1..].iter().any(|a| {
+                a == "--link"
+                    || a == "--symbolic-link"
+                    || (a.starts_with('-')
+                        && !a.starts_with("--")
+                        && (a.contains('l') || a.contains('s')))
+            }));
+    if !links {
+        return None;
+    }
+    let home = g.cfg.home.as_deref();
+    // The sources: every operand but the link's own name (the last one,
+    // unless `-t DIR` names where the links go).
+    let mut operands: Vec<&String> = Vec::new();
+    let mut target_dir = false;
+    let mut skip = false;
+    for a in &argv[1..] {
+        if skip {
+            skip = false;
+        } else if a == "-t" || a == "--target-directory" {
+            target_dir = true;
+            skip = true;
+        } else if a.starts_with("--target-directory=") {
+            target_dir = true;
+        } else if !a.starts_with('-') {
+            operands.push(a);
+        }
+    }
+    if !target_dir && operands.len() >= 2 {
+        operands.pop();
+    }
+    operands
+        .into_iter()
+        .find_map(|a| super::ctx_guard::secret_path(a, home).map(|k| (a, k)))
+        .map(|(a, kind)| {
+            format!(
+                "ctx-guard: `{}` makes another name for {} (`{}`), under which reading it would not be seen for what it is",
+                show(argv),
+                kind.describe(),
+                escape(a)
+            )
+        })
 }
 
 /// How a running shim looks to `pkill`, `killall` and `ps`: its process
@@ -1021,8 +1075,12 @@ fn write_targets(cmd: &Command, name: &str, argv: &[String]) -> Vec<(String, Acc
                 }
                 all(Access::Write, vec![d]);
             }
-            if name == "mv" {
-                all(Access::Remove, sources);
+            match name {
+                "mv" => all(Access::Remove, sources),
+                // A link to what decides enforcement is a way to write it
+                // under another name.
+                "ln" => all(Access::Write, sources),
+                _ => {}
             }
         }
         "find" if argv.iter().any(|a| a == "-delete") => {
@@ -1376,13 +1434,22 @@ fn collect_strs<'v>(v: &'v Value, out: &mut Vec<&'v str>) {
 }
 
 /// What `path` is, when it decides enforcement.
+///
+/// Recognised by what `path` is, not how it is spelled: its real path (a
+/// symlink under an innocent name is the file it points at) and, for a
+/// file with more than one name, its device and inode (a hard link is the
+/// file itself).
 fn protected(cfg: &CtxGuardConfig, path: &Path) -> Option<Protected> {
+    let real = crate::paths::real_path(path);
     for (what, p) in keryx_places(cfg) {
-        if crate::paths::may_be_inside(path, &p) {
+        if crate::paths::may_be_inside(path, &p) || crate::paths::may_be_inside(&real, &p) {
             return Some(Protected::Keryx(what, p));
         }
     }
-    if !maybe_host_file(path) {
+    if let Some(p) = hard_link_of(cfg, path) {
+        return Some(p);
+    }
+    if !maybe_host_file(path) && !maybe_host_file(&real) {
         return None;
     }
     let (user, project) = host_files(cfg);
@@ -1451,6 +1518,24 @@ fn inside_removed(cfg: &CtxGuardConfig, path: &Path) -> Option<String> {
                 h.host_name
             )
         })
+}
+
+/// `path` when it is another name (a hard link) of one of keryx-hooks'
+/// files or a user host config file: same device and inode.
+fn hard_link_of(cfg: &CtxGuardConfig, path: &Path) -> Option<Protected> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file() && m.nlink() > 1)?;
+    let same =
+        |p: &Path| std::fs::metadata(p).is_ok_and(|o| o.dev() == m.dev() && o.ino() == m.ino());
+    if let Some((what, p)) = keryx_places(cfg).into_iter().find(|(_, p)| same(p)) {
+        return Some(Protected::Keryx(what, p));
+    }
+    let (user, _) = host_files(cfg);
+    user.into_iter()
+        .find(|h| same(&h.path))
+        .map(Protected::HostConfig)
 }
 
 /// A glob like `~/.keryx/*` that matches something protected.

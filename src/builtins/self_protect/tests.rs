@@ -426,3 +426,21 @@ fn a_host_file_write_must_leave_a_file_the_host_loads_without_its_switches() {
     ));
     h.allowed(write(&gemini, "{\"hooksConfig\": {\"enabled\": true}}"));
 }
+
+#[test]
+fn a_link_under_an_innocent_name_is_the_file_it_names() {
+    let h = Home::new();
+    h.write(
+        ".claude/settings.json",
+        &claude_settings(ENTRY, 30, "*", ""),
+    );
+    // A symlink to the host file, and a hard link to keryx-hooks' own file.
+    let link = h.path("notes/innocent.json");
+    std::fs::create_dir_all(std::path::Path::new(&link).parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(h.path(".claude/settings.json"), &link).unwrap();
+    h.denied(write(&link, "{}"), "keryx-hooks entry");
+    h.write(".keryx/hooks.json", "{}");
+    let hard = h.path("notes/other.json");
+    std::fs::hard_link(h.path(".keryx/hooks.json"), &hard).unwrap();
+    h.denied(write(&hard, "{}"), "hooks file");
+}
