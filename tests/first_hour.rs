@@ -283,3 +283,43 @@ fn init_force_keeps_a_backup_and_lists_what_it_drops() {
         "{ not json"
     );
 }
+
+/// A snapshot is what its manifest says, checked on every event: emptied,
+/// deleted or rewritten, or without its manifest, it is a broken config
+/// (gate-capable events denied, the person told), never loaded silently.
+#[test]
+fn a_snapshot_that_no_longer_matches_its_manifest_denies() {
+    for tamper in ["empty", "delete", "rewrite", "manifest"] {
+        let env = Env::new();
+        let key = installed(&env);
+        assert_eq!(answer(&env, &key, "ls"), "");
+        let dir = env.home.join(".agentic/hooks-snapshot").join(&key);
+        match tamper {
+            "empty" => std::fs::write(dir.join("hooks.json"), "").unwrap(),
+            "delete" => std::fs::remove_file(dir.join("hooks.json")).unwrap(),
+            "rewrite" => std::fs::write(
+                dir.join("hooks.json"),
+                r#"{"schemaVersion": "1.0.0", "hooks": {"PreToolUse": [{"id": "keryx.ctx-guard", "enabled": false, "acknowledge": "disable-builtin-gate"}]}}"#,
+            )
+            .unwrap(),
+            _ => std::fs::remove_file(dir.join("manifest.json")).unwrap(),
+        }
+        let out = answer(&env, &key, "ls");
+        let v: Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{tamper}: {e}: {out}"));
+        assert_eq!(
+            v["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{tamper}: {out}"
+        );
+        assert!(out.contains("hook-snapshot-tampered"), "{tamper}: {out}");
+        // doctor --fix takes the snapshot again (a directory without its
+        // manifest is moved away and installed again), and the guards are back.
+        if tamper == "manifest" {
+            std::fs::remove_dir_all(&dir).unwrap();
+            env.run(&["install", "claude-code"]).code(0);
+        } else {
+            env.run(&["doctor", "--fix", "--yes"]);
+        }
+        assert_eq!(answer(&env, &key, "ls"), "", "{tamper} after doctor --fix");
+    }
+}

@@ -783,7 +783,7 @@ fn drift_checks(loc: &Here, statuses: &[classify::SourceStatus], out: &mut Vec<C
 /// `hooks.json`; returns every registration that may run, for the sandbox check.
 fn config_checks(loc: &Here, out: &mut Vec<Check>) -> Vec<config::model::Registration> {
     let mut regs = Vec::new();
-    let (live, _) = crate::pipeline::load_layers(loc, None);
+    let (live, _) = crate::pipeline::load_layers(loc, None, None);
     push_config_check(out, "config", &live, "keryx-hooks validate");
     let trust = crate::trust::evaluate(&live, loc);
     let file = trust

@@ -19,7 +19,7 @@ pub fn run(args: &ListArgs) -> CmdResult {
     let loc = super::here();
     super::print_location_warnings(&loc);
     let profile = super::profile_or_settings(args.profile, &loc);
-    let (mut loaded, _) = crate::pipeline::load_layers(&loc, None);
+    let (mut loaded, _) = crate::pipeline::load_layers(&loc, None, None);
     // Untrusted project hooks leave the loaded set but stay visible here, marked.
     let trust = crate::trust::apply(&mut loaded, &loc);
     let shown = trust_display::with_held_back(&loaded.registrations, &trust);

@@ -43,7 +43,7 @@ pub fn run(args: &TestArgs) -> CmdResult {
         }
         None => None,
     };
-    let (mut loaded, _) = crate::pipeline::load_layers(&loc, user_file);
+    let (mut loaded, _) = crate::pipeline::load_layers(&loc, user_file, None);
     if !loaded.ok() {
         for d in loaded.errors() {
             output::err_line(&d.to_string());

@@ -86,6 +86,14 @@ impl Loaded {
 
 /// Loads all three layers.
 pub fn load(sources: &Sources) -> Loaded {
+    load_with(sources, None)
+}
+
+/// [`load`], with the sha256 the user file must have (an installed
+/// snapshot's, from its manifest): other bytes, or no file, fail the load
+/// (`hook-snapshot-tampered`), so what sessions run is what `install`
+/// copied, checked on the very bytes that are parsed.
+pub fn load_with(sources: &Sources, user_digest: Option<&str>) -> Loaded {
     let mut loaded = Loaded {
         registrations: builtins::registrations(),
         ..Loaded::default()
@@ -105,7 +113,8 @@ pub fn load(sources: &Sources) -> Loaded {
         } else {
             None
         };
-        match load_file(&path, scope, root, sources.cache_dir.as_deref()) {
+        let digest = (scope == Scope::User).then_some(user_digest).flatten();
+        match load_file(&path, scope, root, sources.cache_dir.as_deref(), digest) {
             Ok(None) => {}
             Ok(Some(file)) => {
                 loaded.registrations.extend(file.registrations);
@@ -250,10 +259,31 @@ fn load_file(
     scope: Scope,
     project_root: Option<&Path>,
     cache_dir: Option<&Path>,
+    digest: Option<&str>,
 ) -> Result<Option<FileResult>, Vec<Diagnostic>> {
-    let Some(bytes) = read_config_bytes(path, project_root).map_err(|d| vec![d])? else {
-        return Ok(None);
+    let tampered = |what: &str| {
+        vec![
+            Diagnostic::error(
+                "hook-snapshot-tampered",
+                format!(
+                    "`{}` {what} what was installed (its manifest); run `keryx-hooks doctor --fix` to take the snapshot again",
+                    path.display()
+                ),
+            )
+            .at(path),
+        ]
     };
+    let Some(bytes) = read_config_bytes(path, project_root).map_err(|d| vec![d])? else {
+        return match digest {
+            Some(_) => Err(tampered("is missing: it is not")),
+            None => Ok(None),
+        };
+    };
+    if let Some(want) = digest
+        && crate::hash::digest_bytes(&bytes) != want
+    {
+        return Err(tampered("differs from"));
+    }
     let (text, doc) = parse_config_bytes(path, &bytes).map_err(|d| vec![d])?;
     check_version(&doc, &text, path).map_err(|d| vec![d])?;
 

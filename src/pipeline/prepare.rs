@@ -175,19 +175,41 @@ pub(crate) fn prepare(
     crate::runner::set_probe_cache_dir(loc.state_dir.clone());
     let layer = UserLayer::choose(adapter, s, &loc);
     let user_file = layer.key().map(|k| loc.snapshot_dir(k).join("hooks.json"));
-    let (mut loaded, set_aside) = load_layers(&loc, user_file.clone());
-    if let (Some(key), Some(file)) = (layer.key(), &user_file)
-        && !loc.snapshot_dir(key).is_dir()
-    {
-        loaded
-            .diagnostics
-            .push(crate::config::diagnostic::Diagnostic::error(
+    // An installed snapshot is what its manifest says, checked on every
+    // event on the bytes the loader parses: an emptied, deleted or
+    // rewritten hooks.json (or a missing manifest) is a broken config.
+    let manifest = layer.key().map(|k| {
+        let dir = loc.snapshot_dir(k);
+        crate::install::manifest::read(&dir).and_then(|m| {
+            m.files
+                .iter()
+                .find(|f| f.path == "hooks.json")
+                .map(|f| f.sha256.clone())
+                .ok_or_else(|| "its manifest lists no `hooks.json`".to_owned())
+        })
+    });
+    let digest = manifest.as_ref().and_then(|m| m.as_ref().ok()).cloned();
+    let (mut loaded, set_aside) = load_layers(&loc, user_file.clone(), digest.as_deref());
+    if let (Some(key), Some(file)) = (layer.key(), &user_file) {
+        use crate::config::diagnostic::Diagnostic;
+        if !loc.snapshot_dir(key).is_dir() {
+            loaded.diagnostics.push(Diagnostic::error(
                 "hook-snapshot-missing",
                 format!(
                     "snapshot `{key}` is not installed (no `{}`); run `keryx-hooks doctor --fix`",
                     file.display()
                 ),
             ));
+        } else if let Some(Err(why)) = &manifest {
+            loaded.diagnostics.push(Diagnostic::error(
+                "hook-snapshot-tampered",
+                format!(
+                    "snapshot `{key}` cannot be checked against its manifest ({}); move `{}` away, then run `keryx-hooks install <host>...` to take it again",
+                    escape(why),
+                    escape(&loc.snapshot_dir(key).display().to_string())
+                ),
+            ));
+        }
     }
     // The flag, then what the host says, then the user's runtime.toml:
     // the strictest profile when that file is broken.
@@ -388,9 +410,15 @@ pub(crate) fn config_invalid_reason(errors: &[String]) -> String {
 /// (`user_file`, a snapshot's, else the live file) and the project's. A
 /// project file that does not load in a project never trusted is set
 /// aside; the notice that says so is returned beside the load.
-pub(crate) fn load_layers(loc: &Here, user_file: Option<PathBuf>) -> (Loaded, Option<String>) {
+/// `user_digest` is the sha256 the user file must have (a snapshot's).
+pub(crate) fn load_layers(
+    loc: &Here,
+    user_file: Option<PathBuf>,
+    user_digest: Option<&str>,
+) -> (Loaded, Option<String>) {
     let sources = config::sources(loc, user_file);
-    let mut loaded = load::load(&sources);
-    let set_aside = crate::trust::set_aside_broken_untrusted_project(&mut loaded, &sources, loc);
+    let mut loaded = load::load_with(&sources, user_digest);
+    let set_aside =
+        crate::trust::set_aside_broken_untrusted_project(&mut loaded, &sources, user_digest, loc);
     (loaded, set_aside)
 }

@@ -154,6 +154,7 @@ pub fn too_large_warnings(pinned: &[digest::PinnedFile]) -> Vec<String> {
 pub fn set_aside_broken_untrusted_project(
     loaded: &mut Loaded,
     sources: &crate::config::load::Sources,
+    user_digest: Option<&str>,
     loc: &Here,
 ) -> Option<String> {
     use crate::config::diagnostic::Diagnostic;
@@ -163,10 +164,13 @@ pub fn set_aside_broken_untrusted_project(
     }
     let file = sources.project_file.as_ref()?;
     let root = loc.project_root.as_ref()?;
-    let without = load::load(&load::Sources {
-        project_file: None,
-        ..sources.clone()
-    });
+    let without = load::load_with(
+        &load::Sources {
+            project_file: None,
+            ..sources.clone()
+        },
+        user_digest,
+    );
     if !without.ok() {
         return None;
     }
