@@ -1387,6 +1387,18 @@ fn maybe_host_file(path: &Path) -> bool {
             .any(|(_, p)| p.ends_with(&format!("/{name}")))
 }
 
+/// The refusal when `path` is the keryx-hooks binary the hosts run.
+fn the_hosts_binary(cfg: &CtxGuardConfig, tool: &str, path: &Path, verb: &str) -> Option<String> {
+    let binary = cfg.binary.as_ref()?;
+    (crate::paths::real_path(path) == crate::paths::real_path(binary)).then(|| {
+        format!(
+            "keryx-hooks: `{}` {verb} the keryx-hooks binary the agent hosts run (`{}`); {ONLY_A_PERSON}",
+            escape(tool),
+            escape(&binary.display().to_string())
+        )
+    })
+}
+
 /// An MCP tool given a path that decides enforcement (keryx-hooks' files,
 /// an agent host's config, the binary the hosts run), in any string
 /// argument: refused, since what the tool does with it cannot be checked
@@ -1404,14 +1416,8 @@ fn mcp_write_refusal(
         .filter(|s| super::ctx_guard::path_like(s))
     {
         let Some(path) = resolve(s) else { continue };
-        if let Some(binary) = &cfg.binary
-            && crate::paths::real_path(&path) == crate::paths::real_path(binary)
-        {
-            return Some(format!(
-                "keryx-hooks: `{}` is given the keryx-hooks binary the agent hosts run (`{}`); {ONLY_A_PERSON}",
-                escape(tool),
-                escape(&binary.display().to_string())
-            ));
+        if let Some(r) = the_hosts_binary(cfg, tool, &path, "is given") {
+            return Some(r);
         }
         if let Some(p) = protected(cfg, &path) {
             return Some(refusal(
@@ -1655,14 +1661,8 @@ fn write_refusal(payload: &Value, cfg: &CtxGuardConfig) -> Option<String> {
     if let Some(r) = startup_file_refusal(tool, &path, input) {
         return Some(r);
     }
-    if let Some(binary) = &cfg.binary
-        && crate::paths::real_path(&path) == crate::paths::real_path(binary)
-    {
-        return Some(format!(
-            "keryx-hooks: `{}` would change the keryx-hooks binary the agent hosts run (`{}`); {ONLY_A_PERSON}",
-            escape(tool),
-            escape(&binary.display().to_string())
-        ));
+    if let Some(r) = the_hosts_binary(cfg, tool, &path, "would change") {
+        return Some(r);
     }
     let p = protected(cfg, &path)?;
     let host = match &p {

@@ -26,7 +26,6 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::cli::DoctorArgs;
-use crate::config::model::RunsIn;
 use crate::config::{self, load};
 use crate::error::CmdResult;
 use crate::escape::escape;
@@ -1010,14 +1009,7 @@ fn settings_check(loc: &Here, out: &mut Vec<Check>) {
 fn sandbox_check(loc: &Here, regs: &[config::model::Registration], out: &mut Vec<Check>) {
     // The profile `run` uses when the host names none.
     let profile = loc.settings().profile();
-    let mut needing: Vec<&str> = regs
-        .iter()
-        .filter(|r| r.enabled && r.command().is_some())
-        .filter(|r| r.effective_runs_in(profile) == RunsIn::Sandbox)
-        .map(|r| r.id.as_str())
-        .collect();
-    needing.sort();
-    needing.dedup();
+    let needing = crate::install::preflight::needing_sandbox(regs, loc);
     let list = needing
         .iter()
         .map(|i| format!("`{}`", escape(i)))
