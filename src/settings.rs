@@ -644,27 +644,18 @@ fn nearest_key(table: &str, key: &str) -> Option<String> {
 /// than half its length.
 fn nearest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     candidates
-        .map(|c| (distance(word, c), c))
+        .map(|c| {
+            (
+                crate::base::text::edit_distance(
+                    &word.to_ascii_lowercase(),
+                    &c.to_ascii_lowercase(),
+                ),
+                c,
+            )
+        })
         .filter(|(d, _)| *d <= 2 && d * 2 < word.chars().count().max(2))
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
-}
-
-/// Levenshtein distance, ASCII-case-insensitive.
-fn distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().map(|c| c.to_ascii_lowercase()).collect();
-    let b: Vec<char> = b.chars().map(|c| c.to_ascii_lowercase()).collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }
 
 fn profile_names() -> String {
@@ -1123,7 +1114,7 @@ mod tests {
         );
         assert_eq!(nearest("ab", ["abc"].into_iter()), None);
         assert_eq!(nearest("colour", ["enabled"].into_iter()), None);
-        assert_eq!(distance("kitten", "sitting"), 3);
+        assert_eq!(crate::base::text::edit_distance("kitten", "sitting"), 3);
         assert_eq!(line_col("ab\ncdé\nx", 7), (2, 4));
     }
 }

@@ -20,7 +20,13 @@ pub fn near_miss<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     let limit = (w.chars().count() / 3).max(1);
     let best = folded
         .iter()
-        .map(|(c, f)| (distance(&w, f), common_prefix(&w, f), *c))
+        .map(|(c, f)| {
+            (
+                crate::base::text::edit_distance(&w, f),
+                common_prefix(&w, f),
+                *c,
+            )
+        })
         .filter(|(d, _, _)| *d <= limit)
         .min_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
     if let Some((_, _, c)) = best {
@@ -51,24 +57,6 @@ fn fold(s: &str) -> String {
 
 fn common_prefix(a: &str, b: &str) -> usize {
     a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
-}
-
-/// Levenshtein distance, by characters.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diag = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let next = (row[j + 1] + 1)
-                .min(row[j] + 1)
-                .min(diag + usize::from(ca != *cb));
-            diag = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]
@@ -137,9 +125,9 @@ mod tests {
 
     #[test]
     fn distances() {
-        assert_eq!(distance("", ""), 0);
-        assert_eq!(distance("abc", ""), 3);
-        assert_eq!(distance("kitten", "sitting"), 3);
-        assert_eq!(distance("observer", "observe"), 1);
+        assert_eq!(crate::base::text::edit_distance("", ""), 0);
+        assert_eq!(crate::base::text::edit_distance("abc", ""), 3);
+        assert_eq!(crate::base::text::edit_distance("kitten", "sitting"), 3);
+        assert_eq!(crate::base::text::edit_distance("observer", "observe"), 1);
     }
 }

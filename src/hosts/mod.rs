@@ -81,26 +81,10 @@ pub fn closest(name: &str, among: &[&'static Adapter]) -> Option<&'static Adapte
         }
     }
     words()
-        .map(|(a, w)| (edit_distance(&typed, w), a))
+        .map(|(a, w)| (crate::base::text::edit_distance(&typed, w), a))
         .filter(|(d, _)| *d <= (typed.chars().count() / 3).max(1))
         .min_by_key(|(d, _)| *d)
         .map(|(_, a)| a)
-}
-
-/// The Levenshtein distance between `a` and `b`, in characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitute = diagonal + usize::from(ca != *cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitute.min(row[j] + 1).min(diagonal + 1);
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]
