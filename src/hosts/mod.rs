@@ -15,16 +15,19 @@ mod spec;
 pub mod stdin_guard;
 
 pub use decode::DecodeError;
-pub use encode::Encoded;
 pub use spec::{Adapter, Bridge, ConfigFiles, ConfigFormat, HomeEnv, HostEvent, TimeoutUnit};
 
+/// The canonical event, as spec.rs names it (it is build.rs's too, where
+/// the parent module provides it).
+use crate::runtime::events::Event;
+pub use encode::Encoded;
 include!(concat!(env!("OUT_DIR"), "/adapters.rs"));
 
 /// The adapters build.rs generated, one `static` per host, and the table
 /// of them sorted by name.
 mod data {
+    use super::Event;
     use super::spec::*;
-    use crate::runtime::events::Event;
 
     include!(concat!(env!("OUT_DIR"), "/adapter_data.rs"));
 }

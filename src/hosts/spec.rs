@@ -1,16 +1,21 @@
 //! The typed form of one `adapters/<host>/adapter.json` and the questions the
 //! rest of the crate asks of a host (can it gate, can it ask, where is its
 //! config). Nothing here is parsed at run time: build.rs reads every adapter
-//! file, checks it as strictly as a typed parse would (unknown keys, missing
-//! fields, wrong types and unknown enum values fail the build, naming the
-//! file and the field) and writes each adapter as a `static` of these types,
-//! so every string is `&'static str`, every list a `&'static [T]`, every
-//! name-to-name table a slice sorted by key, and every output template a
-//! [`Json`] tree in the file's own key order.
+//! file into these types with serde (so the types and their serde
+//! attributes are the one description of the file, beside the JSON schema)
+//! and writes each adapter back out as a `static` literal of them, so every
+//! string is `&'static str`, every list a `&'static [T]`, every name-to-name
+//! table a slice sorted by key, and every output template a [`Json`] tree
+//! in the file's own key order.
+//!
+//! Also build.rs's (`#[path]`): it uses nothing of the crate but the
+//! canonical [`Event`], which its parent module provides.
 
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::runtime::events::Event;
+use super::Event;
 
 /// A name-to-name table (`tools`, a field's `values`), sorted by key.
 pub(super) type Table = &'static [(&'static str, &'static str)];
@@ -26,7 +31,7 @@ pub(super) fn table_get(table: Table, key: &str) -> Option<&'static str> {
 /// A JSON value written into the binary: an output template or a `skip`'s
 /// `equals`. Objects keep the adapter file's key order; numbers are
 /// integers (build.rs refuses any other number).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[allow(
     dead_code,
     reason = "build.rs emits the variants the adapter files use"
@@ -82,50 +87,71 @@ pub(super) fn object(entries: &[(&'static str, Json)]) -> Map<String, Value> {
         .collect()
 }
 
+// The file's spelling is camelCase (lowercase for enum values); a field
+// with a default says so; `deserialize_with` reads what serde cannot lend
+// as `&'static` (a list, a table, the events object, a template). The file
+// is read from a value that lives for good, so its strings are lent, not
+// copied: `borrow` says so where no field is a plain `&'static str`.
+
 /// One host, as its adapter file describes it.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all(deserialize = "camelCase"))]
 pub struct Adapter {
     pub(super) name: &'static str,
     pub(super) display_name: &'static str,
     /// Other names people type for the host (`claude`), for the human
     /// commands; never `run`'s.
+    #[serde(default, deserialize_with = "list")]
     pub(super) aliases: &'static [&'static str],
     /// How notices reach the person on events without a `notice` of their
     /// own. Never the model's context: a notice names a command to run,
     /// and only a person should be told to run it.
     pub(super) notice: Option<Output>,
     pub(super) encoder: EncoderKind,
+    #[serde(default, deserialize_with = "list")]
     pub(super) sources: &'static [&'static str],
     pub(super) timeout: Timeout,
     pub(super) config_files: ConfigFiles,
     pub(super) match_all: Option<&'static str>,
     pub(super) closes_stdin: bool,
     pub(super) exit_rule: &'static str,
+    #[serde(default)]
     pub(super) passthrough: bool,
+    #[serde(default)]
     pub(super) host_fields: bool,
     /// The variables the host sets for its own hooks, passed through the
     /// environment allowlist when the shim runs under this host.
+    #[serde(default, deserialize_with = "list")]
     pub(super) hook_env: &'static [&'static str],
+    #[serde(default, deserialize_with = "list")]
     pub(super) ignore: &'static [&'static str],
+    #[serde(default, deserialize_with = "list")]
     pub(super) fields: &'static [FieldMap],
     /// Host tool name → canonical tool name, sorted by host name.
+    #[serde(default, deserialize_with = "table")]
     pub(super) tools: Table,
     pub(super) mcp: Option<Mcp>,
     /// In file order, which is the order the installer wires them.
+    #[serde(deserialize_with = "host_events")]
     pub(super) events: &'static [HostEvent],
+    #[serde(default, deserialize_with = "list")]
     pub(super) unmapped: &'static [&'static str],
+    #[serde(default, deserialize_with = "list")]
     pub(super) bridges: &'static [BridgeSpec],
+    #[serde(default, deserialize_with = "list")]
     pub(super) notes: &'static [&'static str],
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all(deserialize = "lowercase"))]
 pub(super) enum EncoderKind {
     Template,
     Keryx,
 }
 
 /// The unit a host's own config expresses hook timeouts in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all(deserialize = "lowercase"))]
 pub enum TimeoutUnit {
     Seconds,
     Milliseconds,
@@ -142,7 +168,8 @@ impl TimeoutUnit {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(super) struct Timeout {
     pub unit: TimeoutUnit,
     pub default: Option<u64>,
@@ -150,15 +177,19 @@ pub(super) struct Timeout {
 
 /// Where a host reads its hook registrations, before `~` and `homeEnv` are
 /// resolved (that happens in `paths`).
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all(deserialize = "camelCase"))]
 pub struct ConfigFiles {
     pub format: ConfigFormat,
+    #[serde(borrow, deserialize_with = "list")]
     pub user: &'static [&'static str],
+    #[serde(deserialize_with = "list")]
     pub project: &'static [&'static str],
     pub home_env: Option<HomeEnv>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all(deserialize = "lowercase"))]
 pub enum ConfigFormat {
     Json,
     Toml,
@@ -171,7 +202,8 @@ pub enum ConfigFormat {
 
 /// `var`, when set, replaces the `replaces` prefix (e.g. `~/.codex`) of the
 /// user paths.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct HomeEnv {
     pub var: &'static str,
     pub replaces: &'static str,
@@ -179,26 +211,33 @@ pub struct HomeEnv {
 
 /// One payload field mapping: the first `from` path present wins. A `from`
 /// written as one string is a one-element list.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(super) struct FieldMap {
     pub to: &'static str,
+    #[serde(deserialize_with = "one_or_list")]
     pub from: &'static [&'static str],
     /// `type` in the file; `string` when absent.
+    #[serde(rename(deserialize = "type"), default)]
     pub kind: ValueKind,
     pub transform: Option<Transform>,
+    #[serde(default)]
     pub required: bool,
     /// Host values renamed to canonical ones (Copilot's `source: "new"` is
     /// `startup`), sorted by host value; values not listed pass through
     /// unchanged.
+    #[serde(default, deserialize_with = "table")]
     pub values: Table,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all(deserialize = "lowercase"))]
 #[allow(
     dead_code,
     reason = "build.rs emits the variants the adapter files use"
 )]
 pub(super) enum ValueKind {
+    #[default]
     String,
     Boolean,
     Number,
@@ -231,7 +270,8 @@ impl ValueKind {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all(deserialize = "lowercase"))]
 pub(super) enum Transform {
     Tool,
     Json,
@@ -240,7 +280,8 @@ pub(super) enum Transform {
     Text,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all(deserialize = "camelCase"))]
 pub(super) struct Mcp {
     pub prefix: &'static str,
     pub server_path: Option<&'static str>,
@@ -249,13 +290,20 @@ pub(super) struct Mcp {
 }
 
 /// One host event and how it maps and answers.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct HostEvent {
+    /// The key of the event in the file's `events` object.
+    #[serde(skip_deserializing)]
     pub(super) name: &'static str,
+    #[serde(with = "event_name")]
     pub(super) event: Event,
     /// `wire` in the file; true when absent.
+    #[serde(default = "yes")]
     pub(super) wire: bool,
+    #[serde(default, deserialize_with = "list")]
     pub(super) fields: &'static [FieldMap],
+    #[serde(borrow, default, deserialize_with = "list")]
     pub(super) require: &'static [&'static str],
     pub(super) refine: Option<Refine>,
     pub(super) skip: Option<Skip>,
@@ -297,9 +345,11 @@ impl HostEvent {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(super) struct Refine {
     pub when: &'static str,
+    #[serde(with = "event_name")]
     pub event: Event,
 }
 
@@ -308,7 +358,8 @@ pub(super) struct Refine {
 /// round; Copilot fires agentStop inside a subagent before its
 /// subagentStop): skipped when the payload path is present, or, with
 /// `equals`, when it holds that value.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(super) struct Skip {
     pub when: &'static str,
     pub equals: Option<Json>,
@@ -317,17 +368,23 @@ pub(super) struct Skip {
 
 /// One kind of answer in the host's shape: a stdout object (placeholders
 /// `$reason`, `$context`, `$notices`), a stderr line, an exit code.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Output {
     /// The stdout object's entries, in file order.
+    #[serde(default, deserialize_with = "entries")]
     pub(super) stdout: Option<&'static [(&'static str, Json)]>,
     pub(super) stderr: Option<&'static str>,
+    #[serde(default)]
     pub(super) exit: u8,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(super) struct BridgeSpec {
+    #[serde(with = "event_name")]
     pub event: Event,
+    #[serde(with = "event_name")]
     pub via: Event,
     pub tool: &'static str,
 }
@@ -484,10 +541,223 @@ impl Adapter {
     pub fn notes(&self) -> &'static [&'static str] {
         self.notes
     }
+}
 
-    /// A host tool name in canonical form, without payload context (an MCP
-    /// name that needs the payload to find its server comes back unchanged).
-    pub fn canonical_tool(&self, host_tool: &str) -> String {
-        super::decode::canonical_tool(self, host_tool, &Value::Null)
+// ---------------------------------------------------------- reading a file
+
+/// `wire`'s default.
+fn yes() -> bool {
+    true
+}
+
+/// A list, kept for good: only build.rs (and the tests of the data) read
+/// an adapter file, once.
+fn list<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<&'static [T], D::Error> {
+    Vec::<T>::deserialize(d).map(|v| &*v.leak())
+}
+
+/// A string-to-string object as a [`Table`], sorted by key.
+fn table<'de, D: Deserializer<'de>>(d: D) -> Result<Table, D::Error> {
+    struct Pairs;
+    impl<'de> Visitor<'de> for Pairs {
+        type Value = Table;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object of strings")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Table, A::Error> {
+            let mut pairs: Vec<(&'static str, &'static str)> = Vec::new();
+            while let Some(k) = map.next_key::<String>()? {
+                let v = map.next_value::<String>()?;
+                pairs.push((k.leak(), v.leak()));
+            }
+            pairs.sort_by(|a, b| a.0.cmp(b.0));
+            Ok(pairs.leak())
+        }
+    }
+    d.deserialize_map(Pairs)
+}
+
+/// `from`: one path, or a list of them; one path is a list of one.
+fn one_or_list<'de, D: Deserializer<'de>>(d: D) -> Result<&'static [&'static str], D::Error> {
+    struct Paths;
+    impl<'de> Visitor<'de> for Paths {
+        type Value = &'static [&'static str];
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a string or a list of strings")
+        }
+
+        fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+            Ok(vec![&*s.to_owned().leak()].leak())
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut out: Vec<&'static str> = Vec::new();
+            while let Some(s) = seq.next_element::<String>()? {
+                out.push(s.leak());
+            }
+            Ok(out.leak())
+        }
+    }
+    d.deserialize_any(Paths)
+}
+
+/// The `events` object, in file order, each event named by its key.
+fn host_events<'de: 'static, D: Deserializer<'de>>(d: D) -> Result<&'static [HostEvent], D::Error> {
+    struct Events;
+    impl<'de: 'static> Visitor<'de> for Events {
+        type Value = &'static [HostEvent];
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object of host events")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(name) = map.next_key::<String>()? {
+                let mut event: HostEvent = map.next_value()?;
+                event.name = name.leak();
+                out.push(event);
+            }
+            Ok(out.leak())
+        }
+    }
+    d.deserialize_map(Events)
+}
+
+/// An output template's `stdout` object: its entries in file order.
+fn entries<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Object>, D::Error> {
+    struct Entries(Object);
+    impl<'de> Deserialize<'de> for Entries {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Entries, D::Error> {
+            struct Object;
+            impl<'de> Visitor<'de> for Object {
+                type Value = Entries;
+
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+
+                fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Entries, A::Error> {
+                    object_entries(map).map(Entries)
+                }
+            }
+            d.deserialize_map(Object)
+        }
+    }
+    Ok(Option::<Entries>::deserialize(d)?.map(|e| e.0))
+}
+
+/// A JSON object's entries, in file order.
+type Object = &'static [(&'static str, Json)];
+
+fn object_entries<'de, A: MapAccess<'de>>(mut map: A) -> Result<Object, A::Error> {
+    let mut out: Vec<(&'static str, Json)> = Vec::new();
+    while let Some(k) = map.next_key::<String>()? {
+        let v = map.next_value()?;
+        out.push((k.leak(), v));
+    }
+    Ok(out.leak())
+}
+
+/// Any JSON value but a number that is not an integer.
+impl<'de> Deserialize<'de> for Json {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Json, D::Error> {
+        d.deserialize_any(JsonVisitor)
+    }
+}
+
+struct JsonVisitor;
+
+impl<'de> Visitor<'de> for JsonVisitor {
+    type Value = Json;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Json, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Json, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<Json, E> {
+        Ok(Json::Bool(b))
+    }
+
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<Json, E> {
+        Ok(Json::Int(n))
+    }
+
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<Json, E> {
+        i64::try_from(n).map(Json::Int).map_err(|_| unsupported(n))
+    }
+
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<Json, E> {
+        Err(unsupported(n))
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Json, E> {
+        Ok(Json::Str(s.to_owned().leak()))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element()? {
+            out.push(v);
+        }
+        Ok(Json::Arr(out.leak()))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Json, A::Error> {
+        object_entries(map).map(Json::Obj)
+    }
+}
+
+fn unsupported<E: de::Error>(n: impl std::fmt::Display) -> E {
+    E::custom(format!(
+        "the number {n} is not supported: only integers that fit an i64 are"
+    ))
+}
+
+/// A canonical event by its name, written as the `Event` variant.
+mod event_name {
+    use serde::de::{self, Visitor};
+    use serde::{Deserializer, Serializer};
+
+    use super::Event;
+
+    pub fn serialize<S: Serializer>(e: &Event, s: S) -> Result<S::Ok, S::Error> {
+        let index = Event::ALL.iter().position(|x| x == e).unwrap_or_default();
+        s.serialize_unit_variant("Event", index as u32, e.as_str())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Event, D::Error> {
+        d.deserialize_str(Name)
+    }
+
+    struct Name;
+
+    impl Visitor<'_> for Name {
+        type Value = Event;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a canonical event name")
+        }
+
+        fn visit_str<E: de::Error>(self, name: &str) -> Result<Event, E> {
+            name.parse().map_err(|_| {
+                let all: Vec<&str> = Event::ALL.iter().map(|e| e.as_str()).collect();
+                E::custom(format!(
+                    "unknown event `{name}`, expected one of `{}`",
+                    all.join("`, `")
+                ))
+            })
+        }
     }
 }

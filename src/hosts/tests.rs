@@ -658,6 +658,17 @@ fn the_generated_adapters_are_their_files() {
     }
 }
 
+/// Every field of each generated adapter, whatever fields the spec types
+/// have, is what those types read from its file: the literal build.rs
+/// wrote compiles to the value it was written from.
+#[test]
+fn every_field_of_a_generated_adapter_is_what_the_types_read_from_its_file() {
+    for (name, text) in ADAPTER_SOURCES {
+        let read = generate::read(&format!("adapters/{name}/adapter.json"), text);
+        assert_eq!(format!("{read:#?}"), format!("{:#?}", host(name)), "{name}");
+    }
+}
+
 /// A `from` written as one string is a list of one path, and a list stays
 /// the list the file wrote.
 #[test]
