@@ -15,7 +15,9 @@ mod spec;
 pub mod stdin_guard;
 
 pub use decode::DecodeError;
-pub use spec::{Adapter, Bridge, ConfigFiles, ConfigFormat, HomeEnv, HostEvent, TimeoutUnit};
+pub use spec::{
+    Adapter, Bridge, ConfigFiles, ConfigFormat, HomeEnv, HostEvent, Layout, TimeoutUnit,
+};
 
 /// The canonical event, as spec.rs names it (it is build.rs's too, where
 /// the parent module provides it).

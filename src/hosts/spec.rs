@@ -79,6 +79,40 @@ impl Json {
     }
 }
 
+impl Json {
+    /// The value with each string that is a whole placeholder (`$name`)
+    /// replaced by what `value` gives for it; an object entry whose
+    /// placeholder has no value is left out, and text that is no
+    /// placeholder stays as it is.
+    pub fn fill(self, value: &dyn Fn(&str) -> Option<Value>) -> Value {
+        match self {
+            Json::Str(s) if s.starts_with('$') => {
+                value(s).unwrap_or_else(|| Value::String(s.to_owned()))
+            }
+            Json::Arr(items) => Value::Array(items.iter().map(|j| j.fill(value)).collect()),
+            Json::Obj(entries) => Value::Object(
+                entries
+                    .iter()
+                    .filter(|(_, j)| !matches!(j, Json::Str(s) if s.starts_with('$') && value(s).is_none()))
+                    .map(|(k, j)| ((*k).to_owned(), j.fill(value)))
+                    .collect(),
+            ),
+            other => other.to_value(),
+        }
+    }
+
+    /// Every whole-string placeholder in the value, in order.
+    #[cfg(test)]
+    pub fn placeholders(self) -> Vec<&'static str> {
+        match self {
+            Json::Str(s) if s.starts_with('$') => vec![s],
+            Json::Arr(items) => items.iter().flat_map(|j| j.placeholders()).collect(),
+            Json::Obj(entries) => entries.iter().flat_map(|(_, j)| j.placeholders()).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 /// A static object's entries as a `serde_json` object, in order.
 pub(super) fn object(entries: &[(&'static str, Json)]) -> Map<String, Value> {
     entries
@@ -186,6 +220,54 @@ pub struct ConfigFiles {
     #[serde(deserialize_with = "list")]
     pub project: &'static [&'static str],
     pub home_env: Option<HomeEnv>,
+    /// How a settings file holds its entries under each event.
+    #[serde(default)]
+    pub layout: Layout,
+    /// A JSON settings file also needs `"version": 1` at its top.
+    #[serde(default)]
+    pub version: bool,
+    /// The keys a handler may keep its shell command under; install writes
+    /// the first (the entry template says where).
+    #[serde(default = "command_keys", deserialize_with = "list")]
+    pub command_keys: &'static [&'static str],
+    /// The keys a handler may keep its timeout under, likewise.
+    #[serde(default = "timeout_keys", deserialize_with = "list")]
+    pub timeout_keys: &'static [&'static str],
+    /// The item install puts into a settings file for one event, with the
+    /// placeholders of [`ConfigFiles::entry`].
+    pub(super) entry: Option<Json>,
+}
+
+fn command_keys() -> &'static [&'static str] {
+    &["command"]
+}
+
+fn timeout_keys() -> &'static [&'static str] {
+    &["timeout"]
+}
+
+/// How a settings file holds the entries under each event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all(deserialize = "lowercase"))]
+pub enum Layout {
+    /// Matcher groups, each holding a list of handlers (`{matcher, hooks:
+    /// [handler]}`; a TOML file: `[[hooks.<Event>]]` tables).
+    #[default]
+    Nested,
+    /// Each entry one handler (JSON: `hooks.<event>: [handler]`; a TOML
+    /// file: one top-level `[[hooks]]` list whose entries name their event).
+    Flat,
+}
+
+impl ConfigFiles {
+    /// The entry install writes for one event: the adapter's template with
+    /// each whole-string placeholder (`$command`, `$timeout`, `$event`,
+    /// `$matcher`, `$gate`) replaced by what `value` gives for it, and an
+    /// object key whose placeholder has no value left out. `None` for a host
+    /// without a settings file.
+    pub fn entry(&self, value: &dyn Fn(&str) -> Option<Value>) -> Option<Value> {
+        self.entry.map(|t| t.fill(value))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -669,6 +669,47 @@ fn every_field_of_a_generated_adapter_is_what_the_types_read_from_its_file() {
     }
 }
 
+/// Every host with a settings file says what entry install writes into
+/// it, with known placeholders only: the command under the first of its
+/// command keys and the timeout under the first of its timeout keys (in
+/// the first handler of a nested layout's group), and the event in a flat
+/// TOML list, which names it in each entry.
+#[test]
+fn every_settings_file_has_an_entry_the_editors_read_back() {
+    for a in all() {
+        let files = a.config_files();
+        let name = a.name();
+        if !matches!(files.format, ConfigFormat::Json | ConfigFormat::Toml) {
+            assert!(
+                files.entry.is_none(),
+                "{name}: an entry with no settings file"
+            );
+            continue;
+        }
+        let template = files.entry.unwrap_or_else(|| panic!("{name}: no entry"));
+        for p in template.placeholders() {
+            assert!(
+                ["$command", "$timeout", "$event", "$matcher", "$gate"].contains(&p),
+                "{name}: unknown placeholder {p}"
+            );
+        }
+        let v = files.entry(&|p| Some(json!(p))).unwrap();
+        let handler = match files.layout {
+            Layout::Nested => &v["hooks"][0],
+            Layout::Flat => &v,
+        };
+        assert_eq!(handler[files.command_keys[0]], "$command", "{name}");
+        assert_eq!(handler[files.timeout_keys[0]], "$timeout", "{name}");
+        if files.format == ConfigFormat::Toml && files.layout == Layout::Flat {
+            assert_eq!(v["event"], "$event", "{name}");
+        }
+        assert!(
+            !(files.version && files.format == ConfigFormat::Toml),
+            "{name}: `version` is for JSON files"
+        );
+    }
+}
+
 /// A `from` written as one string is a list of one path, and a list stays
 /// the list the file wrote.
 #[test]
