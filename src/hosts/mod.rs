@@ -16,7 +16,8 @@ pub mod stdin_guard;
 
 pub use decode::DecodeError;
 pub use spec::{
-    Adapter, Bridge, ConfigFiles, ConfigFormat, HomeEnv, HostEvent, Layout, TimeoutUnit,
+    Adapter, Bridge, ConfigFiles, ConfigFormat, HomeEnv, HostEvent, Layout, Package, PackageKind,
+    TimeoutUnit,
 };
 
 /// The canonical event, as spec.rs names it (it is build.rs's too, where

@@ -146,6 +146,8 @@ pub struct Adapter {
     pub(super) sources: &'static [&'static str],
     pub(super) timeout: Timeout,
     pub(super) config_files: ConfigFiles,
+    /// The host's own packaging, for `install --format plugin`.
+    pub(super) package: Option<Package>,
     pub(super) match_all: Option<&'static str>,
     pub(super) closes_stdin: bool,
     pub(super) exit_rule: &'static str,
@@ -280,6 +282,80 @@ pub enum ConfigFormat {
     Plugin,
     /// The host runs the binary itself; there is nothing to install into.
     None,
+}
+
+/// A package the host loads (`install --format plugin`): a directory of
+/// its manifest files and `hooks/hooks.json`, or a generated module.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Package {
+    pub(super) kind: PackageKind,
+    /// What the host calls it: `plugin`, `extension`.
+    pub(super) noun: &'static str,
+    /// How the user turns the package on, one sentence: `$path` is where
+    /// it is (quoted for a shell), `$name` its name.
+    pub(super) load: &'static str,
+    /// A directory package's own files by path, each a JSON template
+    /// (`$name`, `$version`, `$description`, `$license`); the first is its
+    /// manifest, whose `name` says the directory is ours.
+    #[serde(default, deserialize_with = "an_object")]
+    pub(super) files: Object,
+    /// The template of its `hooks/hooks.json`: `$hooks` is our entries
+    /// (and `$description` as above).
+    #[serde(default = "hooks_file")]
+    pub(super) hooks: Json,
+}
+
+fn hooks_file() -> Json {
+    Json::Obj(&[("hooks", Json::Str("$hooks"))])
+}
+
+/// What a package is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all(deserialize = "kebab-case"))]
+pub enum PackageKind {
+    /// A directory holding the package's files and `hooks/hooks.json`.
+    Directory,
+    /// One generated module in OpenCode's plugin directory, which hands
+    /// its events to the shim (see `install::plugin`).
+    OpencodeModule,
+}
+
+impl Package {
+    pub fn kind(&self) -> PackageKind {
+        self.kind
+    }
+
+    /// What the host calls it: `plugin`, `extension`.
+    pub fn noun(&self) -> &'static str {
+        self.noun
+    }
+
+    /// How the user turns the package on, with `$path` and `$name`.
+    pub fn load(&self) -> &'static str {
+        self.load
+    }
+
+    /// The file whose `name` says a directory is ours.
+    pub fn manifest(&self) -> Option<&'static str> {
+        self.files.first().map(|(path, _)| *path)
+    }
+
+    /// Each of the package's own files (not `hooks/hooks.json`) with its
+    /// text, the placeholders replaced by `value`'s.
+    pub fn files<'a>(
+        &'a self,
+        value: &'a dyn Fn(&str) -> Option<Value>,
+    ) -> impl Iterator<Item = (&'static str, Value)> + use<'a> {
+        self.files
+            .iter()
+            .map(move |(path, t)| (*path, t.fill(value)))
+    }
+
+    /// The `hooks/hooks.json` value, the placeholders replaced.
+    pub fn hooks_file(&self, value: &dyn Fn(&str) -> Option<Value>) -> Value {
+        self.hooks.fill(value)
+    }
 }
 
 /// `var`, when set, replaces the `replaces` prefix (e.g. `~/.codex`) of the
@@ -603,6 +679,11 @@ impl Adapter {
         &self.config_files
     }
 
+    /// The host's own packaging, if `install --format plugin` makes one.
+    pub fn package(&self) -> Option<&Package> {
+        self.package.as_ref()
+    }
+
     /// The host's match-everything matcher; `None` means omit the matcher.
     pub fn match_all(&self) -> Option<&'static str> {
         self.match_all
@@ -711,29 +792,36 @@ fn host_events<'de: 'static, D: Deserializer<'de>>(d: D) -> Result<&'static [Hos
 
 /// An output template's `stdout` object: its entries in file order.
 fn entries<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Object>, D::Error> {
-    struct Entries(Object);
-    impl<'de> Deserialize<'de> for Entries {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Entries, D::Error> {
-            struct Object;
-            impl<'de> Visitor<'de> for Object {
-                type Value = Entries;
-
-                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                    f.write_str("an object")
-                }
-
-                fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Entries, A::Error> {
-                    object_entries(map).map(Entries)
-                }
-            }
-            d.deserialize_map(Object)
-        }
-    }
     Ok(Option::<Entries>::deserialize(d)?.map(|e| e.0))
+}
+
+/// A JSON object (a package's files by path): its entries in file order.
+fn an_object<'de, D: Deserializer<'de>>(d: D) -> Result<Object, D::Error> {
+    Entries::deserialize(d).map(|e| e.0)
 }
 
 /// A JSON object's entries, in file order.
 type Object = &'static [(&'static str, Json)];
+
+struct Entries(Object);
+
+impl<'de> Deserialize<'de> for Entries {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Entries, D::Error> {
+        struct AnObject;
+        impl<'de> Visitor<'de> for AnObject {
+            type Value = Entries;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Entries, A::Error> {
+                object_entries(map).map(Entries)
+            }
+        }
+        d.deserialize_map(AnObject)
+    }
+}
 
 fn object_entries<'de, A: MapAccess<'de>>(mut map: A) -> Result<Object, A::Error> {
     let mut out: Vec<(&'static str, Json)> = Vec::new();
