@@ -16,8 +16,8 @@ pub mod stdin_guard;
 
 pub use decode::DecodeError;
 pub use spec::{
-    Adapter, Bridge, ConfigFiles, ConfigFormat, HomeEnv, HostEvent, Layout, Package, PackageKind,
-    TimeoutUnit,
+    Adapter, AlsoRuns, Bridge, ConfigFiles, ConfigFormat, HomeEnv, HookReview, HostEvent, Layout,
+    Package, PackageKind, ProjectTrust, TimeoutUnit,
 };
 
 /// The canonical event, as spec.rs names it (it is build.rs's too, where

@@ -148,6 +148,12 @@ pub struct Adapter {
     pub(super) config_files: ConfigFiles,
     /// The host's own packaging, for `install --format plugin`.
     pub(super) package: Option<Package>,
+    /// How the host has the user review new hooks before it runs them.
+    pub(super) reviews_hooks: Option<HookReview>,
+    /// What a project-scope wiring needs before the host runs it.
+    pub(super) project_trust: Option<ProjectTrust>,
+    /// Another host whose hook files this host runs too.
+    pub(super) also_runs: Option<AlsoRuns>,
     pub(super) match_all: Option<&'static str>,
     pub(super) closes_stdin: bool,
     pub(super) exit_rule: &'static str,
@@ -356,6 +362,40 @@ impl Package {
     pub fn hooks_file(&self, value: &dyn Fn(&str) -> Option<Value>) -> Value {
         self.hooks.fill(value)
     }
+}
+
+/// How a host has the user review new or changed hooks before it runs them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all(deserialize = "kebab-case"))]
+pub enum HookReview {
+    /// Trusted in the host's `/hooks`, which records a hash of each hook in
+    /// the user's config: Codex (see `install::codex_trust`).
+    CodexTrustedHash,
+}
+
+/// A host that runs a repository's hooks only in a folder the user trusts.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectTrust {
+    /// `doctor`'s warning for a project file (`$file` names it).
+    pub warning: &'static str,
+    /// What fixes it.
+    pub fix: &'static str,
+    /// `install`'s note after wiring a project file.
+    pub note: &'static str,
+}
+
+/// Another host whose hook files this host runs too, so wiring both can
+/// deliver one event twice.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlsoRuns {
+    /// The other host's name.
+    pub host: &'static str,
+    /// How, for `doctor` ("… also runs the hooks in …").
+    pub how: &'static str,
+    /// `install`'s note when both are wired.
+    pub note: &'static str,
 }
 
 /// `var`, when set, replaces the `replaces` prefix (e.g. `~/.codex`) of the
@@ -682,6 +722,21 @@ impl Adapter {
     /// The host's own packaging, if `install --format plugin` makes one.
     pub fn package(&self) -> Option<&Package> {
         self.package.as_ref()
+    }
+
+    /// How the host has the user review new hooks, if it does.
+    pub fn reviews_hooks(&self) -> Option<HookReview> {
+        self.reviews_hooks
+    }
+
+    /// What a project-scope wiring needs before the host runs it, if anything.
+    pub fn project_trust(&self) -> Option<&ProjectTrust> {
+        self.project_trust.as_ref()
+    }
+
+    /// Another host whose hook files this host runs too, if any.
+    pub fn also_runs(&self) -> Option<&AlsoRuns> {
+        self.also_runs.as_ref()
     }
 
     /// The host's match-everything matcher; `None` means omit the matcher.

@@ -259,6 +259,16 @@ fn adapter_data_is_consistent() {
             }
         }
         assert!(!a.exit_rule().is_empty());
+        if let Some(also) = a.also_runs() {
+            assert!(
+                adapter(also.host).is_some() && also.host != a.name(),
+                "{name}: alsoRuns names another host"
+            );
+        }
+        if let Some(trust) = a.project_trust() {
+            assert!(trust.warning.contains("$file"), "{name}: which file?");
+            assert!(!a.config_files().project.is_empty(), "{name}");
+        }
     }
 }
 
