@@ -16,8 +16,8 @@ pub mod stdin_guard;
 
 pub use decode::DecodeError;
 pub use spec::{
-    Adapter, AlsoRuns, Bridge, ConfigFiles, ConfigFormat, HomeEnv, HookReview, HostEvent, Layout,
-    Package, PackageKind, ProjectTrust, TimeoutUnit,
+    Adapter, AlsoRuns, Bridge, ConfigFiles, ConfigFormat, HomeEnv, HookReview, HostEvent, Import,
+    ImportReads, Layout, Package, PackageKind, ProjectTrust, Sibling, TimeoutUnit,
 };
 
 /// The canonical event, as spec.rs names it (it is build.rs's too, where

@@ -148,6 +148,8 @@ pub struct Adapter {
     pub(super) config_files: ConfigFiles,
     /// The host's own packaging, for `install --format plugin`.
     pub(super) package: Option<Package>,
+    /// What `import` reads of the host's own hooks; `None`: it does not.
+    pub(super) import: Option<Import>,
     /// How the host has the user review new hooks before it runs them.
     pub(super) reviews_hooks: Option<HookReview>,
     /// What a project-scope wiring needs before the host runs it.
@@ -362,6 +364,36 @@ impl Package {
     pub fn hooks_file(&self, value: &dyn Fn(&str) -> Option<Value>) -> Value {
         self.hooks.fill(value)
     }
+}
+
+/// Where `import` finds a host's own hooks, beyond the settings files it
+/// reads as install writes them.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Import {
+    pub reads: ImportReads,
+    /// Files beside each settings file that hold hooks too.
+    #[serde(borrow, default, deserialize_with = "list")]
+    pub siblings: &'static [Sibling],
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all(deserialize = "lowercase"))]
+pub enum ImportReads {
+    /// The settings files.
+    Files,
+    /// Every file of the settings file's format in each settings file's
+    /// directory (a host that loads every hooks file there).
+    Directory,
+}
+
+/// A file beside a settings file, by name, and how it holds its hooks.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sibling {
+    pub file: &'static str,
+    pub format: ConfigFormat,
+    pub layout: Layout,
 }
 
 /// How a host has the user review new or changed hooks before it runs them.
@@ -722,6 +754,11 @@ impl Adapter {
     /// The host's own packaging, if `install --format plugin` makes one.
     pub fn package(&self) -> Option<&Package> {
         self.package.as_ref()
+    }
+
+    /// What `import` reads of the host's own hooks, if it reads them.
+    pub fn import(&self) -> Option<&Import> {
+        self.import.as_ref()
     }
 
     /// How the host has the user review new hooks, if it does.

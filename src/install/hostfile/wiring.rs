@@ -137,16 +137,31 @@ pub const NESTED_JSON: jsonfile::Shape = jsonfile::Shape {
 /// there is nothing to install into.
 pub fn format(host: &Adapter) -> Option<Format> {
     let files = host.config_files();
-    Some(match files.format {
+    let json = jsonfile::Shape {
+        nested: files.layout == Layout::Nested,
+        version: files.version,
+        command_keys: files.command_keys,
+        timeout_keys: files.timeout_keys,
+    };
+    layout(files.format, files.layout, json)
+}
+
+/// The layout of another file of a host's (an `import` sibling): `format`
+/// and `layout` with the usual keys.
+pub fn file_format(format: ConfigFormat, nesting: Layout) -> Option<Format> {
+    let json = jsonfile::Shape {
+        nested: nesting == Layout::Nested,
+        ..NESTED_JSON
+    };
+    layout(format, nesting, json)
+}
+
+fn layout(format: ConfigFormat, nesting: Layout, json: jsonfile::Shape) -> Option<Format> {
+    Some(match format {
         ConfigFormat::None => return None,
         ConfigFormat::Plugin => Format::PluginFile,
-        ConfigFormat::Json => Format::Json(jsonfile::Shape {
-            nested: files.layout == Layout::Nested,
-            version: files.version,
-            command_keys: files.command_keys,
-            timeout_keys: files.timeout_keys,
-        }),
-        ConfigFormat::Toml => Format::Toml(match files.layout {
+        ConfigFormat::Json => Format::Json(json),
+        ConfigFormat::Toml => Format::Toml(match nesting {
             Layout::Nested => tomlfile::Shape::Nested,
             Layout::Flat => tomlfile::Shape::Flat,
         }),
