@@ -167,6 +167,13 @@ pub struct Adapter {
     /// environment allowlist when the shim runs under this host.
     #[serde(default, deserialize_with = "list")]
     pub(super) hook_env: &'static [&'static str],
+    /// The host's own programs, each of which starts an agent session.
+    #[serde(default, deserialize_with = "list")]
+    pub(super) executables: &'static [&'static str],
+    /// The variables that move where the host reads its config (its
+    /// `homeEnv` among them, if it has one).
+    #[serde(default, deserialize_with = "list")]
+    pub(super) config_env: &'static [&'static str],
     #[serde(default, deserialize_with = "list")]
     pub(super) ignore: &'static [&'static str],
     #[serde(default, deserialize_with = "list")]
@@ -246,6 +253,20 @@ pub struct ConfigFiles {
     /// The item install puts into a settings file for one event, with the
     /// placeholders of [`ConfigFiles::entry`].
     pub(super) entry: Option<Json>,
+    /// Other files the host reads hooks from, which install does not write.
+    #[serde(default)]
+    pub also_read: AlsoRead,
+}
+
+/// Files a host reads hooks from beside the ones install writes: `user`
+/// paths as written (`~` the home), `project` paths relative to a project.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlsoRead {
+    #[serde(borrow, default, deserialize_with = "list")]
+    pub user: &'static [&'static str],
+    #[serde(default, deserialize_with = "list")]
+    pub project: &'static [&'static str],
 }
 
 fn command_keys() -> &'static [&'static str] {
@@ -642,6 +663,18 @@ impl Adapter {
     /// claude-code), in file order.
     pub fn aliases(&self) -> &'static [&'static str] {
         self.aliases
+    }
+
+    /// The host's own programs (`claude`, `kimi-code`), each of which starts
+    /// an agent session of its own.
+    pub fn executables(&self) -> &'static [&'static str] {
+        self.executables
+    }
+
+    /// The variables that move where the host reads its config
+    /// (`CODEX_HOME`, `CLAUDE_CONFIG_DIR`).
+    pub fn config_env(&self) -> &'static [&'static str] {
+        self.config_env
     }
 
     /// `hookEnv`: names (a `*` suffix for a prefix) of the variables the

@@ -265,6 +265,12 @@ fn adapter_data_is_consistent() {
                 "{name}: alsoRuns names another host"
             );
         }
+        if let Some(h) = &a.config_files().home_env {
+            assert!(
+                a.config_env().contains(&h.var),
+                "{name}: `homeEnv` moves its config, so `configEnv` names it"
+            );
+        }
         if let Some(trust) = a.project_trust() {
             assert!(trust.warning.contains("$file"), "{name}: which file?");
             assert!(!a.config_files().project.is_empty(), "{name}");
