@@ -62,6 +62,15 @@ pub fn all() -> impl Iterator<Item = &'static Adapter> {
     data::ADAPTERS.iter().map(|(_, a)| *a)
 }
 
+/// The host that speaks the keryx native protocol (`keryx`, the keryx
+/// shell): the caller gets the whole composed result back. The built-in
+/// hooks run as its hooks when run by hand.
+pub fn native() -> &'static Adapter {
+    all()
+        .find(|a| a.is_native())
+        .expect("one adapter speaks the native protocol (a unit test holds it)")
+}
+
 /// The host a person means by `name`: its name or one of its aliases
 /// (`claude` → claude-code). For the human commands; `run` takes only the
 /// name ([`adapter`]), which is what host configs say.

@@ -80,6 +80,13 @@ fn every_host_is_embedded() {
     assert!(adapter("nope").is_none());
 }
 
+#[test]
+fn exactly_one_host_speaks_the_native_protocol() {
+    let native: Vec<&str> = all().filter(|a| a.is_native()).map(|a| a.name()).collect();
+    assert_eq!(native, ["keryx"]);
+    assert_eq!(super::native().name(), "keryx");
+}
+
 /// Each alias names one host: none is a host's name or another host's
 /// alias, so `lookup` can never be ambiguous.
 #[test]
