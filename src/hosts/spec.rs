@@ -90,13 +90,16 @@ impl Json {
                 value(s).unwrap_or_else(|| Value::String(s.to_owned()))
             }
             Json::Arr(items) => Value::Array(items.iter().map(|j| j.fill(value)).collect()),
-            Json::Obj(entries) => Value::Object(
-                entries
-                    .iter()
-                    .filter(|(_, j)| !matches!(j, Json::Str(s) if s.starts_with('$') && value(s).is_none()))
-                    .map(|(k, j)| ((*k).to_owned(), j.fill(value)))
-                    .collect(),
-            ),
+            Json::Obj(entries) => {
+                let unfilled = |j: &Json| matches!(j, Json::Str(s) if s.starts_with('$') && value(s).is_none());
+                Value::Object(
+                    entries
+                        .iter()
+                        .filter(|(_, j)| !unfilled(j))
+                        .map(|(k, j)| ((*k).to_owned(), j.fill(value)))
+                        .collect(),
+                )
+            }
             other => other.to_value(),
         }
     }
@@ -370,8 +373,13 @@ impl Package {
         self.files.first().map(|(path, _)| *path)
     }
 
+    /// The paths of the package's own files (not `hooks/hooks.json`).
+    pub fn file_paths(&self) -> impl Iterator<Item = &'static str> + use<> {
+        self.files.iter().map(|(path, _)| *path)
+    }
+
     /// Each of the package's own files (not `hooks/hooks.json`) with its
-    /// text, the placeholders replaced by `value`'s.
+    /// value, the placeholders replaced by `value`'s.
     pub fn files<'a>(
         &'a self,
         value: &'a dyn Fn(&str) -> Option<Value>,

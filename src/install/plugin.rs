@@ -50,12 +50,7 @@ fn is_module(package: &Package) -> bool {
 /// Every file we may write into a package directory: its own files, then
 /// `hooks/hooks.json`.
 fn package_files(package: &Package) -> Vec<&'static str> {
-    let no_values = |_: &str| None;
-    package
-        .files(&no_values)
-        .map(|(path, _)| path)
-        .chain([HOOKS_FILE])
-        .collect()
+    package.file_paths().chain([HOOKS_FILE]).collect()
 }
 
 /// The directories inside a package that only our files need, each file's
@@ -719,6 +714,37 @@ mod tests {
             assert_eq!(r.change, Change::Removed, "{name}");
             assert!(!path.exists(), "{name}: left behind");
         }
+    }
+
+    /// What each package holds, as its adapter says: the files written and
+    /// removed, the directories removed once empty, the manifest.
+    #[test]
+    fn a_packages_files_and_directories_come_from_its_adapter() {
+        let package = |name: &str| kind(crate::hosts::adapter(name).unwrap()).unwrap();
+        assert_eq!(
+            package_files(package("codex")),
+            [
+                ".codex-plugin/plugin.json",
+                ".agents/plugins/marketplace.json",
+                "hooks/hooks.json"
+            ]
+        );
+        assert_eq!(
+            package_dirs(package("codex")),
+            [".codex-plugin", ".agents/plugins", ".agents", "hooks"]
+        );
+        assert_eq!(
+            package_dirs(package("claude-code")),
+            [".claude-plugin", "hooks"]
+        );
+        assert_eq!(
+            package("claude-code").manifest(),
+            Some(".claude-plugin/plugin.json")
+        );
+        assert_eq!(package("gemini-cli").noun(), "extension");
+        assert_eq!(package_dirs(package("gemini-cli")), ["hooks"]);
+        assert!(is_module(package("opencode")));
+        assert!(package("opencode").manifest().is_none());
     }
 
     #[test]
