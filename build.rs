@@ -2,22 +2,35 @@
 //! host is adding a folder and `run` never parses an adapter:
 //!
 //! - `adapter_data.rs`: each adapter as one `static` of the types in
-//!   src/hosts/spec.rs (written by src/hosts/generate.rs, which checks each
-//!   file as strictly as a typed parse and fails the build naming the file
-//!   and the field), the table of them sorted by host name, and the host
-//!   names.
+//!   src/hosts/spec.rs (src/hosts/generate.rs reads each file into them
+//!   with serde, failing the build with the file and the field, and writes
+//!   the value back out as a literal), the table of them sorted by host
+//!   name, and the host names.
 //! - `adapters.rs`: each host's raw file text (`include_str!`), which the
 //!   tests validate against schema/adapter.schema.json and compare with the
 //!   generated data.
 //!
-//! Also reads src/builtins/secret-rules.toml once: `secret_keywords.rs`,
+//! Also reads src/builtins/secret-rules.toml once (with `toml_edit`, as the
+//! scanner does): `secret_keywords.rs`,
 //! the rules' keywords (whole, by first byte, and the byte pairs they start
 //! with) for the secret screen, and `secret_rule_defs.rs`, each rule's plain
 //! fields and its own section, so no event parses the whole rules file.
 #![allow(clippy::print_stdout)]
 
+// The canonical events and the adapter types are the crate's own: one
+// description of each, which the generator reads the files into.
+#[path = "src/events.rs"]
+#[allow(dead_code)]
+mod events;
 #[path = "src/hosts/generate.rs"]
 mod generate;
+#[path = "src/hosts/spec.rs"]
+#[allow(dead_code)]
+// The crate exports `TimeoutUnit::from_millis`, which clippy lets be.
+#[allow(clippy::wrong_self_convention)]
+mod spec;
+
+use events::Event;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -146,65 +159,84 @@ struct RuleFields {
     section: String,
 }
 
-/// The rules file read line by line: it keeps one field a line and its
-/// strings on one line (the unit test `the_built_in_rule_table_is_the_rules_file`
-/// holds this reading and a TOML parser's to the same values).
+/// The rules file read with a TOML parser: each `[[rule]]` table's plain
+/// fields, and its section of the text (from its header to the next one).
 fn read_rules(text: &str) -> Vec<RuleFields> {
-    let mut sections: Vec<String> = Vec::new();
-    for line in text.split_inclusive('\n') {
-        if line.trim_end() == "[[rule]]" {
-            sections.push(String::new());
-        }
-        if let Some(section) = sections.last_mut() {
-            section.push_str(line);
-        }
-    }
-    sections.into_iter().map(rule_fields).collect()
+    let doc = toml_edit::Document::parse(text)
+        .unwrap_or_else(|e| panic!("secret-rules.toml is not valid TOML: {e}"));
+    let tables = doc
+        .get("rule")
+        .and_then(toml_edit::Item::as_array_of_tables)
+        .expect("secret-rules.toml: the rules are [[rule]] tables");
+    let starts: Vec<usize> = tables
+        .iter()
+        .map(|t| {
+            t.span()
+                .expect("a parsed table knows where its header is")
+                .start
+        })
+        .chain([text.len()])
+        .collect();
+    tables
+        .iter()
+        .zip(starts.windows(2))
+        .map(|(t, w)| rule_fields(t, text[w[0]..w[1]].to_owned()))
+        .collect()
 }
 
-fn rule_fields(section: String) -> RuleFields {
-    let (mut id, mut kind, mut keywords, mut requires) = (None, None, Vec::new(), Vec::new());
-    let (mut lowercase, mut per_line, mut random_shape) = (false, false, false);
-    let mut min_entropy: Option<f64> = None;
-    for line in section.lines() {
-        let Some((key, value)) = line.split_once(" = ") else {
-            continue;
+fn rule_fields(t: &toml_edit::Table, section: String) -> RuleFields {
+    let string = |key: &str| {
+        t.get(key).map(|v| {
+            v.as_str()
+                .unwrap_or_else(|| panic!("secret-rules.toml: `{key}` must be a string"))
+                .to_owned()
+        })
+    };
+    // Keywords are matched against lowercased text.
+    let strings = |key: &str| -> Vec<String> {
+        let Some(v) = t.get(key) else {
+            return Vec::new();
         };
-        if key.starts_with([' ', '#']) {
-            continue;
-        }
-        let boolean = || match value {
-            "true" => true,
-            "false" => false,
-            _ => panic!("secret-rules.toml: `{key}` must be true or false: {value}"),
-        };
+        let list = v
+            .as_array()
+            .unwrap_or_else(|| panic!("secret-rules.toml: `{key}` must be a list"));
+        list.iter()
+            .map(|k| {
+                k.as_str()
+                    .unwrap_or_else(|| panic!("secret-rules.toml: `{key}` holds strings"))
+                    .to_ascii_lowercase()
+            })
+            .collect()
+    };
+    let flag = |key: &str| {
+        t.get(key).is_some_and(|v| {
+            v.as_bool()
+                .unwrap_or_else(|| panic!("secret-rules.toml: `{key}` must be true or false"))
+        })
+    };
+    let min_entropy = t.get("min_entropy").map(|v| {
+        v.as_float()
+            .or_else(|| v.as_integer().map(|n| n as f64))
+            .unwrap_or_else(|| panic!("secret-rules.toml: `min_entropy` must be a number"))
+    });
+    for (key, _) in t.iter() {
         match key {
-            "id" => id = Some(basic_string(value)),
-            "kind" => kind = Some(basic_string(value)),
-            "keywords" => keywords = string_list(value),
-            "requires" => requires = string_list(value),
-            "lowercase" => lowercase = boolean(),
-            "per_line" => per_line = boolean(),
-            "random_shape" => random_shape = boolean(),
-            "min_entropy" => {
-                min_entropy = Some(value.parse().unwrap_or_else(|_| {
-                    panic!("secret-rules.toml: `min_entropy` must be a number: {value}")
-                }))
-            }
+            "id" | "kind" | "keywords" | "requires" | "lowercase" | "per_line" | "random_shape"
+            | "min_entropy" => {}
             // Read from the section when the rule is first compiled.
             "regex" | "allow" | "names" | "skip_names" | "skip_lines" => {}
             other => panic!("secret-rules.toml: build.rs does not read `{other}`"),
         }
     }
-    let id = id.expect("secret-rules.toml: every rule has an id");
+    let id = string("id").expect("secret-rules.toml: every rule has an id");
     RuleFields {
-        kind: kind.unwrap_or_else(|| id.clone()),
+        kind: string("kind").unwrap_or_else(|| id.clone()),
         id,
-        keywords,
-        requires,
-        lowercase,
-        per_line,
-        random_shape,
+        keywords: strings("keywords"),
+        requires: strings("requires"),
+        lowercase: flag("lowercase"),
+        per_line: flag("per_line"),
+        random_shape: flag("random_shape"),
         min_entropy,
         section,
     }
@@ -232,41 +264,6 @@ fn write_rule_defs(rules: &[RuleFields], out_dir: &Path) {
     }
     out.push_str("];\n");
     std::fs::write(out_dir.join("secret_rule_defs.rs"), out).expect("OUT_DIR is writable");
-}
-
-/// A list of basic strings on one line, lowercased: `["a", "b"]`.
-fn string_list(value: &str) -> Vec<String> {
-    let list = value
-        .strip_prefix('[')
-        .and_then(|v| v.strip_suffix(']'))
-        .unwrap_or_else(|| panic!("secret-rules.toml: a list on one line: {value}"));
-    list.split(", ")
-        .map(str::trim)
-        .filter(|k| !k.is_empty())
-        .map(|k| basic_string(k).to_ascii_lowercase())
-        .collect()
-}
-
-/// A TOML basic string on one line: `"text"`, with the escapes `\"`, `\\` and `\t`.
-fn basic_string(value: &str) -> String {
-    let inner = value
-        .strip_prefix('"')
-        .and_then(|v| v.strip_suffix('"'))
-        .unwrap_or_else(|| panic!("secret-rules.toml: expected a \"string\": {value}"));
-    let mut out = String::new();
-    let mut chars = inner.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => match chars.next() {
-                Some(e @ ('"' | '\\')) => out.push(e),
-                Some('t') => out.push('\t'),
-                other => panic!("secret-rules.toml: escape `\\{other:?}` in {value}"),
-            },
-            '"' => panic!("secret-rules.toml: a bare quote in {value}"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// `claude-code` → `CLAUDE_CODE`.

@@ -90,14 +90,14 @@ pub struct CheckInputArgs {
     #[arg(long, value_name = "S", default_value = "untrusted-external")]
     pub source: String,
     /// Whose payload and answer shape: `keryx`, or a host when run directly as its hook.
-    #[arg(long, value_name = "HOST", default_value = "keryx", value_parser = HostWord::ANY)]
+    #[arg(long, value_name = "HOST", default_value = crate::hosts::native().name(), value_parser = HostWord::ANY)]
     pub runtime: String,
 }
 
 #[derive(Debug, clap::Args)]
 pub struct CheckOutputArgs {
     /// Whose payload and answer shape: `keryx`, or a host when run directly as its hook.
-    #[arg(long, value_name = "HOST", default_value = "keryx", value_parser = HostWord::ANY)]
+    #[arg(long, value_name = "HOST", default_value = crate::hosts::native().name(), value_parser = HostWord::ANY)]
     pub runtime: String,
 }
 

@@ -2186,9 +2186,9 @@ applies = ["output"]
         assert!(bad("security = \"off\"\n").contains("`security` must be a table"));
     }
 
-    /// What build.rs read out of the rules file, line by line, is what a
-    /// TOML parser reads out of it: each rule's plain fields, and a section
-    /// that parses to the same table.
+    /// What build.rs read out of the rules file is what the scanner's TOML
+    /// reading makes of it: each rule's plain fields, and a section that
+    /// parses to the same table.
     #[test]
     fn the_built_in_rule_table_is_the_rules_file() {
         let doc: DocumentMut = BUILTIN_RULES.parse().unwrap();

@@ -217,3 +217,252 @@ fn hosts_detected_names_the_hosts_set_up_here() {
         table.stdout
     );
 }
+
+// ------------------------------------------------------ hosts are data
+
+/// Where a host's name may be written outside `src/hosts/` and the tests:
+/// the product's own word `keryx`, which these places use as a directory
+/// name or a text to look for, not as the `keryx` host.
+const NOT_A_HOST: [(&str, &str); 2] = [
+    // `$XDG_DATA_HOME/keryx`, `$XDG_STATE_HOME/keryx`.
+    ("src/paths.rs", "keryx"),
+    // A script too deep to read that names keryx-hooks (or `KERYX_…`).
+    ("src/builtins/self_protect.rs", "keryx"),
+];
+
+/// No production code outside `src/hosts/` names a host: every host fact
+/// is in its adapter, and code asks the adapter. Fails listing each string
+/// literal that is a host's name or alias, outside `#[cfg(test)]` items
+/// and `tests.rs` files.
+#[test]
+fn no_code_outside_the_adapters_names_a_host() {
+    let names: Vec<&str> = hosts::all()
+        .flat_map(|a| std::iter::once(a.name()).chain(a.aliases().iter().copied()))
+        .collect();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut test_only: Vec<std::path::PathBuf> = Vec::new();
+    let mut found = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(src.parent().unwrap()).unwrap();
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        let text = std::fs::read_to_string(file).unwrap();
+        let scan = scan(&text);
+        // `#[cfg(test)] mod x;` names a file that is test code.
+        let dir = if file.ends_with("mod.rs") || file.ends_with("lib.rs") {
+            file.parent().unwrap().to_path_buf()
+        } else {
+            file.with_extension("")
+        };
+        for m in &scan.test_modules {
+            test_only.push(dir.join(format!("{m}.rs")));
+            test_only.push(dir.join(m).join("mod.rs"));
+        }
+        if rel.starts_with("src/hosts/") || file.ends_with("tests.rs") {
+            continue;
+        }
+        for (line, s) in scan.strings {
+            if names.contains(&s.as_str()) && !NOT_A_HOST.contains(&(rel.as_str(), s.as_str())) {
+                found.push((file.clone(), format!("{rel}:{line}: \"{s}\"")));
+            }
+        }
+    }
+    let found: Vec<String> = found
+        .into_iter()
+        .filter(|(f, _)| !test_only.contains(f))
+        .map(|(_, at)| at)
+        .collect();
+    assert!(
+        found.is_empty(),
+        "host names in code outside src/hosts/ (put the fact in the host's adapter and ask it):\n{}",
+        found.join("\n")
+    );
+    // The scanner sees what it is for.
+    let probe = scan(
+        "const A: &str = \"claude\"; // \"codex\"\n\
+         fn f() { let c = '\"'; let r = r#\"kimi\"#; g(\"cursor\", '\\'', '\\n', \"\\\"q\") }\n\
+         #[cfg(test)]\nmod tests { const B: &str = \"gemini\"; }\n\
+         #[cfg(test)]\nmod more;\n",
+    );
+    assert_eq!(
+        probe.strings,
+        [
+            (1, "claude".to_owned()),
+            (2, "kimi".to_owned()),
+            (2, "cursor".to_owned()),
+            (2, "\\\"q".to_owned())
+        ]
+    );
+    assert_eq!(probe.test_modules, ["more"]);
+}
+
+fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|x| x == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// What [`scan`] finds in a Rust file.
+#[derive(Default)]
+struct Scan {
+    /// Each string literal outside `#[cfg(test)]` items, by line.
+    strings: Vec<(usize, String)>,
+    /// The modules declared `#[cfg(test)] mod name;`, in files of their own.
+    test_modules: Vec<String>,
+}
+
+/// A small Rust lexer: string literals (plain, raw, byte), skipping
+/// comments, character literals and every `#[cfg(test)]` item.
+fn scan(text: &str) -> Scan {
+    let b = text.as_bytes();
+    let mut out = Scan::default();
+    let (mut i, mut line) = (0, 1);
+    // Inside a `#[cfg(test)]` item: the brace depth that ends it, and
+    // whether its `{` has been seen.
+    let mut skip: Option<(usize, bool)> = None;
+    let mut depth = 0usize;
+    let mut item_start = 0usize;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\n' {
+            line += 1;
+        }
+        if text[i..].starts_with("//") {
+            i = text[i..].find('\n').map_or(b.len(), |n| i + n);
+            continue;
+        }
+        if text[i..].starts_with("/*") {
+            let mut nest = 0;
+            while i < b.len() {
+                if text[i..].starts_with("/*") {
+                    nest += 1;
+                    i += 2;
+                } else if text[i..].starts_with("*/") {
+                    nest -= 1;
+                    i += 2;
+                    if nest == 0 {
+                        break;
+                    }
+                } else {
+                    if b[i] == b'\n' {
+                        line += 1;
+                    }
+                    i += 1;
+                }
+            }
+            continue;
+        }
+        if skip.is_none() && text[i..].starts_with("#[cfg(test)]") {
+            skip = Some((depth, false));
+            i += "#[cfg(test)]".len();
+            item_start = i;
+            continue;
+        }
+        // A string: `"…"`, `b"…"`, `r#"…"#`, `br"…"`.
+        let raw = text[i..]
+            .strip_prefix("br")
+            .or_else(|| text[i..].strip_prefix('r'))
+            .filter(|rest| rest.starts_with(['"', '#']))
+            .filter(|_| i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'));
+        if let Some(rest) = raw {
+            let hashes = rest.len() - rest.trim_start_matches('#').len();
+            if rest[hashes..].starts_with('"') {
+                let open = b.len() - rest.len() + hashes + 1;
+                let close = format!("\"{}", "#".repeat(hashes));
+                let end = open + text[open..].find(&close).unwrap();
+                let s = &text[open..end];
+                if skip.is_none() {
+                    out.strings.push((line, s.to_owned()));
+                }
+                line += s.matches('\n').count();
+                i = end + close.len();
+                continue;
+            }
+        }
+        if c == b'"' {
+            let mut s = String::new();
+            let start_line = line;
+            i += 1;
+            while b[i] != b'"' {
+                if b[i] == b'\\' {
+                    s.push(b[i] as char);
+                    i += 1;
+                }
+                if b[i] == b'\n' {
+                    line += 1;
+                }
+                s.push(b[i] as char);
+                i += 1;
+            }
+            i += 1;
+            if skip.is_none() {
+                out.strings.push((start_line, s));
+            }
+            continue;
+        }
+        // A character literal (`'"'`, `'\''`), not a lifetime.
+        if c == b'\'' {
+            let rest = &text[i + 1..];
+            let len = if let Some(escaped) = rest.strip_prefix('\\') {
+                escaped.get(1..).and_then(|e| e.find('\'')).map(|n| n + 2)
+            } else {
+                rest.chars()
+                    .next()
+                    .filter(|ch| rest[ch.len_utf8()..].starts_with('\''))
+                    .map(char::len_utf8)
+            };
+            if let Some(len) = len {
+                i += len + 2;
+                continue;
+            }
+        }
+        match c {
+            b'{' => {
+                depth += 1;
+                if let Some((d, seen)) = &mut skip
+                    && !*seen
+                    && depth == *d + 1
+                {
+                    *seen = true;
+                }
+            }
+            b'}' => {
+                depth -= 1;
+                if let Some((d, true)) = skip
+                    && depth == d
+                {
+                    skip = None;
+                }
+            }
+            b';' => {
+                if let Some((d, false)) = skip
+                    && depth == d
+                {
+                    let item = text[item_start..i].trim();
+                    if let Some(name) = item
+                        .rsplit('\n')
+                        .next()
+                        .and_then(|l| l.trim().strip_prefix("mod "))
+                        .or_else(|| item.strip_prefix("mod "))
+                    {
+                        out.test_modules.push(name.trim().to_owned());
+                    }
+                    skip = None;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}

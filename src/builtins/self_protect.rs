@@ -505,35 +505,27 @@ fn renamed_binary(g: &Guard, script: &Script, cmd: &Command) -> Option<String> {
     ))
 }
 
-/// Agent host CLIs, which start a session of their own.
-const AGENT_CLIS: [&str; 10] = [
-    "claude",
-    "codex",
-    "gemini",
-    "cursor-agent",
-    "copilot",
-    "kimi",
-    "kimi-code",
-    "opencode",
-    "qwen",
-    "keryx",
-];
+/// Whether `program` is an agent host's own CLI (its adapter's
+/// `executables`), which starts a session of its own.
+fn is_agent_cli(program: &str) -> bool {
+    hosts::all().any(|a| a.executables().contains(&program))
+}
 
-/// Variables that move where a host or keryx-hooks reads its config: a
+/// Whether `var` moves where a host or keryx-hooks reads its config: a
 /// child agent started with one of them set runs without the user's hooks.
-const RELOCATING: [&str; 11] = [
-    "HOME",
-    "KERYX_HOME",
-    "KERYX_SNAPSHOT_ROOT",
-    "XDG_DATA_HOME",
-    "XDG_STATE_HOME",
-    "XDG_CONFIG_HOME",
-    "CLAUDE_CONFIG_DIR",
-    "CODEX_HOME",
-    "COPILOT_HOME",
-    "KIMI_CODE_HOME",
-    "GEMINI_CLI_HOME",
-];
+/// keryx-hooks' own and the XDG ones, and every host's (its adapter's
+/// `configEnv`).
+fn relocates(var: &str) -> bool {
+    const OURS: [&str; 6] = [
+        "HOME",
+        "KERYX_HOME",
+        "KERYX_SNAPSHOT_ROOT",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CONFIG_HOME",
+    ];
+    OURS.contains(&var) || hosts::all().any(|a| a.config_env().contains(&var))
+}
 
 /// `HOME=/tmp/x claude -p …`, `env CODEX_HOME=/tmp/c codex exec …`,
 /// `claude --settings '{"disableAllHooks": true}'`: a child agent session
@@ -541,7 +533,7 @@ const RELOCATING: [&str; 11] = [
 fn relocated_agent(cmd: &Command) -> Option<String> {
     let argv = unwrap_wrappers(&cmd.words);
     let first = argv.first()?;
-    if !AGENT_CLIS.contains(&basename(first)) {
+    if !is_agent_cli(basename(first)) {
         return None;
     }
     let prefix = &cmd.words[..cmd.words.len() - argv.len()];
@@ -550,7 +542,7 @@ fn relocated_agent(cmd: &Command) -> Option<String> {
         .iter()
         .chain(prefix)
         .filter_map(|a| a.split_once('=').map(|(n, _)| n))
-        .find(|n| RELOCATING.contains(n));
+        .find(|n| relocates(n));
     if let Some(var) = var {
         return Some(format!(
             "ctx-guard: `{}` would start an agent session with `{var}` moved, so it would not load \
@@ -1271,22 +1263,10 @@ fn keryx_places(cfg: &CtxGuardConfig) -> Vec<(&'static str, PathBuf)> {
     out
 }
 
-/// Files hosts read hooks from that the installer does not write, by
-/// (host, user path or project path).
-const EXTRA_USER_FILES: [(&str, &str); 2] = [
-    ("codex", "~/.codex/hooks.json"),
-    ("qwen", "~/.qwen/settings.json"),
-];
-const EXTRA_PROJECT_FILES: [(&str, &str); 3] = [
-    ("claude-code", ".claude/settings.local.json"),
-    ("codex", ".codex/hooks.json"),
-    ("qwen", ".qwen/settings.json"),
-];
-
 /// Every host config file: each adapter's user files (with its home
 /// variable applied) and project files (matched in any directory, as
-/// trailing components), plus [`EXTRA_USER_FILES`] and
-/// [`EXTRA_PROJECT_FILES`].
+/// trailing components), then the other files each host reads hooks from
+/// (its `alsoRead`; user paths as written).
 fn host_files(cfg: &CtxGuardConfig) -> (Vec<HostFile>, Vec<(Vec<String>, HostFile)>) {
     let home = cfg.home.as_deref();
     let user_path = |p: &str, relocate: Option<&hosts::HomeEnv>| -> Option<PathBuf> {
@@ -1340,51 +1320,51 @@ fn host_files(cfg: &CtxGuardConfig) -> (Vec<HostFile>, Vec<(Vec<String>, HostFil
             ConfigFormat::Json
         }
     };
-    for (host, p) in EXTRA_USER_FILES {
-        if let Some(path) = user_path(p, None) {
-            user.push(HostFile {
-                path,
-                host_name: host_display(host),
-                format: format_of(p),
-            });
+    for adapter in hosts::all() {
+        let also = &adapter.config_files().also_read;
+        let host_name = adapter.display_name();
+        for p in also.user {
+            if let Some(path) = user_path(p, None) {
+                user.push(HostFile {
+                    path,
+                    host_name,
+                    format: format_of(p),
+                });
+            }
         }
-    }
-    for (host, p) in EXTRA_PROJECT_FILES {
-        project.push((
-            tail(p),
-            HostFile {
-                path: PathBuf::from(p),
-                host_name: host_display(host),
-                format: format_of(p),
-            },
-        ));
+        for p in also.project {
+            project.push((
+                tail(p),
+                HostFile {
+                    path: PathBuf::from(p),
+                    host_name,
+                    format: format_of(p),
+                },
+            ));
+        }
     }
     (user, project)
 }
 
-fn host_display(host: &str) -> &'static str {
-    match hosts::adapter(host) {
-        Some(a) => a.display_name(),
-        None if host == "qwen" => "Qwen Code",
-        None => "an agent host",
-    }
-}
-
-/// Whether `path` might name one of the host files: its file name occurs
-/// in some adapter's file or the extra lists. Cheap, so every host's paths
-/// are only resolved for a path that could matter.
+/// Whether `path` might name one of the host files: its file name ends
+/// some adapter's user, project or other hook file. Cheap, so every host's
+/// paths are only resolved for a path that could matter.
 fn maybe_host_file(path: &Path) -> bool {
     let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
         return false;
     };
-    let needle = format!("/{name}\"");
-    hosts::ADAPTER_SOURCES
+    let tail = format!("/{name}");
+    hosts::all().any(|a| {
+        let files = a.config_files();
+        [
+            files.user,
+            files.project,
+            files.also_read.user,
+            files.also_read.project,
+        ]
         .iter()
-        .any(|(_, text)| text.contains(&needle))
-        || EXTRA_USER_FILES
-            .iter()
-            .chain(EXTRA_PROJECT_FILES.iter())
-            .any(|(_, p)| p.ends_with(&format!("/{name}")))
+        .any(|paths| paths.iter().any(|p| p.ends_with(&tail)))
+    })
 }
 
 /// The refusal when `path` is the keryx-hooks binary the hosts run.

@@ -29,7 +29,7 @@ use crate::cli::DoctorArgs;
 use crate::config::{self, load};
 use crate::error::CmdResult;
 use crate::escape::escape;
-use crate::hosts::{self, ConfigFormat};
+use crate::hosts::{self, ConfigFormat, HookReview};
 use crate::install::classify::Scope;
 use crate::install::classify::{self, DriftState, HostWiring};
 use crate::install::codex_trust::{self, Review};
@@ -331,15 +331,20 @@ fn host_checks(loc: &Here, out: &mut Vec<Check>) -> BTreeSet<String> {
                 out.push(c);
             }
 
-            if *name == "codex" {
-                out.push(codex_review_check(loc, &file.path, false));
+            if adapter.reviews_hooks() == Some(HookReview::CodexTrustedHash) {
+                out.push(codex_review_check(loc, adapter, &file.path, false));
             }
-            if *name == "copilot" && file.scope == Scope::Project {
-                out.push(Check::new(
-                    "copilot-trust",
-                    Level::Warn,
-                    format!("Copilot CLI runs `{shown}` only in a folder it trusts (`copilot -p` in an untrusted folder runs only ~/.copilot/hooks)"),
-                ).fix("trust this folder in Copilot, or `keryx-hooks install copilot` for the user scope"));
+            if let Some(trust) = adapter.project_trust()
+                && file.scope == Scope::Project
+            {
+                out.push(
+                    Check::new(
+                        format!("{name}-trust"),
+                        Level::Warn,
+                        trust.warning.replace("$file", &shown),
+                    )
+                    .fix(trust.fix),
+                );
             }
         }
     }
@@ -398,13 +403,12 @@ fn timeout_check(
 /// hooks source `source` (a `config.toml`, or a plugin's `hooks/hooks.json`
 /// when `plugin`): Codex runs new or changed hooks only after the user
 /// trusts them in `/hooks`, and keeps that trust in the user config.
-fn codex_review_check(loc: &Here, source: &Path, plugin: bool) -> Check {
+fn codex_review_check(loc: &Here, codex: &hosts::Adapter, source: &Path, plugin: bool) -> Check {
     let shown = escape(&source.to_string_lossy());
-    let Some(user_config) = hosts::adapter("codex").and_then(|codex| {
-        hostfile::config_files(codex, Scope::User, loc)
-            .into_iter()
-            .next()
-    }) else {
+    let Some(user_config) = hostfile::config_files(codex, Scope::User, loc)
+        .into_iter()
+        .next()
+    else {
         return Check::new("codex-review", Level::Warn, "no Codex user config location");
     };
     let fix = format!(
@@ -554,9 +558,10 @@ fn plugin_checks(loc: &Here, out: &mut Vec<Check>, wired: &mut BTreeSet<String>)
                     format!("`{shown}` wires all {} events", entries.len()),
                 )
             });
-            if w.host == "codex" {
+            if adapter.reviews_hooks() == Some(HookReview::CodexTrustedHash) {
                 out.push(codex_review_check(
                     loc,
+                    adapter,
                     &path.join("hooks/hooks.json"),
                     true,
                 ));
@@ -641,30 +646,24 @@ fn binary_version(path: &Path) -> Result<String, String> {
         .ok_or_else(|| "it does not answer `--version` like keryx-hooks".into())
 }
 
-/// Cursor (with third-party configs on) and Copilot also run the hooks in
-/// `.claude/settings.json`, so wiring them as well delivers events twice.
+/// A host that also runs another host's hook files (Cursor with its
+/// third-party configs on, and Copilot, run `.claude/settings.json`), wired
+/// with that host too, delivers events twice.
 fn double_registration(wired: &BTreeSet<String>, out: &mut Vec<Check>) {
-    if !wired.contains("claude-code") {
-        return;
-    }
-    for (host, how) in [
-        (
-            "cursor",
-            "Cursor also runs the hooks in `.claude/settings.json` when its third-party configs setting is on",
-        ),
-        (
-            "copilot",
-            "Copilot also runs the hooks in `.claude/settings.json`",
-        ),
-    ] {
-        if wired.contains(host) {
+    for adapter in hosts::all() {
+        let host = adapter.name();
+        let Some(also) = adapter.also_runs() else {
+            continue;
+        };
+        if wired.contains(also.host) && wired.contains(host) {
             out.push(
                 Check::new(
                     "double-registration",
                     Level::Warn,
                     format!(
-                        "both `claude-code` and `{host}` are wired: {how}, so events reach keryx-hooks twice \
-                         (tool calls are de-duplicated by session and call id; other events run twice)"
+                        "both `{}` and `{host}` are wired: {}, so events reach keryx-hooks twice \
+                         (tool calls are de-duplicated by session and call id; other events run twice)",
+                        also.host, also.how
                     ),
                 )
                 .fix(format!(

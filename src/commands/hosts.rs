@@ -79,12 +79,7 @@ fn table(loc: &Here, detected: &[&'static Adapter]) -> String {
                 h.name().to_owned(),
                 dir,
                 install_kind(h).to_owned(),
-                if import::HOSTS.contains(&h.name()) {
-                    "yes"
-                } else {
-                    "no"
-                }
-                .to_owned(),
+                if import::reads(h) { "yes" } else { "no" }.to_owned(),
                 h.aliases().join(", "),
             ]
         })

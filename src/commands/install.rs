@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use crate::cli::{FormatArg, InstallArgs};
 use crate::error::{CmdResult, CommandError};
 use crate::escape::escape;
-use crate::hosts::{Adapter, TimeoutUnit};
+use crate::hosts::{Adapter, HookReview, TimeoutUnit};
 use crate::install::classify::wiring_scope;
 use crate::install::hostfile::{self, Change, FileReport, Scope};
 use crate::install::manifest::{Wiring, WiringFormat};
@@ -321,35 +321,38 @@ fn settings(args: &InstallArgs, loc: &Here) -> Result<Settings, CommandError> {
 /// Things the user has to know or do after this install.
 fn notes(s: &Settings, loc: &Here, outcomes: &[HostOutcome]) -> Vec<String> {
     let mut notes = Vec::new();
-    let changed = |name: &str| {
-        outcomes
-            .iter()
-            .any(|o| o.host.name() == name && o.files.iter().any(|f| f.change != Change::Unchanged))
-    };
-    if changed("codex") {
+    let changed = |o: &HostOutcome| o.files.iter().any(|f| f.change != Change::Unchanged);
+    if outcomes
+        .iter()
+        .any(|o| o.host.reviews_hooks() == Some(HookReview::CodexTrustedHash) && changed(o))
+    {
         notes.push(
             "Codex runs new or changed hooks only after you review them: open `/hooks` in Codex and trust the keryx-hooks entries (until then they do not run); `keryx-hooks doctor` reports them until Codex records the trust."
                 .to_owned(),
         );
     }
-    if s.scope == Scope::Project && changed("copilot") {
-        notes.push(
-            "Copilot CLI runs a repository's hooks (.github/hooks/) only in a folder it trusts: trust this folder in Copilot (`copilot -p` in an untrusted folder runs only ~/.copilot/hooks), or install with `--scope user`."
-                .to_owned(),
-        );
+    if s.scope == Scope::Project {
+        for o in outcomes.iter().filter(|o| changed(o)) {
+            if let Some(trust) = o.host.project_trust()
+                && !notes.iter().any(|n| n == trust.note)
+            {
+                notes.push(trust.note.to_owned());
+            }
+        }
     }
-    // Cursor and Copilot also read Claude Code's settings files.
-    let claude_wired = outcomes.iter().any(|o| o.host.name() == "claude-code")
-        || hostfile::all_wired(loc)
-            .unwrap_or_default()
-            .iter()
-            .any(|(host, _, _)| *host == "claude-code");
-    for o in outcomes {
-        if matches!(o.host.name(), "cursor" | "copilot") && claude_wired && o.error.is_none() {
-            notes.push(format!(
-                "{} also runs the hooks in Claude Code's settings files (Cursor when third-party hooks are on), so one event may reach keryx-hooks through both wirings.",
-                o.host.display_name()
-            ));
+    // A host that also runs another host's hook files (Cursor and Copilot
+    // run Claude Code's), wired with that host too.
+    for o in outcomes.iter().filter(|o| o.error.is_none()) {
+        let Some(also) = o.host.also_runs() else {
+            continue;
+        };
+        let other_wired = outcomes.iter().any(|x| x.host.name() == also.host)
+            || hostfile::all_wired(loc)
+                .unwrap_or_default()
+                .iter()
+                .any(|(host, _, _)| *host == also.host);
+        if other_wired {
+            notes.push(also.note.to_owned());
         }
     }
     for o in outcomes.iter().filter(|o| o.error.is_none()) {

@@ -90,13 +90,15 @@ fn reg(id: &str, event: Event, matcher: &str, class: HookClass, handler: Handler
 
 /// The built-in layer, in the spec's order.
 pub fn registrations() -> Vec<Registration> {
+    // Run by hand, the built-ins answer as the native host's hooks.
+    let native = crate::hosts::native().name();
     let mut out = vec![
         reg(
             CTX_GUARD,
             Event::PreToolUse,
             CTX_GUARD_TOOLS,
             HookClass::Gate,
-            command(&["ctx", "hook", "keryx"]),
+            command(&["ctx", "hook", native]),
         ),
         reg(
             SECURITY_CHECK_INPUT,
@@ -109,7 +111,7 @@ pub fn registrations() -> Vec<Registration> {
                 "--source",
                 "untrusted-external",
                 "--runtime",
-                "keryx",
+                native,
             ]),
         ),
         reg(
@@ -117,7 +119,7 @@ pub fn registrations() -> Vec<Registration> {
             Event::PreToolUse,
             WRITE_TOOLS,
             HookClass::Gate,
-            command(&["security", "check-output", "--runtime", "keryx"]),
+            command(&["security", "check-output", "--runtime", native]),
         ),
     ];
     for (event, _) in LEARNING_OBSERVER_EVENT_KIND {

@@ -174,6 +174,14 @@ pub(super) fn canonical_tool(adapter: &Adapter, name: &str, payload: &Value) -> 
     name.to_owned()
 }
 
+impl Adapter {
+    /// A host tool name in canonical form, without payload context (an MCP
+    /// name that needs the payload to find its server comes back unchanged).
+    pub fn canonical_tool(&self, host_tool: &str) -> String {
+        canonical_tool(self, host_tool, &Value::Null)
+    }
+}
+
 /// `{message, code?}` from a string (Claude's `Exit code 3\n…`) or an object.
 fn error_object(v: &Value) -> Value {
     match v {

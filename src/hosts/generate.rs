@@ -1,38 +1,29 @@
 //! The generator build.rs runs on each `adapters/<host>/adapter.json`: the
-//! file's `Value` read into the Rust literal of its [`Adapter`] (the types
-//! of src/hosts/spec.rs), so the adapters are `static` data and nothing is
-//! parsed at run time. It is as strict as a typed parse of the file would
-//! be: an unknown key, a missing or mistyped field, a key twice in one
-//! object (an event twice, say), an unknown enum value or canonical event,
-//! or a number that is not an integer fails the build with a message naming
-//! the file and the field (as a JSON pointer). Absent fields get the
-//! defaults the engine documents: `wire` true, `type` string, `exit` 0,
-//! lists and tables empty, flags false, options `None` (as `null` is).
+//! file read with serde into the [`Adapter`] type of src/hosts/spec.rs, and
+//! that value written back out as the Rust literal of a `static`, so the
+//! adapters are data in the binary and nothing is parsed at run time. The
+//! spec types (their fields, defaults and serde attributes) are the one
+//! description of the file: this generator knows no field of it.
+//!
+//! Reading is as strict as the types are: an unknown key, a missing or
+//! mistyped field, an unknown enum value or canonical event, or a number
+//! that is not an integer fails the build with a message naming the file
+//! and the field (as a JSON pointer), and so does a key twice in one object
+//! (an event twice, say), which serde alone would let the last one win.
 //!
 //! Compiled twice: into build.rs, and into the crate's unit tests, which
 //! hold it to those rules.
-//!
-//! [`Adapter`]: super::spec::Adapter
 
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde::de::{
+    self, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, SeqAccess, Visitor,
+};
+use serde::ser::{self, Serialize};
 use serde_json::{Map, Value};
 
-/// The ten canonical events of src/runtime/events.rs, each emitted as the
-/// `Event` variant of the same name.
-const EVENTS: [&str; 10] = [
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "PreCompact",
-    "Stop",
-    "SubagentStart",
-    "SubagentStop",
-    "SessionEnd",
-];
+use super::spec::Adapter;
 
 /// The literal of the `Adapter` that the adapter file `text` describes,
 /// `file` naming it in the panic at the first thing wrong with it.
@@ -42,9 +33,33 @@ pub fn adapter(file: &str, text: &str) -> String {
     out
 }
 
+/// The adapter file `text` as the engine's type, `file` naming it in the
+/// panic at the first thing wrong with it.
+pub fn read(file: &str, text: &str) -> Adapter {
+    let mut doc = parse_strict(text).unwrap_or_else(|e| panic!("{file}: {e}"));
+    // The file's own pointer to its schema, for editors; not the engine's.
+    if let Some(schema) = doc.as_object_mut().and_then(|o| o.remove("$schema"))
+        && !(schema.is_string() || schema.is_null())
+    {
+        panic!(
+            "{file}: /$schema: expected a string, found {}",
+            type_name(&schema)
+        );
+    }
+    // Leaked so the adapter can lend its strings for `'static`, as the
+    // static it becomes does: the file is read once, by build.rs or a test.
+    let doc: &'static Value = Box::leak(Box::new(doc));
+    Adapter::deserialize(Node {
+        v: doc,
+        path: String::new(),
+    })
+    .unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
 fn literal(file: &str, text: &str) -> Lit {
-    let doc = parse_strict(text).unwrap_or_else(|e| panic!("{file}: {e}"));
-    Gen { file }.adapter(&doc)
+    read(file, text)
+        .serialize(LitSer)
+        .unwrap_or_else(|e| panic!("{file}: {e}"))
 }
 
 // ------------------------------------------------------------ strict JSON
@@ -150,6 +165,456 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
+// ------------------------------------------------------------- the errors
+
+/// What is wrong, and where: the JSON pointer of the innermost value that
+/// refused (set once, as the error leaves that value).
+#[derive(Debug)]
+pub struct Error {
+    path: Option<String>,
+    message: String,
+}
+
+impl Error {
+    fn at(mut self, path: &str) -> Error {
+        self.path.get_or_insert_with(|| or_root(path).to_owned());
+        self
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match &self.path {
+            Some(p) => write!(f, "{p}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl de::Error for Error {
+    fn custom<T: fmt::Display>(message: T) -> Error {
+        Error {
+            path: None,
+            message: message.to_string(),
+        }
+    }
+
+    fn invalid_type(found: de::Unexpected, expected: &dyn de::Expected) -> Error {
+        let found = match found {
+            de::Unexpected::Bool(_) => "a boolean",
+            de::Unexpected::Unsigned(_) | de::Unexpected::Signed(_) | de::Unexpected::Float(_) => {
+                "a number"
+            }
+            de::Unexpected::Str(_) | de::Unexpected::Char(_) => "a string",
+            de::Unexpected::Unit | de::Unexpected::Option => "null",
+            de::Unexpected::Seq => "an array",
+            de::Unexpected::Map => "an object",
+            _ => "something else",
+        };
+        // A `&'static str` field expects "a borrowed string": to the file
+        // it is a string like any other.
+        let expected = expected.to_string().replace("borrowed string", "string");
+        de::Error::custom(format_args!("expected {expected}, found {found}"))
+    }
+}
+
+impl ser::Error for Error {
+    fn custom<T: fmt::Display>(message: T) -> Error {
+        de::Error::custom(message)
+    }
+}
+
+// ------------------------------------------------------------ file → type
+
+/// One value of the file and its JSON pointer, as a serde `Deserializer`
+/// that lends out its strings for `'static` and names the pointer of the
+/// value an error came from.
+struct Node {
+    v: &'static Value,
+    path: String,
+}
+
+impl<'de> Deserializer<'de> for Node {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        let result = match self.v {
+            Value::Null => visitor.visit_unit(),
+            Value::Bool(b) => visitor.visit_bool(*b),
+            Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                (Some(u), _, _) => visitor.visit_u64(u),
+                (_, Some(i), _) => visitor.visit_i64(i),
+                (_, _, Some(f)) => visitor.visit_f64(f),
+                _ => Err(de::Error::custom(format_args!(
+                    "the number {n} is not supported"
+                ))),
+            },
+            Value::String(s) => visitor.visit_borrowed_str(s),
+            Value::Array(items) => visitor.visit_seq(Items {
+                items: items.iter(),
+                index: 0,
+                path: &self.path,
+            }),
+            Value::Object(map) => visitor.visit_map(Entries {
+                entries: map.iter(),
+                value: None,
+                path: &self.path,
+            }),
+        };
+        result.map_err(|e: Error| e.at(&self.path))
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        if self.v.is_null() {
+            return visitor.visit_none().map_err(|e: Error| e.at(&self.path));
+        }
+        let path = self.path.clone();
+        visitor.visit_some(self).map_err(|e| e.at(&path))
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        let result = match self.v {
+            Value::String(s) => visitor.visit_enum(s.as_str().into_deserializer()),
+            other => Err(de::Error::invalid_type(unexpected(other), &visitor)),
+        };
+        result.map_err(|e: Error| e.at(&self.path))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct identifier ignored_any
+    }
+}
+
+fn unexpected(v: &Value) -> de::Unexpected<'_> {
+    match v {
+        Value::Null => de::Unexpected::Unit,
+        Value::Bool(b) => de::Unexpected::Bool(*b),
+        Value::Number(_) => de::Unexpected::Other("a number"),
+        Value::String(s) => de::Unexpected::Str(s),
+        Value::Array(_) => de::Unexpected::Seq,
+        Value::Object(_) => de::Unexpected::Map,
+    }
+}
+
+/// An array's items, each at its index.
+struct Items<'p> {
+    items: std::slice::Iter<'static, Value>,
+    index: usize,
+    path: &'p str,
+}
+
+impl<'de> SeqAccess<'de> for Items<'_> {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, Error> {
+        let Some(v) = self.items.next() else {
+            return Ok(None);
+        };
+        let path = format!("{}/{}", self.path, self.index);
+        self.index += 1;
+        seed.deserialize(Node { v, path }).map(Some)
+    }
+}
+
+/// An object's entries, each value at its key.
+struct Entries<'p> {
+    entries: serde_json::map::Iter<'static>,
+    value: Option<(&'static String, &'static Value)>,
+    path: &'p str,
+}
+
+impl<'de> MapAccess<'de> for Entries<'_> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Error> {
+        let Some((k, v)) = self.entries.next() else {
+            return Ok(None);
+        };
+        self.value = Some((k, v));
+        let key: de::value::BorrowedStrDeserializer<'de, Error> =
+            de::value::BorrowedStrDeserializer::new(k.as_str());
+        seed.deserialize(key).map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
+        let (k, v) = self
+            .value
+            .take()
+            .ok_or_else(|| de::Error::custom("a value before its key"))?;
+        seed.deserialize(Node {
+            v,
+            path: pointer(self.path, k),
+        })
+    }
+}
+
+// --------------------------------------------------------- type → literal
+
+/// Writes any value of the spec types as its Rust literal: a struct as
+/// `Name { field: … }`, a list as `&[…]`, a tuple as `(…)`, an option as
+/// `Some(…)` or `None`, an enum value as `Type::Variant` (or
+/// `Type::Variant(…)`), a string in Rust's escapes.
+struct LitSer;
+
+impl ser::Serializer for LitSer {
+    type Ok = Lit;
+    type Error = Error;
+    type SerializeSeq = List;
+    type SerializeTuple = List;
+    type SerializeTupleStruct = ser::Impossible<Lit, Error>;
+    type SerializeTupleVariant = ser::Impossible<Lit, Error>;
+    type SerializeMap = ser::Impossible<Lit, Error>;
+    type SerializeStruct = Fields;
+    type SerializeStructVariant = ser::Impossible<Lit, Error>;
+
+    fn serialize_bool(self, b: bool) -> Result<Lit, Error> {
+        Ok(Lit::Atom(b.to_string()))
+    }
+
+    fn serialize_i8(self, n: i8) -> Result<Lit, Error> {
+        self.serialize_i64(n.into())
+    }
+
+    fn serialize_i16(self, n: i16) -> Result<Lit, Error> {
+        self.serialize_i64(n.into())
+    }
+
+    fn serialize_i32(self, n: i32) -> Result<Lit, Error> {
+        self.serialize_i64(n.into())
+    }
+
+    fn serialize_i64(self, n: i64) -> Result<Lit, Error> {
+        Ok(Lit::Atom(n.to_string()))
+    }
+
+    fn serialize_u8(self, n: u8) -> Result<Lit, Error> {
+        self.serialize_u64(n.into())
+    }
+
+    fn serialize_u16(self, n: u16) -> Result<Lit, Error> {
+        self.serialize_u64(n.into())
+    }
+
+    fn serialize_u32(self, n: u32) -> Result<Lit, Error> {
+        self.serialize_u64(n.into())
+    }
+
+    fn serialize_u64(self, n: u64) -> Result<Lit, Error> {
+        Ok(Lit::Atom(n.to_string()))
+    }
+
+    fn serialize_f32(self, n: f32) -> Result<Lit, Error> {
+        self.serialize_f64(n.into())
+    }
+
+    fn serialize_f64(self, n: f64) -> Result<Lit, Error> {
+        Err(ser::Error::custom(format_args!(
+            "the number {n} is not supported: only integers are"
+        )))
+    }
+
+    fn serialize_char(self, c: char) -> Result<Lit, Error> {
+        Ok(Lit::Atom(format!("{c:?}")))
+    }
+
+    fn serialize_str(self, s: &str) -> Result<Lit, Error> {
+        Ok(Lit::str(s))
+    }
+
+    fn serialize_bytes(self, _: &[u8]) -> Result<Lit, Error> {
+        Err(unsupported("bytes"))
+    }
+
+    fn serialize_none(self) -> Result<Lit, Error> {
+        Ok(Lit::Atom("None".into()))
+    }
+
+    fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> Result<Lit, Error> {
+        Ok(Lit::Wrap("Some".into(), Box::new(v.serialize(LitSer)?)))
+    }
+
+    fn serialize_unit(self) -> Result<Lit, Error> {
+        Ok(Lit::Atom("()".into()))
+    }
+
+    fn serialize_unit_struct(self, name: &'static str) -> Result<Lit, Error> {
+        Ok(Lit::Atom(name.into()))
+    }
+
+    fn serialize_unit_variant(
+        self,
+        name: &'static str,
+        _index: u32,
+        variant: &'static str,
+    ) -> Result<Lit, Error> {
+        Ok(Lit::Atom(format!("{name}::{variant}")))
+    }
+
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        name: &'static str,
+        v: &T,
+    ) -> Result<Lit, Error> {
+        Ok(Lit::Wrap(name.into(), Box::new(v.serialize(LitSer)?)))
+    }
+
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        v: &T,
+    ) -> Result<Lit, Error> {
+        Ok(Lit::Wrap(
+            format!("{name}::{variant}"),
+            Box::new(v.serialize(LitSer)?),
+        ))
+    }
+
+    fn serialize_seq(self, len: Option<usize>) -> Result<List, Error> {
+        Ok(List {
+            items: Vec::with_capacity(len.unwrap_or_default()),
+            tuple: false,
+        })
+    }
+
+    fn serialize_tuple(self, len: usize) -> Result<List, Error> {
+        Ok(List {
+            items: Vec::with_capacity(len),
+            tuple: true,
+        })
+    }
+
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleStruct, Error> {
+        Err(unsupported("a tuple struct"))
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, Error> {
+        Err(unsupported("a tuple variant"))
+    }
+
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Error> {
+        Err(unsupported("a map (a table is a list of pairs)"))
+    }
+
+    fn serialize_struct(self, name: &'static str, len: usize) -> Result<Fields, Error> {
+        Ok(Fields {
+            name,
+            fields: Vec::with_capacity(len),
+        })
+    }
+
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, Error> {
+        Err(unsupported("a struct variant"))
+    }
+}
+
+fn unsupported(what: &str) -> Error {
+    ser::Error::custom(format_args!("{what} has no literal here"))
+}
+
+/// The items of a list (`&[…]`) or a tuple (`(…)`).
+struct List {
+    items: Vec<Lit>,
+    tuple: bool,
+}
+
+impl List {
+    fn push<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
+        self.items.push(v.serialize(LitSer)?);
+        Ok(())
+    }
+
+    fn done(self) -> Lit {
+        if self.tuple {
+            Lit::Tuple(self.items)
+        } else {
+            Lit::Slice(self.items)
+        }
+    }
+}
+
+impl ser::SerializeSeq for List {
+    type Ok = Lit;
+    type Error = Error;
+
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
+        self.push(v)
+    }
+
+    fn end(self) -> Result<Lit, Error> {
+        Ok(self.done())
+    }
+}
+
+impl ser::SerializeTuple for List {
+    type Ok = Lit;
+    type Error = Error;
+
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
+        self.push(v)
+    }
+
+    fn end(self) -> Result<Lit, Error> {
+        Ok(self.done())
+    }
+}
+
+/// A struct's fields, in declaration order.
+struct Fields {
+    name: &'static str,
+    fields: Vec<(&'static str, Lit)>,
+}
+
+impl ser::SerializeStruct for Fields {
+    type Ok = Lit;
+    type Error = Error;
+
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        v: &T,
+    ) -> Result<(), Error> {
+        self.fields.push((key, v.serialize(LitSer)?));
+        Ok(())
+    }
+
+    fn end(self) -> Result<Lit, Error> {
+        Ok(Lit::Struct(self.name, self.fields))
+    }
+}
+
 // ---------------------------------------------------------- Rust literals
 
 /// A Rust expression, printed on one line when it fits and indented
@@ -160,7 +625,7 @@ enum Lit {
     Slice(Vec<Lit>),
     Tuple(Vec<Lit>),
     /// `Some(x)`, `Json::Arr(x)`: a path applied to one expression.
-    Wrap(&'static str, Box<Lit>),
+    Wrap(String, Box<Lit>),
 }
 
 const WIDTH: usize = 100;
@@ -168,14 +633,6 @@ const WIDTH: usize = 100;
 impl Lit {
     fn str(s: &str) -> Lit {
         Lit::Atom(format!("{s:?}"))
-    }
-
-    fn some(l: Lit) -> Lit {
-        Lit::Wrap("Some", Box::new(l))
-    }
-
-    fn none() -> Lit {
-        Lit::Atom("None".into())
     }
 
     fn flat(&self, out: &mut String) {
@@ -270,592 +727,11 @@ impl Lit {
     }
 }
 
-// ------------------------------------------------------ adapter → literal
-
-/// Reads one adapter file's `Value` into the literal of its `Adapter`,
-/// panicking at the first field a typed parse would refuse.
-struct Gen<'a> {
-    file: &'a str,
-}
-
-/// One JSON object whose keys have been checked against a struct's fields.
-struct Obj<'a> {
-    path: String,
-    map: &'a Map<String, Value>,
-}
-
-impl Obj<'_> {
-    fn at(&self, key: &str) -> String {
-        pointer(&self.path, key)
-    }
-}
-
-impl Gen<'_> {
-    fn fail(&self, path: &str, what: impl fmt::Display) -> ! {
-        panic!("{}: {}: {what}", self.file, or_root(path))
-    }
-
-    fn expected(&self, path: &str, what: &str, v: &Value) -> ! {
-        self.fail(path, format!("expected {what}, found {}", type_name(v)))
-    }
-
-    /// `v` as an object with no key outside `fields`.
-    fn object<'v>(&self, path: &str, v: &'v Value, fields: &[&str]) -> Obj<'v> {
-        let Some(map) = v.as_object() else {
-            self.expected(path, "an object", v)
-        };
-        for key in map.keys() {
-            if !fields.contains(&key.as_str()) {
-                self.fail(
-                    path,
-                    format!(
-                        "unknown field `{key}`, expected one of `{}`",
-                        fields.join("`, `")
-                    ),
-                );
-            }
-        }
-        Obj {
-            path: path.to_owned(),
-            map,
-        }
-    }
-
-    /// A field without a default.
-    fn req<'v>(&self, o: &Obj<'v>, key: &str) -> &'v Value {
-        o.map
-            .get(key)
-            .unwrap_or_else(|| self.fail(&o.path, format!("missing field `{key}`")))
-    }
-
-    /// An optional field: absent and `null` are both `None`.
-    fn opt<'v>(&self, o: &Obj<'v>, key: &str) -> Option<&'v Value> {
-        o.map.get(key).filter(|v| !v.is_null())
-    }
-
-    fn string(&self, path: &str, v: &Value) -> Lit {
-        match v.as_str() {
-            Some(s) => Lit::str(s),
-            None => self.expected(path, "a string", v),
-        }
-    }
-
-    fn req_str(&self, o: &Obj, key: &str) -> Lit {
-        self.string(&o.at(key), self.req(o, key))
-    }
-
-    fn opt_str(&self, o: &Obj, key: &str) -> Lit {
-        match self.opt(o, key) {
-            Some(v) => Lit::some(self.string(&o.at(key), v)),
-            None => Lit::none(),
-        }
-    }
-
-    fn boolean(&self, path: &str, v: &Value) -> Lit {
-        match v.as_bool() {
-            Some(b) => Lit::Atom(b.to_string()),
-            None => self.expected(path, "a boolean", v),
-        }
-    }
-
-    fn req_bool(&self, o: &Obj, key: &str) -> Lit {
-        self.boolean(&o.at(key), self.req(o, key))
-    }
-
-    /// A flag that is `default` when absent (a present `null` is refused).
-    fn flag(&self, o: &Obj, key: &str, default: bool) -> Lit {
-        match o.map.get(key) {
-            Some(v) => self.boolean(&o.at(key), v),
-            None => Lit::Atom(default.to_string()),
-        }
-    }
-
-    fn strings(&self, path: &str, v: &Value) -> Lit {
-        let Some(items) = v.as_array() else {
-            self.expected(path, "a list of strings", v)
-        };
-        Lit::Slice(
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, s)| self.string(&format!("{path}/{i}"), s))
-                .collect(),
-        )
-    }
-
-    fn req_strings(&self, o: &Obj, key: &str) -> Lit {
-        self.strings(&o.at(key), self.req(o, key))
-    }
-
-    /// A list that is empty when absent.
-    fn list(&self, o: &Obj, key: &str, item: impl Fn(&str, &Value) -> Lit) -> Lit {
-        let Some(v) = o.map.get(key) else {
-            return Lit::Slice(Vec::new());
-        };
-        let path = o.at(key);
-        let Some(items) = v.as_array() else {
-            self.expected(&path, "a list", v)
-        };
-        Lit::Slice(
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, x)| item(&format!("{path}/{i}"), x))
-                .collect(),
-        )
-    }
-
-    fn default_strings(&self, o: &Obj, key: &str) -> Lit {
-        match o.map.get(key) {
-            Some(v) => self.strings(&o.at(key), v),
-            None => Lit::Slice(Vec::new()),
-        }
-    }
-
-    /// A string-to-string object as a table sorted by key; empty when absent.
-    fn table(&self, o: &Obj, key: &str) -> Lit {
-        let Some(v) = o.map.get(key) else {
-            return Lit::Slice(Vec::new());
-        };
-        let path = o.at(key);
-        let Some(map) = v.as_object() else {
-            self.expected(&path, "an object of strings", v)
-        };
-        let mut pairs: Vec<(&String, &Value)> = map.iter().collect();
-        pairs.sort_by(|a, b| a.0.cmp(b.0));
-        Lit::Slice(
-            pairs
-                .into_iter()
-                .map(|(k, v)| Lit::Tuple(vec![Lit::str(k), self.string(&pointer(&path, k), v)]))
-                .collect(),
-        )
-    }
-
-    /// One of `allowed` (the lowercase file spellings), as `Type::Variant`.
-    fn enumerated(&self, path: &str, v: &Value, ty: &str, allowed: &[&str]) -> Lit {
-        let Some(s) = v.as_str() else {
-            self.expected(path, &format!("one of `{}`", allowed.join("`, `")), v)
-        };
-        if !allowed.contains(&s) {
-            self.fail(
-                path,
-                format!(
-                    "unknown variant `{s}`, expected one of `{}`",
-                    allowed.join("`, `")
-                ),
-            );
-        }
-        let mut variant = String::new();
-        for (i, c) in s.chars().enumerate() {
-            variant.push(if i == 0 { c.to_ascii_uppercase() } else { c });
-        }
-        Lit::Atom(format!("{ty}::{variant}"))
-    }
-
-    fn event(&self, path: &str, v: &Value) -> Lit {
-        let Some(s) = v.as_str() else {
-            self.expected(path, "a canonical event name", v)
-        };
-        if !EVENTS.contains(&s) {
-            self.fail(
-                path,
-                format!(
-                    "unknown event `{s}`, expected one of `{}`",
-                    EVENTS.join("`, `")
-                ),
-            );
-        }
-        Lit::Atom(format!("Event::{s}"))
-    }
-
-    fn req_event(&self, o: &Obj, key: &str) -> Lit {
-        self.event(&o.at(key), self.req(o, key))
-    }
-
-    fn integer(&self, path: &str, v: &Value, max: u64) -> Lit {
-        match v.as_u64() {
-            Some(n) if n <= max => Lit::Atom(n.to_string()),
-            _ => self.expected(path, &format!("an integer from 0 to {max}"), v),
-        }
-    }
-
-    fn json(&self, path: &str, v: &Value) -> Lit {
-        match v {
-            Value::Null => Lit::Atom("Json::Null".into()),
-            Value::Bool(b) => Lit::Atom(format!("Json::Bool({b})")),
-            Value::Number(n) => match n.as_i64() {
-                Some(i) => Lit::Atom(format!("Json::Int({i})")),
-                None => self.fail(
-                    path,
-                    format!("the number {n} is not supported: only integers that fit an i64 are"),
-                ),
-            },
-            Value::String(s) => Lit::Atom(format!("Json::Str({s:?})")),
-            Value::Array(items) => Lit::Wrap(
-                "Json::Arr",
-                Box::new(Lit::Slice(
-                    items
-                        .iter()
-                        .enumerate()
-                        .map(|(i, x)| self.json(&format!("{path}/{i}"), x))
-                        .collect(),
-                )),
-            ),
-            Value::Object(map) => Lit::Wrap("Json::Obj", Box::new(self.entries(path, map))),
-        }
-    }
-
-    /// An object's entries in file order, as `&[("key", Json), …]`.
-    fn entries(&self, path: &str, map: &Map<String, Value>) -> Lit {
-        Lit::Slice(
-            map.iter()
-                .map(|(k, v)| Lit::Tuple(vec![Lit::str(k), self.json(&pointer(path, k), v)]))
-                .collect(),
-        )
-    }
-
-    fn adapter(&self, doc: &Value) -> Lit {
-        let o = self.object(
-            "",
-            doc,
-            &[
-                "$schema",
-                "name",
-                "displayName",
-                "aliases",
-                "notice",
-                "encoder",
-                "sources",
-                "timeout",
-                "configFiles",
-                "matchAll",
-                "closesStdin",
-                "exitRule",
-                "passthrough",
-                "hostFields",
-                "hookEnv",
-                "ignore",
-                "fields",
-                "tools",
-                "mcp",
-                "events",
-                "unmapped",
-                "bridges",
-                "notes",
-            ],
-        );
-        if let Some(v) = self.opt(&o, "$schema") {
-            self.string(&o.at("$schema"), v);
-        }
-        Lit::Struct(
-            "Adapter",
-            vec![
-                ("name", self.req_str(&o, "name")),
-                ("display_name", self.req_str(&o, "displayName")),
-                ("aliases", self.default_strings(&o, "aliases")),
-                ("notice", self.opt_output(&o, "notice")),
-                (
-                    "encoder",
-                    self.enumerated(
-                        &o.at("encoder"),
-                        self.req(&o, "encoder"),
-                        "EncoderKind",
-                        &["template", "keryx"],
-                    ),
-                ),
-                ("sources", self.default_strings(&o, "sources")),
-                (
-                    "timeout",
-                    self.timeout(&o.at("timeout"), self.req(&o, "timeout")),
-                ),
-                (
-                    "config_files",
-                    self.config_files(&o.at("configFiles"), self.req(&o, "configFiles")),
-                ),
-                ("match_all", self.opt_str(&o, "matchAll")),
-                ("closes_stdin", self.req_bool(&o, "closesStdin")),
-                ("exit_rule", self.req_str(&o, "exitRule")),
-                ("passthrough", self.flag(&o, "passthrough", false)),
-                ("host_fields", self.flag(&o, "hostFields", false)),
-                ("hook_env", self.default_strings(&o, "hookEnv")),
-                ("ignore", self.default_strings(&o, "ignore")),
-                (
-                    "fields",
-                    self.list(&o, "fields", |p, v| self.field_map(p, v)),
-                ),
-                ("tools", self.table(&o, "tools")),
-                (
-                    "mcp",
-                    match self.opt(&o, "mcp") {
-                        Some(v) => Lit::some(self.mcp(&o.at("mcp"), v)),
-                        None => Lit::none(),
-                    },
-                ),
-                (
-                    "events",
-                    self.events(&o.at("events"), self.req(&o, "events")),
-                ),
-                ("unmapped", self.default_strings(&o, "unmapped")),
-                (
-                    "bridges",
-                    self.list(&o, "bridges", |p, v| self.bridge(p, v)),
-                ),
-                ("notes", self.default_strings(&o, "notes")),
-            ],
-        )
-    }
-
-    fn timeout(&self, path: &str, v: &Value) -> Lit {
-        let o = self.object(path, v, &["unit", "default"]);
-        Lit::Struct(
-            "Timeout",
-            vec![
-                (
-                    "unit",
-                    self.enumerated(
-                        &o.at("unit"),
-                        self.req(&o, "unit"),
-                        "TimeoutUnit",
-                        &["seconds", "milliseconds"],
-                    ),
-                ),
-                (
-                    "default",
-                    match self.opt(&o, "default") {
-                        Some(v) => Lit::some(self.integer(&o.at("default"), v, u64::MAX)),
-                        None => Lit::none(),
-                    },
-                ),
-            ],
-        )
-    }
-
-    fn config_files(&self, path: &str, v: &Value) -> Lit {
-        let o = self.object(path, v, &["format", "user", "project", "homeEnv"]);
-        let home_env = match self.opt(&o, "homeEnv") {
-            Some(v) => {
-                let path = o.at("homeEnv");
-                let h = self.object(&path, v, &["var", "replaces"]);
-                Lit::some(Lit::Struct(
-                    "HomeEnv",
-                    vec![
-                        ("var", self.req_str(&h, "var")),
-                        ("replaces", self.req_str(&h, "replaces")),
-                    ],
-                ))
-            }
-            None => Lit::none(),
-        };
-        Lit::Struct(
-            "ConfigFiles",
-            vec![
-                (
-                    "format",
-                    self.enumerated(
-                        &o.at("format"),
-                        self.req(&o, "format"),
-                        "ConfigFormat",
-                        &["json", "toml", "plugin", "none"],
-                    ),
-                ),
-                ("user", self.req_strings(&o, "user")),
-                ("project", self.req_strings(&o, "project")),
-                ("home_env", home_env),
-            ],
-        )
-    }
-
-    fn field_map(&self, path: &str, v: &Value) -> Lit {
-        let o = self.object(
-            path,
-            v,
-            &["to", "from", "type", "transform", "required", "values"],
-        );
-        // `from` is one path or a list of them; one path is a list of one.
-        let from_path = o.at("from");
-        let from = match self.req(&o, "from") {
-            Value::String(s) => Lit::Slice(vec![Lit::str(s)]),
-            Value::Array(items) => Lit::Slice(
-                items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| match s.as_str() {
-                        Some(s) => Lit::str(s),
-                        None => self.expected(
-                            &format!("{from_path}/{i}"),
-                            "a string (in a list of strings)",
-                            s,
-                        ),
-                    })
-                    .collect(),
-            ),
-            other => self.expected(&from_path, "a string or a list of strings", other),
-        };
-        let kind = match o.map.get("type") {
-            Some(v) => self.enumerated(
-                &o.at("type"),
-                v,
-                "ValueKind",
-                &["string", "boolean", "number", "object", "array", "any"],
-            ),
-            None => Lit::Atom("ValueKind::String".into()),
-        };
-        let transform = match self.opt(&o, "transform") {
-            Some(v) => Lit::some(self.enumerated(
-                &o.at("transform"),
-                v,
-                "Transform",
-                &["tool", "json", "error", "positive", "text"],
-            )),
-            None => Lit::none(),
-        };
-        Lit::Struct(
-            "FieldMap",
-            vec![
-                ("to", self.req_str(&o, "to")),
-                ("from", from),
-                ("kind", kind),
-                ("transform", transform),
-                ("required", self.flag(&o, "required", false)),
-                ("values", self.table(&o, "values")),
-            ],
-        )
-    }
-
-    fn mcp(&self, path: &str, v: &Value) -> Lit {
-        let o = self.object(
-            path,
-            v,
-            &["prefix", "serverPath", "toolPath", "defaultServer"],
-        );
-        Lit::Struct(
-            "Mcp",
-            vec![
-                ("prefix", self.req_str(&o, "prefix")),
-                ("server_path", self.opt_str(&o, "serverPath")),
-                ("tool_path", self.opt_str(&o, "toolPath")),
-                ("default_server", self.opt_str(&o, "defaultServer")),
-            ],
-        )
-    }
-
-    /// The events object, in file order (the order the installer wires them).
-    fn events(&self, path: &str, v: &Value) -> Lit {
-        let Some(map) = v.as_object() else {
-            self.expected(path, "an object of host events", v)
-        };
-        Lit::Slice(
-            map.iter()
-                .map(|(name, ev)| self.host_event(&pointer(path, name), name, ev))
-                .collect(),
-        )
-    }
-
-    fn host_event(&self, path: &str, name: &str, v: &Value) -> Lit {
-        let o = self.object(
-            path,
-            v,
-            &[
-                "event", "wire", "fields", "require", "refine", "skip", "deny", "ask", "context",
-                "notice",
-            ],
-        );
-        let refine = match self.opt(&o, "refine") {
-            Some(v) => {
-                let r = self.object(&o.at("refine"), v, &["when", "event"]);
-                Lit::some(Lit::Struct(
-                    "Refine",
-                    vec![
-                        ("when", self.req_str(&r, "when")),
-                        ("event", self.req_event(&r, "event")),
-                    ],
-                ))
-            }
-            None => Lit::none(),
-        };
-        let skip = match self.opt(&o, "skip") {
-            Some(v) => {
-                let s = self.object(&o.at("skip"), v, &["when", "equals", "why"]);
-                let equals = match self.opt(&s, "equals") {
-                    Some(v) => Lit::some(self.json(&s.at("equals"), v)),
-                    None => Lit::none(),
-                };
-                Lit::some(Lit::Struct(
-                    "Skip",
-                    vec![
-                        ("when", self.req_str(&s, "when")),
-                        ("equals", equals),
-                        ("why", self.req_str(&s, "why")),
-                    ],
-                ))
-            }
-            None => Lit::none(),
-        };
-        Lit::Struct(
-            "HostEvent",
-            vec![
-                ("name", Lit::str(name)),
-                ("event", self.req_event(&o, "event")),
-                ("wire", self.flag(&o, "wire", true)),
-                (
-                    "fields",
-                    self.list(&o, "fields", |p, v| self.field_map(p, v)),
-                ),
-                ("require", self.default_strings(&o, "require")),
-                ("refine", refine),
-                ("skip", skip),
-                ("deny", self.opt_output(&o, "deny")),
-                ("ask", self.opt_output(&o, "ask")),
-                ("context", self.opt_output(&o, "context")),
-                ("notice", self.opt_output(&o, "notice")),
-            ],
-        )
-    }
-
-    fn opt_output(&self, o: &Obj, key: &str) -> Lit {
-        let Some(v) = self.opt(o, key) else {
-            return Lit::none();
-        };
-        let path = o.at(key);
-        let out = self.object(&path, v, &["stdout", "stderr", "exit"]);
-        let stdout = match self.opt(&out, "stdout") {
-            Some(Value::Object(map)) => Lit::some(self.entries(&out.at("stdout"), map)),
-            Some(other) => self.expected(&out.at("stdout"), "an object", other),
-            None => Lit::none(),
-        };
-        let exit = match out.map.get("exit") {
-            Some(v) => self.integer(&out.at("exit"), v, u8::MAX.into()),
-            None => Lit::Atom("0".into()),
-        };
-        Lit::some(Lit::Struct(
-            "Output",
-            vec![
-                ("stdout", stdout),
-                ("stderr", self.opt_str(&out, "stderr")),
-                ("exit", exit),
-            ],
-        ))
-    }
-
-    fn bridge(&self, path: &str, v: &Value) -> Lit {
-        let o = self.object(path, v, &["event", "via", "tool"]);
-        Lit::Struct(
-            "BridgeSpec",
-            vec![
-                ("event", self.req_event(&o, "event")),
-                ("via", self.req_event(&o, "via")),
-                ("tool", self.req_str(&o, "tool")),
-            ],
-        )
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::{Value, json};
 
-    use super::{EVENTS, WIDTH, adapter, literal};
-    use crate::runtime::events::Event;
+    use super::{WIDTH, adapter, literal};
 
     const FILE: &str = "adapters/t/adapter.json";
 
@@ -938,18 +814,14 @@ mod tests {
                 let s = line.trim_start();
                 let s = s.split_once(": \"").map_or(s, |(_, rest)| rest);
                 let s = s.trim_end_matches(',');
+                // A string in a template is `Json::Str("…")`.
+                let s = s.strip_suffix(')').unwrap_or(s);
                 assert!(
                     s.ends_with('"') && !s.contains("\", \""),
                     "{name}: a long line is one string: {line}"
                 );
             }
         }
-    }
-
-    #[test]
-    fn the_canonical_events_are_the_runtimes() {
-        let names: Vec<&str> = Event::ALL.iter().map(|e| e.as_str()).collect();
-        assert_eq!(EVENTS[..], names[..]);
     }
 
     #[test]
@@ -1148,7 +1020,7 @@ mod tests {
             (
                 "/events/E/deny",
                 Some(json!({ "exit": 300 })),
-                "/events/E/deny/exit: expected an integer from 0 to 255, found a number",
+                "/events/E/deny/exit: invalid value: integer `300`, expected u8",
             ),
             (
                 "/events/E/deny",
@@ -1158,7 +1030,7 @@ mod tests {
             (
                 "/timeout/default",
                 Some(json!(1.5)),
-                "/timeout/default: expected an integer",
+                "/timeout/default: expected u64, found a number",
             ),
             (
                 "/events/E/wire",
@@ -1173,7 +1045,7 @@ mod tests {
             (
                 "/sources",
                 Some(json!(null)),
-                "/sources: expected a list of strings, found null",
+                "/sources: expected a sequence, found null",
             ),
             (
                 "/tools",

@@ -16,15 +16,28 @@ pub mod stdin_guard;
 
 pub use decode::DecodeError;
 pub use encode::Encoded;
-pub use spec::{Adapter, Bridge, ConfigFiles, ConfigFormat, HomeEnv, HostEvent, TimeoutUnit};
+pub use spec::{
+    Adapter, AlsoRead, AlsoRuns, Bridge, ConfigFiles, ConfigFormat, HomeEnv, HookReview, HostEvent,
+    Import, ImportReads, Layout, Package, PackageKind, ProjectTrust, Sibling, TimeoutUnit,
+};
 
-include!(concat!(env!("OUT_DIR"), "/adapters.rs"));
+/// The canonical event, as spec.rs names it (it is build.rs's too, where
+/// the parent module provides it).
+use crate::events::Event;
+
+/// Each adapter file's own text, which the tests hold the data to.
+#[cfg(test)]
+mod sources {
+    include!(concat!(env!("OUT_DIR"), "/adapters.rs"));
+}
+#[cfg(test)]
+pub(crate) use sources::ADAPTER_SOURCES;
 
 /// The adapters build.rs generated, one `static` per host, and the table
 /// of them sorted by name.
 mod data {
+    use super::Event;
     use super::spec::*;
-    use crate::events::Event;
 
     include!(concat!(env!("OUT_DIR"), "/adapter_data.rs"));
 }
@@ -47,6 +60,15 @@ pub fn host_names() -> &'static [&'static str] {
 /// Every adapter, sorted by host name.
 pub fn all() -> impl Iterator<Item = &'static Adapter> {
     data::ADAPTERS.iter().map(|(_, a)| *a)
+}
+
+/// The host that speaks the keryx native protocol (`keryx`, the keryx
+/// shell): the caller gets the whole composed result back. The built-in
+/// hooks run as its hooks when run by hand.
+pub fn native() -> &'static Adapter {
+    all()
+        .find(|a| a.is_native())
+        .expect("one adapter speaks the native protocol (a unit test holds it)")
 }
 
 /// The host a person means by `name`: its name or one of its aliases

@@ -1,16 +1,21 @@
 //! The typed form of one `adapters/<host>/adapter.json` and the questions the
 //! rest of the crate asks of a host (can it gate, can it ask, where is its
 //! config). Nothing here is parsed at run time: build.rs reads every adapter
-//! file, checks it as strictly as a typed parse would (unknown keys, missing
-//! fields, wrong types and unknown enum values fail the build, naming the
-//! file and the field) and writes each adapter as a `static` of these types,
-//! so every string is `&'static str`, every list a `&'static [T]`, every
-//! name-to-name table a slice sorted by key, and every output template a
-//! [`Json`] tree in the file's own key order.
+//! file into these types with serde (so the types and their serde
+//! attributes are the one description of the file, beside the JSON schema)
+//! and writes each adapter back out as a `static` literal of them, so every
+//! string is `&'static str`, every list a `&'static [T]`, every name-to-name
+//! table a slice sorted by key, and every output template a [`Json`] tree
+//! in the file's own key order.
+//!
+//! Also build.rs's (`#[path]`): it uses nothing of the crate but the
+//! canonical [`Event`], which its parent module provides.
 
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::events::Event;
+use super::Event;
 
 /// A name-to-name table (`tools`, a field's `values`), sorted by key.
 pub(super) type Table = &'static [(&'static str, &'static str)];
@@ -26,7 +31,7 @@ pub(super) fn table_get(table: Table, key: &str) -> Option<&'static str> {
 /// A JSON value written into the binary: an output template or a `skip`'s
 /// `equals`. Objects keep the adapter file's key order; numbers are
 /// integers (build.rs refuses any other number).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[allow(
     dead_code,
     reason = "build.rs emits the variants the adapter files use"
@@ -74,6 +79,43 @@ impl Json {
     }
 }
 
+impl Json {
+    /// The value with each string that is a whole placeholder (`$name`)
+    /// replaced by what `value` gives for it; an object entry whose
+    /// placeholder has no value is left out, and text that is no
+    /// placeholder stays as it is.
+    pub fn fill(self, value: &dyn Fn(&str) -> Option<Value>) -> Value {
+        match self {
+            Json::Str(s) if s.starts_with('$') => {
+                value(s).unwrap_or_else(|| Value::String(s.to_owned()))
+            }
+            Json::Arr(items) => Value::Array(items.iter().map(|j| j.fill(value)).collect()),
+            Json::Obj(entries) => {
+                let unfilled = |j: &Json| matches!(j, Json::Str(s) if s.starts_with('$') && value(s).is_none());
+                Value::Object(
+                    entries
+                        .iter()
+                        .filter(|(_, j)| !unfilled(j))
+                        .map(|(k, j)| ((*k).to_owned(), j.fill(value)))
+                        .collect(),
+                )
+            }
+            other => other.to_value(),
+        }
+    }
+
+    /// Every whole-string placeholder in the value, in order.
+    #[cfg(test)]
+    pub fn placeholders(self) -> Vec<&'static str> {
+        match self {
+            Json::Str(s) if s.starts_with('$') => vec![s],
+            Json::Arr(items) => items.iter().flat_map(|j| j.placeholders()).collect(),
+            Json::Obj(entries) => entries.iter().flat_map(|(_, j)| j.placeholders()).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 /// A static object's entries as a `serde_json` object, in order.
 pub(super) fn object(entries: &[(&'static str, Json)]) -> Map<String, Value> {
     entries
@@ -82,50 +124,88 @@ pub(super) fn object(entries: &[(&'static str, Json)]) -> Map<String, Value> {
         .collect()
 }
 
+// The file's spelling is camelCase (lowercase for enum values); a field
+// with a default says so; `deserialize_with` reads what serde cannot lend
+// as `&'static` (a list, a table, the events object, a template). The file
+// is read from a value that lives for good, so its strings are lent, not
+// copied: `borrow` says so where no field is a plain `&'static str`.
+
 /// One host, as its adapter file describes it.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all(deserialize = "camelCase"))]
 pub struct Adapter {
     pub(super) name: &'static str,
     pub(super) display_name: &'static str,
     /// Other names people type for the host (`claude`), for the human
     /// commands; never `run`'s.
+    #[serde(default, deserialize_with = "list")]
     pub(super) aliases: &'static [&'static str],
     /// How notices reach the person on events without a `notice` of their
     /// own. Never the model's context: a notice names a command to run,
     /// and only a person should be told to run it.
     pub(super) notice: Option<Output>,
     pub(super) encoder: EncoderKind,
+    #[serde(default, deserialize_with = "list")]
     pub(super) sources: &'static [&'static str],
     pub(super) timeout: Timeout,
     pub(super) config_files: ConfigFiles,
+    /// The host's own packaging, for `install --format plugin`.
+    pub(super) package: Option<Package>,
+    /// What `import` reads of the host's own hooks; `None`: it does not.
+    pub(super) import: Option<Import>,
+    /// How the host has the user review new hooks before it runs them.
+    pub(super) reviews_hooks: Option<HookReview>,
+    /// What a project-scope wiring needs before the host runs it.
+    pub(super) project_trust: Option<ProjectTrust>,
+    /// Another host whose hook files this host runs too.
+    pub(super) also_runs: Option<AlsoRuns>,
     pub(super) match_all: Option<&'static str>,
     pub(super) closes_stdin: bool,
     pub(super) exit_rule: &'static str,
+    #[serde(default)]
     pub(super) passthrough: bool,
+    #[serde(default)]
     pub(super) host_fields: bool,
     /// The variables the host sets for its own hooks, passed through the
     /// environment allowlist when the shim runs under this host.
+    #[serde(default, deserialize_with = "list")]
     pub(super) hook_env: &'static [&'static str],
+    /// The host's own programs, each of which starts an agent session.
+    #[serde(default, deserialize_with = "list")]
+    pub(super) executables: &'static [&'static str],
+    /// The variables that move where the host reads its config (its
+    /// `homeEnv` among them, if it has one).
+    #[serde(default, deserialize_with = "list")]
+    pub(super) config_env: &'static [&'static str],
+    #[serde(default, deserialize_with = "list")]
     pub(super) ignore: &'static [&'static str],
+    #[serde(default, deserialize_with = "list")]
     pub(super) fields: &'static [FieldMap],
     /// Host tool name → canonical tool name, sorted by host name.
+    #[serde(default, deserialize_with = "table")]
     pub(super) tools: Table,
     pub(super) mcp: Option<Mcp>,
     /// In file order, which is the order the installer wires them.
+    #[serde(deserialize_with = "host_events")]
     pub(super) events: &'static [HostEvent],
+    #[serde(default, deserialize_with = "list")]
     pub(super) unmapped: &'static [&'static str],
+    #[serde(default, deserialize_with = "list")]
     pub(super) bridges: &'static [BridgeSpec],
+    #[serde(default, deserialize_with = "list")]
     pub(super) notes: &'static [&'static str],
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all(deserialize = "lowercase"))]
 pub(super) enum EncoderKind {
     Template,
     Keryx,
 }
 
 /// The unit a host's own config expresses hook timeouts in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all(deserialize = "lowercase"))]
 pub enum TimeoutUnit {
     Seconds,
     Milliseconds,
@@ -142,7 +222,8 @@ impl TimeoutUnit {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(super) struct Timeout {
     pub unit: TimeoutUnit,
     pub default: Option<u64>,
@@ -150,15 +231,81 @@ pub(super) struct Timeout {
 
 /// Where a host reads its hook registrations, before `~` and `homeEnv` are
 /// resolved (that happens in `paths`).
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all(deserialize = "camelCase"))]
 pub struct ConfigFiles {
     pub format: ConfigFormat,
+    #[serde(borrow, deserialize_with = "list")]
     pub user: &'static [&'static str],
+    #[serde(deserialize_with = "list")]
     pub project: &'static [&'static str],
     pub home_env: Option<HomeEnv>,
+    /// How a settings file holds its entries under each event.
+    #[serde(default)]
+    pub layout: Layout,
+    /// A JSON settings file also needs `"version": 1` at its top.
+    #[serde(default)]
+    pub version: bool,
+    /// The keys a handler may keep its shell command under; install writes
+    /// the first (the entry template says where).
+    #[serde(default = "command_keys", deserialize_with = "list")]
+    pub command_keys: &'static [&'static str],
+    /// The keys a handler may keep its timeout under, likewise.
+    #[serde(default = "timeout_keys", deserialize_with = "list")]
+    pub timeout_keys: &'static [&'static str],
+    /// The item install puts into a settings file for one event, with the
+    /// placeholders of [`ConfigFiles::entry`].
+    pub(super) entry: Option<Json>,
+    /// Other files the host reads hooks from, which install does not write.
+    #[serde(default)]
+    pub also_read: AlsoRead,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Files a host reads hooks from beside the ones install writes: `user`
+/// paths as written (`~` the home), `project` paths relative to a project.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlsoRead {
+    #[serde(borrow, default, deserialize_with = "list")]
+    pub user: &'static [&'static str],
+    #[serde(default, deserialize_with = "list")]
+    pub project: &'static [&'static str],
+}
+
+fn command_keys() -> &'static [&'static str] {
+    &["command"]
+}
+
+fn timeout_keys() -> &'static [&'static str] {
+    &["timeout"]
+}
+
+/// How a settings file holds the entries under each event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all(deserialize = "lowercase"))]
+pub enum Layout {
+    /// Matcher groups, each holding a list of handlers (`{matcher, hooks:
+    /// [handler]}`; a TOML file: `[[hooks.<Event>]]` tables).
+    #[default]
+    Nested,
+    /// Each entry one handler (JSON: `hooks.<event>: [handler]`; a TOML
+    /// file: one top-level `[[hooks]]` list whose entries name their event).
+    Flat,
+}
+
+impl ConfigFiles {
+    /// The entry install writes for one event: the adapter's template with
+    /// each whole-string placeholder (`$command`, `$timeout`, `$event`,
+    /// `$matcher`, `$gate`) replaced by what `value` gives for it, and an
+    /// object key whose placeholder has no value left out. `None` for a host
+    /// without a settings file.
+    pub fn entry(&self, value: &dyn Fn(&str) -> Option<Value>) -> Option<Value> {
+        self.entry.map(|t| t.fill(value))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all(deserialize = "lowercase"))]
 pub enum ConfigFormat {
     Json,
     Toml,
@@ -169,9 +316,153 @@ pub enum ConfigFormat {
     None,
 }
 
+/// A package the host loads (`install --format plugin`): a directory of
+/// its manifest files and `hooks/hooks.json`, or a generated module.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Package {
+    pub(super) kind: PackageKind,
+    /// What the host calls it: `plugin`, `extension`.
+    pub(super) noun: &'static str,
+    /// How the user turns the package on, one sentence: `$path` is where
+    /// it is (quoted for a shell), `$name` its name.
+    pub(super) load: &'static str,
+    /// A directory package's own files by path, each a JSON template
+    /// (`$name`, `$version`, `$description`, `$license`); the first is its
+    /// manifest, whose `name` says the directory is ours.
+    #[serde(default, deserialize_with = "an_object")]
+    pub(super) files: Object,
+    /// The template of its `hooks/hooks.json`: `$hooks` is our entries
+    /// (and `$description` as above).
+    #[serde(default = "hooks_file")]
+    pub(super) hooks: Json,
+}
+
+fn hooks_file() -> Json {
+    Json::Obj(&[("hooks", Json::Str("$hooks"))])
+}
+
+/// What a package is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all(deserialize = "kebab-case"))]
+pub enum PackageKind {
+    /// A directory holding the package's files and `hooks/hooks.json`.
+    Directory,
+    /// One generated module in OpenCode's plugin directory, which hands
+    /// its events to the shim (see `install::plugin`).
+    OpencodeModule,
+}
+
+impl Package {
+    pub fn kind(&self) -> PackageKind {
+        self.kind
+    }
+
+    /// What the host calls it: `plugin`, `extension`.
+    pub fn noun(&self) -> &'static str {
+        self.noun
+    }
+
+    /// How the user turns the package on, with `$path` and `$name`.
+    pub fn load(&self) -> &'static str {
+        self.load
+    }
+
+    /// The file whose `name` says a directory is ours.
+    pub fn manifest(&self) -> Option<&'static str> {
+        self.files.first().map(|(path, _)| *path)
+    }
+
+    /// The paths of the package's own files (not `hooks/hooks.json`).
+    pub fn file_paths(&self) -> impl Iterator<Item = &'static str> + use<> {
+        self.files.iter().map(|(path, _)| *path)
+    }
+
+    /// Each of the package's own files (not `hooks/hooks.json`) with its
+    /// value, the placeholders replaced by `value`'s.
+    pub fn files<'a>(
+        &'a self,
+        value: &'a dyn Fn(&str) -> Option<Value>,
+    ) -> impl Iterator<Item = (&'static str, Value)> + use<'a> {
+        self.files
+            .iter()
+            .map(move |(path, t)| (*path, t.fill(value)))
+    }
+
+    /// The `hooks/hooks.json` value, the placeholders replaced.
+    pub fn hooks_file(&self, value: &dyn Fn(&str) -> Option<Value>) -> Value {
+        self.hooks.fill(value)
+    }
+}
+
+/// Where `import` finds a host's own hooks, beyond the settings files it
+/// reads as install writes them.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Import {
+    pub reads: ImportReads,
+    /// Files beside each settings file that hold hooks too.
+    #[serde(borrow, default, deserialize_with = "list")]
+    pub siblings: &'static [Sibling],
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all(deserialize = "lowercase"))]
+pub enum ImportReads {
+    /// The settings files.
+    Files,
+    /// Every file of the settings file's format in each settings file's
+    /// directory (a host that loads every hooks file there).
+    Directory,
+}
+
+/// A file beside a settings file, by name, and how it holds its hooks.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sibling {
+    pub file: &'static str,
+    pub format: ConfigFormat,
+    pub layout: Layout,
+}
+
+/// How a host has the user review new or changed hooks before it runs them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all(deserialize = "kebab-case"))]
+pub enum HookReview {
+    /// Trusted in the host's `/hooks`, which records a hash of each hook in
+    /// the user's config: Codex (see `install::codex_trust`).
+    CodexTrustedHash,
+}
+
+/// A host that runs a repository's hooks only in a folder the user trusts.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectTrust {
+    /// `doctor`'s warning for a project file (`$file` names it).
+    pub warning: &'static str,
+    /// What fixes it.
+    pub fix: &'static str,
+    /// `install`'s note after wiring a project file.
+    pub note: &'static str,
+}
+
+/// Another host whose hook files this host runs too, so wiring both can
+/// deliver one event twice.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlsoRuns {
+    /// The other host's name.
+    pub host: &'static str,
+    /// How, for `doctor` ("… also runs the hooks in …").
+    pub how: &'static str,
+    /// `install`'s note when both are wired.
+    pub note: &'static str,
+}
+
 /// `var`, when set, replaces the `replaces` prefix (e.g. `~/.codex`) of the
 /// user paths.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct HomeEnv {
     pub var: &'static str,
     pub replaces: &'static str,
@@ -179,26 +470,33 @@ pub struct HomeEnv {
 
 /// One payload field mapping: the first `from` path present wins. A `from`
 /// written as one string is a one-element list.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(super) struct FieldMap {
     pub to: &'static str,
+    #[serde(deserialize_with = "one_or_list")]
     pub from: &'static [&'static str],
     /// `type` in the file; `string` when absent.
+    #[serde(rename(deserialize = "type"), default)]
     pub kind: ValueKind,
     pub transform: Option<Transform>,
+    #[serde(default)]
     pub required: bool,
     /// Host values renamed to canonical ones (Copilot's `source: "new"` is
     /// `startup`), sorted by host value; values not listed pass through
     /// unchanged.
+    #[serde(default, deserialize_with = "table")]
     pub values: Table,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all(deserialize = "lowercase"))]
 #[allow(
     dead_code,
     reason = "build.rs emits the variants the adapter files use"
 )]
 pub(super) enum ValueKind {
+    #[default]
     String,
     Boolean,
     Number,
@@ -231,7 +529,8 @@ impl ValueKind {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all(deserialize = "lowercase"))]
 pub(super) enum Transform {
     Tool,
     Json,
@@ -240,7 +539,8 @@ pub(super) enum Transform {
     Text,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all(deserialize = "camelCase"))]
 pub(super) struct Mcp {
     pub prefix: &'static str,
     pub server_path: Option<&'static str>,
@@ -249,13 +549,20 @@ pub(super) struct Mcp {
 }
 
 /// One host event and how it maps and answers.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct HostEvent {
+    /// The key of the event in the file's `events` object.
+    #[serde(skip_deserializing)]
     pub(super) name: &'static str,
+    #[serde(with = "event_name")]
     pub(super) event: Event,
     /// `wire` in the file; true when absent.
+    #[serde(default = "yes")]
     pub(super) wire: bool,
+    #[serde(default, deserialize_with = "list")]
     pub(super) fields: &'static [FieldMap],
+    #[serde(borrow, default, deserialize_with = "list")]
     pub(super) require: &'static [&'static str],
     pub(super) refine: Option<Refine>,
     pub(super) skip: Option<Skip>,
@@ -297,9 +604,11 @@ impl HostEvent {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(super) struct Refine {
     pub when: &'static str,
+    #[serde(with = "event_name")]
     pub event: Event,
 }
 
@@ -308,7 +617,8 @@ pub(super) struct Refine {
 /// round; Copilot fires agentStop inside a subagent before its
 /// subagentStop): skipped when the payload path is present, or, with
 /// `equals`, when it holds that value.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(super) struct Skip {
     pub when: &'static str,
     pub equals: Option<Json>,
@@ -317,17 +627,23 @@ pub(super) struct Skip {
 
 /// One kind of answer in the host's shape: a stdout object (placeholders
 /// `$reason`, `$context`, `$notices`), a stderr line, an exit code.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Output {
     /// The stdout object's entries, in file order.
+    #[serde(default, deserialize_with = "entries")]
     pub(super) stdout: Option<&'static [(&'static str, Json)]>,
     pub(super) stderr: Option<&'static str>,
+    #[serde(default)]
     pub(super) exit: u8,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(super) struct BridgeSpec {
+    #[serde(with = "event_name")]
     pub event: Event,
+    #[serde(with = "event_name")]
     pub via: Event,
     pub tool: &'static str,
 }
@@ -355,6 +671,18 @@ impl Adapter {
     /// claude-code), in file order.
     pub fn aliases(&self) -> &'static [&'static str] {
         self.aliases
+    }
+
+    /// The host's own programs (`claude`, `kimi-code`), each of which starts
+    /// an agent session of its own.
+    pub fn executables(&self) -> &'static [&'static str] {
+        self.executables
+    }
+
+    /// The variables that move where the host reads its config
+    /// (`CODEX_HOME`, `CLAUDE_CONFIG_DIR`).
+    pub fn config_env(&self) -> &'static [&'static str] {
+        self.config_env
     }
 
     /// `hookEnv`: names (a `*` suffix for a prefix) of the variables the
@@ -464,6 +792,31 @@ impl Adapter {
         &self.config_files
     }
 
+    /// The host's own packaging, if `install --format plugin` makes one.
+    pub fn package(&self) -> Option<&Package> {
+        self.package.as_ref()
+    }
+
+    /// What `import` reads of the host's own hooks, if it reads them.
+    pub fn import(&self) -> Option<&Import> {
+        self.import.as_ref()
+    }
+
+    /// How the host has the user review new hooks, if it does.
+    pub fn reviews_hooks(&self) -> Option<HookReview> {
+        self.reviews_hooks
+    }
+
+    /// What a project-scope wiring needs before the host runs it, if anything.
+    pub fn project_trust(&self) -> Option<&ProjectTrust> {
+        self.project_trust.as_ref()
+    }
+
+    /// Another host whose hook files this host runs too, if any.
+    pub fn also_runs(&self) -> Option<&AlsoRuns> {
+        self.also_runs.as_ref()
+    }
+
     /// The host's match-everything matcher; `None` means omit the matcher.
     pub fn match_all(&self) -> Option<&'static str> {
         self.match_all
@@ -484,10 +837,230 @@ impl Adapter {
     pub fn notes(&self) -> &'static [&'static str] {
         self.notes
     }
+}
 
-    /// A host tool name in canonical form, without payload context (an MCP
-    /// name that needs the payload to find its server comes back unchanged).
-    pub fn canonical_tool(&self, host_tool: &str) -> String {
-        super::decode::canonical_tool(self, host_tool, &Value::Null)
+// ---------------------------------------------------------- reading a file
+
+/// `wire`'s default.
+fn yes() -> bool {
+    true
+}
+
+/// A list, kept for good: only build.rs (and the tests of the data) read
+/// an adapter file, once.
+fn list<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<&'static [T], D::Error> {
+    Vec::<T>::deserialize(d).map(|v| &*v.leak())
+}
+
+/// A string-to-string object as a [`Table`], sorted by key.
+fn table<'de, D: Deserializer<'de>>(d: D) -> Result<Table, D::Error> {
+    struct Pairs;
+    impl<'de> Visitor<'de> for Pairs {
+        type Value = Table;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object of strings")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Table, A::Error> {
+            let mut pairs: Vec<(&'static str, &'static str)> = Vec::new();
+            while let Some(k) = map.next_key::<String>()? {
+                let v = map.next_value::<String>()?;
+                pairs.push((k.leak(), v.leak()));
+            }
+            pairs.sort_by(|a, b| a.0.cmp(b.0));
+            Ok(pairs.leak())
+        }
+    }
+    d.deserialize_map(Pairs)
+}
+
+/// `from`: one path, or a list of them; one path is a list of one.
+fn one_or_list<'de, D: Deserializer<'de>>(d: D) -> Result<&'static [&'static str], D::Error> {
+    struct Paths;
+    impl<'de> Visitor<'de> for Paths {
+        type Value = &'static [&'static str];
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a string or a list of strings")
+        }
+
+        fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+            Ok(vec![&*s.to_owned().leak()].leak())
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut out: Vec<&'static str> = Vec::new();
+            while let Some(s) = seq.next_element::<String>()? {
+                out.push(s.leak());
+            }
+            Ok(out.leak())
+        }
+    }
+    d.deserialize_any(Paths)
+}
+
+/// The `events` object, in file order, each event named by its key.
+fn host_events<'de: 'static, D: Deserializer<'de>>(d: D) -> Result<&'static [HostEvent], D::Error> {
+    struct Events;
+    impl<'de: 'static> Visitor<'de> for Events {
+        type Value = &'static [HostEvent];
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object of host events")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(name) = map.next_key::<String>()? {
+                let mut event: HostEvent = map.next_value()?;
+                event.name = name.leak();
+                out.push(event);
+            }
+            Ok(out.leak())
+        }
+    }
+    d.deserialize_map(Events)
+}
+
+/// An output template's `stdout` object: its entries in file order.
+fn entries<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Object>, D::Error> {
+    Ok(Option::<Entries>::deserialize(d)?.map(|e| e.0))
+}
+
+/// A JSON object (a package's files by path): its entries in file order.
+fn an_object<'de, D: Deserializer<'de>>(d: D) -> Result<Object, D::Error> {
+    Entries::deserialize(d).map(|e| e.0)
+}
+
+/// A JSON object's entries, in file order.
+type Object = &'static [(&'static str, Json)];
+
+struct Entries(Object);
+
+impl<'de> Deserialize<'de> for Entries {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Entries, D::Error> {
+        struct AnObject;
+        impl<'de> Visitor<'de> for AnObject {
+            type Value = Entries;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Entries, A::Error> {
+                object_entries(map).map(Entries)
+            }
+        }
+        d.deserialize_map(AnObject)
+    }
+}
+
+fn object_entries<'de, A: MapAccess<'de>>(mut map: A) -> Result<Object, A::Error> {
+    let mut out: Vec<(&'static str, Json)> = Vec::new();
+    while let Some(k) = map.next_key::<String>()? {
+        let v = map.next_value()?;
+        out.push((k.leak(), v));
+    }
+    Ok(out.leak())
+}
+
+/// Any JSON value but a number that is not an integer.
+impl<'de> Deserialize<'de> for Json {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Json, D::Error> {
+        d.deserialize_any(JsonVisitor)
+    }
+}
+
+struct JsonVisitor;
+
+impl<'de> Visitor<'de> for JsonVisitor {
+    type Value = Json;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Json, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Json, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<Json, E> {
+        Ok(Json::Bool(b))
+    }
+
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<Json, E> {
+        Ok(Json::Int(n))
+    }
+
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<Json, E> {
+        i64::try_from(n).map(Json::Int).map_err(|_| unsupported(n))
+    }
+
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<Json, E> {
+        Err(unsupported(n))
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Json, E> {
+        Ok(Json::Str(s.to_owned().leak()))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element()? {
+            out.push(v);
+        }
+        Ok(Json::Arr(out.leak()))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Json, A::Error> {
+        object_entries(map).map(Json::Obj)
+    }
+}
+
+fn unsupported<E: de::Error>(n: impl std::fmt::Display) -> E {
+    E::custom(format!(
+        "the number {n} is not supported: only integers that fit an i64 are"
+    ))
+}
+
+/// A canonical event by its name, written as the `Event` variant.
+mod event_name {
+    use serde::de::{self, Visitor};
+    use serde::{Deserializer, Serializer};
+
+    use super::Event;
+
+    pub fn serialize<S: Serializer>(e: &Event, s: S) -> Result<S::Ok, S::Error> {
+        let index = Event::ALL.iter().position(|x| x == e).unwrap_or_default();
+        s.serialize_unit_variant("Event", index as u32, e.as_str())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Event, D::Error> {
+        d.deserialize_str(Name)
+    }
+
+    struct Name;
+
+    impl Visitor<'_> for Name {
+        type Value = Event;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a canonical event name")
+        }
+
+        fn visit_str<E: de::Error>(self, name: &str) -> Result<Event, E> {
+            name.parse().map_err(|_| {
+                let all: Vec<&str> = Event::ALL.iter().map(|e| e.as_str()).collect();
+                E::custom(format!(
+                    "unknown event `{name}`, expected one of `{}`",
+                    all.join("`, `")
+                ))
+            })
+        }
     }
 }

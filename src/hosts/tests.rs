@@ -80,6 +80,13 @@ fn every_host_is_embedded() {
     assert!(adapter("nope").is_none());
 }
 
+#[test]
+fn exactly_one_host_speaks_the_native_protocol() {
+    let native: Vec<&str> = all().filter(|a| a.is_native()).map(|a| a.name()).collect();
+    assert_eq!(native, ["keryx"]);
+    assert_eq!(super::native().name(), "keryx");
+}
+
 /// Each alias names one host: none is a host's name or another host's
 /// alias, so `lookup` can never be ambiguous.
 #[test]
@@ -259,6 +266,22 @@ fn adapter_data_is_consistent() {
             }
         }
         assert!(!a.exit_rule().is_empty());
+        if let Some(also) = a.also_runs() {
+            assert!(
+                adapter(also.host).is_some() && also.host != a.name(),
+                "{name}: alsoRuns names another host"
+            );
+        }
+        if let Some(h) = &a.config_files().home_env {
+            assert!(
+                a.config_env().contains(&h.var),
+                "{name}: `homeEnv` moves its config, so `configEnv` names it"
+            );
+        }
+        if let Some(trust) = a.project_trust() {
+            assert!(trust.warning.contains("$file"), "{name}: which file?");
+            assert!(!a.config_files().project.is_empty(), "{name}");
+        }
     }
 }
 
@@ -654,6 +677,58 @@ fn the_generated_adapters_are_their_files() {
             a.default_timeout(),
             doc["timeout"]["default"].as_u64(),
             "{name}"
+        );
+    }
+}
+
+/// Every field of each generated adapter, whatever fields the spec types
+/// have, is what those types read from its file: the literal build.rs
+/// wrote compiles to the value it was written from.
+#[test]
+fn every_field_of_a_generated_adapter_is_what_the_types_read_from_its_file() {
+    for (name, text) in ADAPTER_SOURCES {
+        let read = generate::read(&format!("adapters/{name}/adapter.json"), text);
+        assert_eq!(format!("{read:#?}"), format!("{:#?}", host(name)), "{name}");
+    }
+}
+
+/// Every host with a settings file says what entry install writes into
+/// it, with known placeholders only: the command under the first of its
+/// command keys and the timeout under the first of its timeout keys (in
+/// the first handler of a nested layout's group), and the event in a flat
+/// TOML list, which names it in each entry.
+#[test]
+fn every_settings_file_has_an_entry_the_editors_read_back() {
+    for a in all() {
+        let files = a.config_files();
+        let name = a.name();
+        if !matches!(files.format, ConfigFormat::Json | ConfigFormat::Toml) {
+            assert!(
+                files.entry.is_none(),
+                "{name}: an entry with no settings file"
+            );
+            continue;
+        }
+        let template = files.entry.unwrap_or_else(|| panic!("{name}: no entry"));
+        for p in template.placeholders() {
+            assert!(
+                ["$command", "$timeout", "$event", "$matcher", "$gate"].contains(&p),
+                "{name}: unknown placeholder {p}"
+            );
+        }
+        let v = files.entry(&|p| Some(json!(p))).unwrap();
+        let handler = match files.layout {
+            Layout::Nested => &v["hooks"][0],
+            Layout::Flat => &v,
+        };
+        assert_eq!(handler[files.command_keys[0]], "$command", "{name}");
+        assert_eq!(handler[files.timeout_keys[0]], "$timeout", "{name}");
+        if files.format == ConfigFormat::Toml && files.layout == Layout::Flat {
+            assert_eq!(v["event"], "$event", "{name}");
+        }
+        assert!(
+            !(files.version && files.format == ConfigFormat::Toml),
+            "{name}: `version` is for JSON files"
         );
     }
 }

@@ -1,4 +1,5 @@
-//! Codex's review of new hooks. Codex runs a hook that is not managed by an
+//! Codex's review of new hooks (an adapter's `reviewsHooks:
+//! "codex-trusted-hash"`). Codex runs a hook that is not managed by an
 //! administrator only after the user has trusted it in `/hooks`, and it
 //! records that trust in the user's own config (`$CODEX_HOME/config.toml`,
 //! default `~/.codex/config.toml`), whatever file the hook lives in:
@@ -30,6 +31,7 @@ use sha2::{Digest, Sha256};
 
 use super::hostfile::{self, file};
 use crate::base::text::hex;
+use crate::hosts::HookReview;
 
 /// Codex's longest timeout for these events, in seconds (it clamps longer
 /// ones and says so at start-up).
@@ -159,6 +161,10 @@ fn states(user_config: &Path) -> Result<States, String> {
 /// plugin the key's source is `<name>@<marketplace>:hooks/hooks.json`
 /// (matched on its suffix). `user_config` is where Codex keeps trust.
 pub fn review(source: &Path, plugin: bool, user_config: &Path) -> Result<Vec<Entry>, String> {
+    // Our entries name the host whose adapter reviews hooks this way.
+    let host = crate::hosts::all()
+        .find(|a| a.reviews_hooks() == Some(HookReview::CodexTrustedHash))
+        .map_or("", |a| a.name());
     let Some(text) = file::read(&file::resolve(source)?)? else {
         return Ok(Vec::new());
     };
@@ -216,7 +222,7 @@ pub fn review(source: &Path, plugin: bool, user_config: &Path) -> Result<Vec<Ent
                 let Some(command) = handler.get("command").and_then(Value::as_str) else {
                     continue;
                 };
-                if !hostfile::wiring::is_ours(command, "codex", current.as_deref()) {
+                if !hostfile::wiring::is_ours(command, host, current.as_deref()) {
                     continue;
                 }
                 let hash = hook_hash(

@@ -15,24 +15,17 @@ use super::hostfile::json::{Listed, Shape};
 use super::hostfile::wiring::{self, Format};
 use super::hostfile::{Scope, config_files};
 use crate::config::model::HookClass;
-use crate::hosts::{Adapter, TimeoutUnit};
+use crate::hosts::{Adapter, ConfigFormat, ImportReads, TimeoutUnit};
 use crate::paths::Locations;
 
-/// The hosts whose own hook entries `import` reads.
-pub const HOSTS: &[&str] = &[
-    "claude-code",
-    "gemini-cli",
-    "codex",
-    "qwen-code",
-    "copilot",
-    "kimi",
-];
+/// Whether `import` reads `host`'s own hook entries (its adapter's `import`).
+pub fn reads(host: &Adapter) -> bool {
+    host.import().is_some()
+}
 
-/// The adapters of [`HOSTS`], sorted by name.
+/// The hosts whose own hook entries `import` reads, sorted by name.
 pub fn hosts() -> Vec<&'static Adapter> {
-    crate::hosts::all()
-        .filter(|a| HOSTS.contains(&a.name()))
-        .collect()
+    crate::hosts::all().filter(|a| reads(a)).collect()
 }
 
 /// The `$schema` a hooks file created by `import` names.
@@ -87,37 +80,47 @@ pub struct SourceFile {
     pub format: Format,
 }
 
-/// The files `host` keeps its hooks in at `scope`: the ones `install`
-/// edits, plus Codex's `hooks.json` beside its `config.toml` and every
-/// other file in Copilot's hooks directory.
+/// The files `host` keeps its hooks in at `scope`, as its adapter's
+/// `import` says: the ones `install` edits, or every file of their format
+/// in their directories (Copilot), plus the siblings beside each (Codex's
+/// `hooks.json` beside its `config.toml`).
 pub fn source_files(host: &Adapter, scope: Scope, loc: &Locations) -> Vec<SourceFile> {
     let Some(format) = wiring::format(host) else {
         return Vec::new();
     };
+    let import = host.import();
+    let whole_directory = import.is_some_and(|i| i.reads == ImportReads::Directory);
+    let siblings = import.map_or(&[][..], |i| i.siblings);
+    let extension = match host.config_files().format {
+        ConfigFormat::Toml => "toml",
+        _ => "json",
+    };
     let mut out = Vec::new();
     for path in config_files(host, scope, loc) {
-        match host.name() {
-            "copilot" => {
-                let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-                let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|x| x == "json") && p.is_file())
-                    .collect();
-                found.sort();
-                out.extend(found.into_iter().map(|path| SourceFile { path, format }));
-            }
-            "codex" => {
-                let sibling = path.with_file_name("hooks.json");
-                out.push(SourceFile { path, format });
+        if whole_directory {
+            let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == extension) && p.is_file())
+                .collect();
+            found.sort();
+            out.extend(found.into_iter().map(|path| SourceFile { path, format }));
+        } else {
+            out.push(SourceFile {
+                path: path.clone(),
+                format,
+            });
+        }
+        for sibling in siblings {
+            if let Some(format) = wiring::file_format(sibling.format, sibling.layout) {
                 out.push(SourceFile {
-                    path: sibling,
-                    format: Format::Json(wiring::NESTED_JSON),
+                    path: path.with_file_name(sibling.file),
+                    format,
                 });
             }
-            _ => out.push(SourceFile { path, format }),
         }
     }
     out

@@ -1,8 +1,9 @@
 //! The hosts' own packaging, as an alternative to editing their settings
-//! (`install --format plugin`): a Claude Code plugin, a Gemini CLI extension
-//! and a Codex plugin — each a directory holding the host's manifest and a
-//! `hooks/hooks.json` with our entries only — and OpenCode's plugin file, a
-//! small TypeScript module that spawns the shim for OpenCode's events.
+//! (`install --format plugin`), as each adapter's `package` describes it:
+//! a directory holding the host's manifest files and a `hooks/hooks.json`
+//! with our entries only (a Claude Code plugin, a Gemini CLI extension, a
+//! Codex plugin), or OpenCode's plugin file, a small TypeScript module that
+//! spawns the shim for OpenCode's events.
 //!
 //! Everything here is generated whole: the same inputs give the same bytes,
 //! a file is written only when its bytes change (atomically, under a lock on
@@ -18,7 +19,7 @@ use sha2::{Digest, Sha256};
 
 use super::hostfile::{self, Change, Desired, FileReport, WiredEntry, diff, file};
 use crate::base::text::hex;
-use crate::hosts::Adapter;
+use crate::hosts::{Adapter, Package, PackageKind};
 
 /// The name every package carries (plugin name, extension name).
 pub const PACKAGE_NAME: &str = "keryx-hooks";
@@ -32,80 +33,40 @@ const OPENCODE_WIRING: &str = "const WIRING = ";
 const DESCRIPTION: &str =
     "Runs keryx-hooks on this host's lifecycle events: one hook config for every coding agent.";
 
-/// Which kind of package a host gets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// `.claude-plugin/plugin.json` + `hooks/hooks.json` (and a one-plugin
-    /// `.claude-plugin/marketplace.json`, so it can be installed for good).
-    ClaudeCode,
-    /// `gemini-extension.json` + `hooks/hooks.json`.
-    GeminiCli,
-    /// `.codex-plugin/plugin.json` + `hooks/hooks.json` (and a one-plugin
-    /// `.agents/plugins/marketplace.json`).
-    Codex,
-    /// One TypeScript file in OpenCode's plugin directory.
-    OpenCode,
+/// Where a directory package keeps our entries.
+const HOOKS_FILE: &str = "hooks/hooks.json";
+
+/// The package `host` gets (its adapter's `package`); `None` for a host
+/// without a plugin or extension format.
+pub fn kind(host: &Adapter) -> Option<&Package> {
+    host.package()
 }
 
-impl Kind {
-    /// The host's name for what we generate.
-    pub fn noun(self) -> &'static str {
-        match self {
-            Kind::ClaudeCode | Kind::Codex | Kind::OpenCode => "plugin",
-            Kind::GeminiCli => "extension",
-        }
-    }
-
-    /// The file whose `name` says the directory is ours.
-    fn manifest(self) -> Option<&'static str> {
-        match self {
-            Kind::ClaudeCode => Some(".claude-plugin/plugin.json"),
-            Kind::GeminiCli => Some("gemini-extension.json"),
-            Kind::Codex => Some(".codex-plugin/plugin.json"),
-            Kind::OpenCode => None,
-        }
-    }
-
-    /// Every file we may write into a package directory, parents of
-    /// generated files last (for removing them again).
-    fn files(self) -> &'static [&'static str] {
-        match self {
-            Kind::ClaudeCode => &[
-                ".claude-plugin/plugin.json",
-                ".claude-plugin/marketplace.json",
-                "hooks/hooks.json",
-            ],
-            Kind::GeminiCli => &["gemini-extension.json", "hooks/hooks.json"],
-            Kind::Codex => &[
-                ".codex-plugin/plugin.json",
-                ".agents/plugins/marketplace.json",
-                "hooks/hooks.json",
-            ],
-            Kind::OpenCode => &[],
-        }
-    }
-
-    /// Directories inside a package that only our files need.
-    fn dirs(self) -> &'static [&'static str] {
-        match self {
-            Kind::ClaudeCode => &[".claude-plugin", "hooks"],
-            Kind::GeminiCli => &["hooks"],
-            Kind::Codex => &[".codex-plugin", ".agents/plugins", ".agents", "hooks"],
-            Kind::OpenCode => &[],
-        }
-    }
+/// Whether `package` is OpenCode's generated module rather than a directory.
+fn is_module(package: &Package) -> bool {
+    package.kind() == PackageKind::OpencodeModule
 }
 
-/// The package kind of `host`; `None` for a host without a plugin or
-/// extension format (Cursor, Copilot, Kimi, Qwen Code, keryx).
-pub fn kind(host: &Adapter) -> Option<Kind> {
-    match host.name() {
-        "claude-code" => Some(Kind::ClaudeCode),
-        "gemini-cli" => Some(Kind::GeminiCli),
-        "codex" => Some(Kind::Codex),
-        "opencode" => Some(Kind::OpenCode),
-        _ => None,
+/// Every file we may write into a package directory: its own files, then
+/// `hooks/hooks.json`.
+fn package_files(package: &Package) -> Vec<&'static str> {
+    package.file_paths().chain([HOOKS_FILE]).collect()
+}
+
+/// The directories inside a package that only our files need, each file's
+/// deepest first (for removing them again once they are empty).
+fn package_dirs(package: &Package) -> Vec<&'static str> {
+    let mut dirs: Vec<&'static str> = Vec::new();
+    for file in package_files(package) {
+        let mut at = file;
+        while let Some((parent, _)) = at.rsplit_once('/') {
+            if !dirs.contains(&parent) {
+                dirs.push(parent);
+            }
+            at = parent;
+        }
     }
+    dirs
 }
 
 /// The hosts `install --format plugin` can package, sorted by name.
@@ -123,20 +84,12 @@ pub fn package_dir(out: &Path, host: &Adapter) -> PathBuf {
 /// command, for the install report.
 pub fn how_to_load(host: &Adapter, path: &Path) -> Option<String> {
     let p = crate::install::hostfile::wiring::sh_quote(&path.to_string_lossy());
-    Some(match kind(host)? {
-        Kind::ClaudeCode => format!(
-            "load it for one session with `claude --plugin-dir {p}`, or for good with \
-             `claude plugin marketplace add {p}` then `claude plugin install {PACKAGE_NAME}@{PACKAGE_NAME}`"
-        ),
-        Kind::GeminiCli => {
-            format!("link it with `gemini extensions link {p}` (it then follows every reinstall)")
-        }
-        Kind::Codex => format!(
-            "add it with `codex plugin marketplace add {p}` then `codex plugin add {PACKAGE_NAME}@{PACKAGE_NAME}` \
-             (Codex copies it: run that again after a reinstall changes it), then trust its hooks in `/hooks`"
-        ),
-        Kind::OpenCode => "it is loaded when OpenCode next starts".to_owned(),
-    })
+    Some(
+        kind(host)?
+            .load()
+            .replace("$name", PACKAGE_NAME)
+            .replace("$path", &p),
+    )
 }
 
 // ------------------------------------------------------------------ render
@@ -144,81 +97,36 @@ pub fn how_to_load(host: &Adapter, path: &Path) -> Option<String> {
 /// The bytes of every file of the package for `host` holding `wanted`, by
 /// path relative to the package directory (OpenCode: the one file, by name).
 pub fn render(host: &Adapter, wanted: &[Desired]) -> Result<Vec<(String, String)>, String> {
-    let kind = kind(host).ok_or_else(|| no_plugin_format(host))?;
-    if kind == Kind::OpenCode {
+    let package = kind(host).ok_or_else(|| no_plugin_format(host))?;
+    if is_module(package) {
         return Ok(vec![(OPENCODE_FILE.to_owned(), opencode_file(wanted)?)]);
     }
-    let mut hooks: Value = serde_json::from_str(&hostfile::render_hooks_json(host, wanted)?)
+    let hooks: Value = serde_json::from_str(&hostfile::render_hooks_json(host, wanted)?)
         .map_err(|e| format!("internal error: generated hooks.json does not parse: {e}"))?;
-    if kind == Kind::ClaudeCode {
-        // Claude Code shows it beside the plugin's hooks.
-        let entries = hooks["hooks"].take();
-        hooks = json!({ "description": DESCRIPTION, "hooks": entries });
-    }
-    let hooks_text = pretty(&hooks);
+    let hooks_value = |p: &str| match p {
+        "$hooks" => hooks.get("hooks").cloned(),
+        "$description" => Some(DESCRIPTION.into()),
+        _ => None,
+    };
+    let hooks_text = pretty(&package.hooks_file(&hooks_value));
     // The version changes with the hooks, so a host that caches installed
     // plugins by version (Claude Code, Codex) sees a reinstall as an update.
     let digest = hex(&Sha256::digest(hooks_text.as_bytes()));
     let version = format!("{}+{}", env!("CARGO_PKG_VERSION"), &digest[..12]);
-    let mut files = Vec::new();
-    match kind {
-        Kind::ClaudeCode => {
-            files.push((
-                ".claude-plugin/plugin.json".to_owned(),
-                pretty(&json!({
-                    "name": PACKAGE_NAME,
-                    "version": version,
-                    "description": DESCRIPTION,
-                    "author": { "name": PACKAGE_NAME },
-                    "license": env!("CARGO_PKG_LICENSE"),
-                })),
-            ));
-            files.push((
-                ".claude-plugin/marketplace.json".to_owned(),
-                pretty(&json!({
-                    "name": PACKAGE_NAME,
-                    "owner": { "name": PACKAGE_NAME },
-                    "description": "The keryx-hooks plugin generated by `keryx-hooks install --format plugin`.",
-                    "plugins": [{
-                        "name": PACKAGE_NAME,
-                        "source": "./",
-                        "description": DESCRIPTION,
-                        "version": version,
-                    }],
-                })),
-            ));
+    let value = |p: &str| -> Option<Value> {
+        match p {
+            "$name" => Some(PACKAGE_NAME.into()),
+            "$version" => Some(version.clone().into()),
+            "$description" => Some(DESCRIPTION.into()),
+            "$license" => Some(env!("CARGO_PKG_LICENSE").into()),
+            _ => None,
         }
-        Kind::GeminiCli => files.push((
-            "gemini-extension.json".to_owned(),
-            pretty(&json!({
-                "name": PACKAGE_NAME,
-                "version": version,
-                "description": DESCRIPTION,
-            })),
-        )),
-        Kind::Codex => {
-            files.push((
-                ".codex-plugin/plugin.json".to_owned(),
-                pretty(&json!({
-                    "name": PACKAGE_NAME,
-                    "version": version,
-                    "description": DESCRIPTION,
-                })),
-            ));
-            files.push((
-                ".agents/plugins/marketplace.json".to_owned(),
-                pretty(&json!({
-                    "name": PACKAGE_NAME,
-                    "plugins": [{
-                        "name": PACKAGE_NAME,
-                        "source": { "source": "local", "path": "./" },
-                    }],
-                })),
-            ));
-        }
-        Kind::OpenCode => {}
-    }
-    files.push(("hooks/hooks.json".to_owned(), hooks_text));
+    };
+    let mut files: Vec<(String, String)> = package
+        .files(&value)
+        .map(|(path, v)| (path.to_owned(), pretty(&v)))
+        .collect();
+    files.push((HOOKS_FILE.to_owned(), hooks_text));
     Ok(files)
 }
 
@@ -519,7 +427,7 @@ export const KeryxHooksPlugin = async (ctx) => {
 /// does not exist; an error when something else is there.
 pub fn wired_events(host: &Adapter, path: &Path) -> Result<Vec<WiredEntry>, String> {
     let kind = kind(host).ok_or_else(|| no_plugin_format(host))?;
-    if kind == Kind::OpenCode {
+    if is_module(kind) {
         return match file::read(&file::resolve(path)?)? {
             None => Ok(Vec::new()),
             Some(text) => opencode_entries(&text)
@@ -536,7 +444,7 @@ pub fn wired_events(host: &Adapter, path: &Path) -> Result<Vec<WiredEntry>, Stri
             kind.noun()
         ));
     }
-    hostfile::wired_in_hooks_json(host, &path.join("hooks/hooks.json"))
+    hostfile::wired_in_hooks_json(host, &path.join(HOOKS_FILE))
 }
 
 /// The entries an OpenCode plugin file declares, `None` when it is not ours.
@@ -575,7 +483,7 @@ fn opencode_entries(text: &str) -> Option<Vec<WiredEntry>> {
 /// Whether the directory at `dir` is a package we generated: its manifest
 /// names `keryx-hooks`. A directory without the manifest is ours only when
 /// it is empty (a package whose files are already gone).
-fn is_ours(kind: Kind, dir: &Path) -> Result<bool, String> {
+fn is_ours(kind: &Package, dir: &Path) -> Result<bool, String> {
     let Some(manifest) = kind.manifest() else {
         return Ok(false);
     };
@@ -610,7 +518,7 @@ pub fn install(
     let files = render(host, wanted)?;
     let _lock = file::lock_parent(path, !dry_run)?;
     let exists = std::fs::symlink_metadata(path).is_ok();
-    let targets: Vec<(PathBuf, String)> = if kind == Kind::OpenCode {
+    let targets: Vec<(PathBuf, String)> = if is_module(kind) {
         let real = file::resolve(path)?;
         if let Some(text) = file::read(&real)?
             && opencode_entries(&text).is_none()
@@ -663,7 +571,7 @@ pub fn install(
             file::write_atomic(target, text, file::NEW_FILE_MODE)?;
         }
     }
-    report.entries = if kind == Kind::OpenCode {
+    report.entries = if is_module(kind) {
         targets
             .first()
             .and_then(|(_, text)| opencode_entries(text))
@@ -671,7 +579,7 @@ pub fn install(
     } else {
         let hooks = targets
             .iter()
-            .find(|(t, _)| t.ends_with("hooks/hooks.json"))
+            .find(|(t, _)| t.ends_with(HOOKS_FILE))
             .map(|(_, text)| text.as_str())
             .unwrap_or_default();
         entries_of_hooks_text(host, hooks)?
@@ -691,7 +599,7 @@ fn entries_of_hooks_text(host: &Adapter, text: &str) -> Result<Vec<WiredEntry>, 
     hostfile::wired_in_hooks_json(host, &f)
 }
 
-fn not_ours(path: &Path, kind: Kind) -> String {
+fn not_ours(path: &Path, kind: &Package) -> String {
     format!(
         "`{}` exists and is not a keryx-hooks {}; move it away or choose another place (`--out DIR`); nothing was written",
         path.display(),
@@ -713,7 +621,7 @@ pub fn uninstall(host: &Adapter, path: &Path, dry_run: bool) -> Result<FileRepor
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let _lock = file::lock(parent)?;
-    if kind == Kind::OpenCode {
+    if is_module(kind) {
         let real = file::resolve(path)?;
         let Some(text) = file::read(&real)? else {
             return Ok(report);
@@ -739,8 +647,8 @@ pub fn uninstall(host: &Adapter, path: &Path, dry_run: bool) -> Result<FileRepor
             kind.noun()
         ));
     }
-    report.removed = hostfile::wired_in_hooks_json(host, &path.join("hooks/hooks.json"))?;
-    for rel in kind.files() {
+    report.removed = hostfile::wired_in_hooks_json(host, &path.join(HOOKS_FILE))?;
+    for rel in package_files(kind) {
         let f = path.join(rel);
         if let Some(text) = file::read(&f)? {
             report
@@ -753,7 +661,7 @@ pub fn uninstall(host: &Adapter, path: &Path, dry_run: bool) -> Result<FileRepor
         }
     }
     if !dry_run {
-        for rel in kind.dirs() {
+        for rel in package_dirs(kind) {
             let _ = std::fs::remove_dir(path.join(rel));
         }
         let _ = std::fs::remove_dir(path);
@@ -784,7 +692,7 @@ mod tests {
             let host = crate::hosts::adapter(name).unwrap();
             let t = tempfile::tempdir().unwrap();
             let path = match kind(host).unwrap() {
-                Kind::OpenCode => t.path().join("plugin").join(OPENCODE_FILE),
+                k if is_module(k) => t.path().join("plugin").join(OPENCODE_FILE),
                 _ => package_dir(t.path(), host),
             };
             let w = wanted(host);
@@ -806,6 +714,37 @@ mod tests {
             assert_eq!(r.change, Change::Removed, "{name}");
             assert!(!path.exists(), "{name}: left behind");
         }
+    }
+
+    /// What each package holds, as its adapter says: the files written and
+    /// removed, the directories removed once empty, the manifest.
+    #[test]
+    fn a_packages_files_and_directories_come_from_its_adapter() {
+        let package = |name: &str| kind(crate::hosts::adapter(name).unwrap()).unwrap();
+        assert_eq!(
+            package_files(package("codex")),
+            [
+                ".codex-plugin/plugin.json",
+                ".agents/plugins/marketplace.json",
+                "hooks/hooks.json"
+            ]
+        );
+        assert_eq!(
+            package_dirs(package("codex")),
+            [".codex-plugin", ".agents/plugins", ".agents", "hooks"]
+        );
+        assert_eq!(
+            package_dirs(package("claude-code")),
+            [".claude-plugin", "hooks"]
+        );
+        assert_eq!(
+            package("claude-code").manifest(),
+            Some(".claude-plugin/plugin.json")
+        );
+        assert_eq!(package("gemini-cli").noun(), "extension");
+        assert_eq!(package_dirs(package("gemini-cli")), ["hooks"]);
+        assert!(is_module(package("opencode")));
+        assert!(package("opencode").manifest().is_none());
     }
 
     #[test]

@@ -444,3 +444,64 @@ fn a_link_under_an_innocent_name_is_the_file_it_names() {
     std::fs::hard_link(h.path(".keryx/hooks.json"), &hard).unwrap();
     h.denied(write(&hard, "{}"), "hooks file");
 }
+
+/// The agent CLIs and the variables that move a host's config come from
+/// the adapters (`executables`, `configEnv`): every one the guard knew
+/// when they were written here is still known, and nothing else.
+#[test]
+fn the_agent_clis_and_relocating_variables_are_the_adapters() {
+    for cli in [
+        "claude",
+        "codex",
+        "gemini",
+        "cursor-agent",
+        "copilot",
+        "kimi",
+        "kimi-code",
+        "opencode",
+        "qwen",
+        "keryx",
+    ] {
+        assert!(is_agent_cli(cli), "{cli}");
+    }
+    for other in ["cargo", "claude-code", "gemini-cli", "node"] {
+        assert!(!is_agent_cli(other), "{other}");
+    }
+    for var in [
+        "HOME",
+        "KERYX_HOME",
+        "KERYX_SNAPSHOT_ROOT",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CONFIG_HOME",
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
+        "COPILOT_HOME",
+        "KIMI_CODE_HOME",
+        "GEMINI_CLI_HOME",
+    ] {
+        assert!(relocates(var), "{var}");
+    }
+    for other in ["PATH", "TMPDIR", "CLAUDE_ENV_FILE"] {
+        assert!(!relocates(other), "{other}");
+    }
+}
+
+/// The other files hosts read hooks from (their adapters' `alsoRead`) are
+/// host files as the settings files are.
+#[test]
+fn the_other_hook_files_hosts_read_are_protected() {
+    let h = Home::new();
+    let (user, project) = host_files(&h.cfg);
+    assert!(
+        user.iter().any(
+            |f| f.path == h.home.join(".codex/hooks.json") && f.host_name == "OpenAI Codex CLI"
+        )
+    );
+    for tail in [".codex/hooks.json", ".claude/settings.local.json"] {
+        let want: Vec<String> = tail.split('/').map(str::to_owned).collect();
+        assert!(project.iter().any(|(t, _)| *t == want), "{tail}");
+        assert!(maybe_host_file(&h.home.join("p").join(tail)), "{tail}");
+    }
+    assert!(!maybe_host_file(Path::new("/tmp/notes.json")));
+}

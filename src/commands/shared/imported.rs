@@ -80,7 +80,7 @@ pub(crate) struct Step {
 /// How many of `host`'s own hooks at `scope` `import` would move (for
 /// `install`'s note).
 pub(crate) fn importable(loc: &Here, host: &Adapter, scope: Scope) -> usize {
-    if !import::HOSTS.contains(&host.name()) {
+    if !import::reads(host) {
         return 0;
     }
     let root = loc.project_root.clone();

@@ -152,9 +152,10 @@ pub(crate) fn emit(host: &str, event: Event, payload: &Value, verdict: &Verdict)
         Verdict::Allow => return ExitStatus::Success,
         Verdict::Deny(r) => r,
     };
-    let adapter = crate::hosts::adapter(host).filter(|_| host != "keryx");
+    let known = crate::hosts::adapter(host);
+    let adapter = known.filter(|a| !a.is_native());
     let Some(adapter) = adapter else {
-        if host != "keryx" {
+        if known.is_none() {
             // An unknown host: answer in every shape we can. The JSON for a
             // caller that reads it, exit 2 and stderr for one that does not
             // (every host documents exit 2 as blocking).

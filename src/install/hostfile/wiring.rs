@@ -1,18 +1,19 @@
 //! What we write into a host config and how we know it again: the shim
 //! command line (`'<abs binary>' run <host> <HostEvent> --snapshot <key>`),
-//! the entry shape each host reads, and the per-event timeout, which must
-//! stay above the shim's own worst case for that event. Claude Code kills a
-//! hook at its timeout and then lets the tool run, so a host timeout shorter
-//! than the shim's would turn a gate's fail-closed deny into an allow.
+//! the layout and entry each host reads (its adapter's `configFiles`), and
+//! the per-event timeout, which must stay above the shim's own worst case
+//! for that event. Claude Code kills a hook at its timeout and then lets
+//! the tool run, so a host timeout shorter than the shim's would turn a
+//! gate's fail-closed deny into an allow.
 
 use std::path::Path;
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::{json as jsonfile, toml as tomlfile};
 use crate::config::model::Registration;
 use crate::events::Event;
-use crate::hosts::{Adapter, ConfigFormat, HostEvent};
+use crate::hosts::{Adapter, ConfigFormat, HostEvent, Layout};
 use crate::runner::GRACE;
 use crate::runtime::fire::MAX_PARALLEL;
 
@@ -125,105 +126,71 @@ pub enum Format {
 
 /// Claude Code's `{"hooks": {Event: [{matcher, hooks: [...]}]}}`, which
 /// plugin and extension `hooks/hooks.json` files use on every host.
-pub const NESTED_JSON: jsonfile::Shape = CLAUDE;
-
-const CLAUDE: jsonfile::Shape = jsonfile::Shape {
+pub const NESTED_JSON: jsonfile::Shape = jsonfile::Shape {
     nested: true,
     version: false,
     command_keys: &["command"],
     timeout_keys: &["timeout"],
 };
-const CURSOR: jsonfile::Shape = jsonfile::Shape {
-    nested: false,
-    version: true,
-    command_keys: &["command"],
-    timeout_keys: &["timeout"],
-};
-const COPILOT: jsonfile::Shape = jsonfile::Shape {
-    nested: false,
-    version: true,
-    command_keys: &["bash", "command"],
-    timeout_keys: &["timeoutSec", "timeout"],
-};
 
-/// The file layout of `host`; `None` when there is nothing to install into.
-/// Hosts not named here read the Claude Code layout (JSON) or the Codex one
-/// (TOML), which is what most hosts copy.
+/// The file layout of `host`, as its adapter describes it; `None` when
+/// there is nothing to install into.
 pub fn format(host: &Adapter) -> Option<Format> {
-    Some(match (host.name(), host.config_files().format) {
-        (_, ConfigFormat::None) => return None,
-        (_, ConfigFormat::Plugin) => Format::PluginFile,
-        ("cursor", _) => Format::Json(CURSOR),
-        ("copilot", _) => Format::Json(COPILOT),
-        ("kimi", _) => Format::Toml(tomlfile::Shape::Flat),
-        (_, ConfigFormat::Json) => Format::Json(CLAUDE),
-        (_, ConfigFormat::Toml) => Format::Toml(tomlfile::Shape::Nested),
+    let files = host.config_files();
+    let json = jsonfile::Shape {
+        nested: files.layout == Layout::Nested,
+        version: files.version,
+        command_keys: files.command_keys,
+        timeout_keys: files.timeout_keys,
+    };
+    layout(files.format, files.layout, json)
+}
+
+/// The layout of another file of a host's (an `import` sibling): `format`
+/// and `layout` with the usual keys.
+pub fn file_format(format: ConfigFormat, nesting: Layout) -> Option<Format> {
+    let json = jsonfile::Shape {
+        nested: nesting == Layout::Nested,
+        ..NESTED_JSON
+    };
+    layout(format, nesting, json)
+}
+
+fn layout(format: ConfigFormat, nesting: Layout, json: jsonfile::Shape) -> Option<Format> {
+    Some(match format {
+        ConfigFormat::None => return None,
+        ConfigFormat::Plugin => Format::PluginFile,
+        ConfigFormat::Json => Format::Json(json),
+        ConfigFormat::Toml => Format::Toml(match nesting {
+            Layout::Nested => tomlfile::Shape::Nested,
+            Layout::Flat => tomlfile::Shape::Flat,
+        }),
     })
 }
 
-/// The item that goes into the host's list for one event.
+/// The item that goes into the host's list for one event: the adapter's
+/// entry template filled in (null for a host with no settings file, which
+/// no editor takes).
 pub fn entry(host: &Adapter, d: &Desired) -> Value {
-    let matcher = host.match_all();
-    let command_handler = |extra_first: Option<(&str, &str)>| {
-        let mut h = Map::new();
-        if let Some((k, v)) = extra_first {
-            h.insert(k.into(), v.into());
+    let value = |placeholder: &str| -> Option<Value> {
+        match placeholder {
+            "$command" => Some(d.command.clone().into()),
+            "$timeout" => Some(d.timeout.into()),
+            "$event" => Some(d.host_event.clone().into()),
+            "$matcher" => host.match_all().map(Value::from),
+            // A crash or any non-zero exit would otherwise let the action
+            // through (Cursor's `failClosed`).
+            "$gate" => d.gate.then_some(Value::Bool(true)),
+            _ => None,
         }
-        h.insert("type".into(), "command".into());
-        h.insert("command".into(), d.command.clone().into());
-        h.insert("timeout".into(), d.timeout.into());
-        Value::Object(h)
     };
-    let group = |handler: Value| {
-        let mut g = Map::new();
-        if let Some(m) = matcher {
-            g.insert("matcher".into(), m.into());
-        }
-        g.insert("hooks".into(), json!([handler]));
-        Value::Object(g)
-    };
-    match host.name() {
-        "cursor" => {
-            let mut h = Map::new();
-            h.insert("command".into(), d.command.clone().into());
-            if let Some(m) = matcher {
-                h.insert("matcher".into(), m.into());
-            }
-            h.insert("timeout".into(), d.timeout.into());
-            if d.gate {
-                // A crash or any non-zero exit would otherwise let the action through.
-                h.insert("failClosed".into(), true.into());
-            }
-            Value::Object(h)
-        }
-        "copilot" => {
-            let mut h = Map::new();
-            h.insert("type".into(), "command".into());
-            h.insert("bash".into(), d.command.clone().into());
-            if let Some(m) = matcher {
-                h.insert("matcher".into(), m.into());
-            }
-            h.insert("timeoutSec".into(), d.timeout.into());
-            Value::Object(h)
-        }
-        "kimi" => {
-            let mut h = Map::new();
-            h.insert("event".into(), d.host_event.clone().into());
-            if let Some(m) = matcher {
-                h.insert("matcher".into(), m.into());
-            }
-            h.insert("command".into(), d.command.clone().into());
-            h.insert("timeout".into(), d.timeout.into());
-            Value::Object(h)
-        }
-        // Gemini lists hooks by name in `/hooks`.
-        "gemini-cli" => group(command_handler(Some(("name", "keryx-hooks")))),
-        _ => group(command_handler(None)),
-    }
+    host.config_files().entry(&value).unwrap_or(Value::Null)
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::config::model::{HookClass, Scope};
 
@@ -354,32 +321,44 @@ mod tests {
 
     #[test]
     fn entry_shapes() {
-        let d = Desired {
+        let mut d = Desired {
             host_event: "preToolUse".into(),
             command: "c".into(),
             timeout: 19,
             gate: true,
         };
-        let cursor = crate::hosts::adapter("cursor").unwrap();
+        // Compared as text: the keys keep the template's order.
+        let text =
+            |host: &str, d: &Desired| entry(crate::hosts::adapter(host).unwrap(), d).to_string();
         assert_eq!(
-            entry(cursor, &d),
-            json!({"command": "c", "timeout": 19, "failClosed": true})
+            text("cursor", &d),
+            json!({"command": "c", "timeout": 19, "failClosed": true}).to_string()
         );
-        let copilot = crate::hosts::adapter("copilot").unwrap();
         assert_eq!(
-            entry(copilot, &d),
-            json!({"type": "command", "bash": "c", "timeoutSec": 19})
+            text("copilot", &d),
+            json!({"type": "command", "bash": "c", "timeoutSec": 19}).to_string()
         );
-        let claude = crate::hosts::adapter("claude-code").unwrap();
         assert_eq!(
-            entry(claude, &d),
+            text("claude-code", &d),
             json!({"matcher": "*", "hooks": [{"type": "command", "command": "c", "timeout": 19}]})
+                .to_string()
         );
-        let kimi = crate::hosts::adapter("kimi").unwrap();
         assert_eq!(
-            entry(kimi, &d),
-            json!({"event": "preToolUse", "command": "c", "timeout": 19})
+            text("gemini-cli", &d),
+            json!({"matcher": "*", "hooks": [{"name": "keryx-hooks", "type": "command", "command": "c", "timeout": 19}]})
+                .to_string()
         );
-        assert!(format(crate::hosts::adapter("keryx").unwrap()).is_none());
+        assert_eq!(
+            text("kimi", &d),
+            json!({"event": "preToolUse", "command": "c", "timeout": 19}).to_string()
+        );
+        d.gate = false;
+        assert_eq!(
+            text("cursor", &d),
+            json!({"command": "c", "timeout": 19}).to_string()
+        );
+        let keryx = crate::hosts::adapter("keryx").unwrap();
+        assert!(format(keryx).is_none());
+        assert!(entry(keryx, &d).is_null());
     }
 }
