@@ -2,7 +2,7 @@
 //! host is adding a folder and `run` never parses an adapter:
 //!
 //! - `adapter_data.rs`: each adapter as one `static` of the types in
-//!   src/hosts/spec.rs (src/hosts/generate.rs reads each file into them
+//!   src/adapter/spec.rs (src/adapter/generate.rs reads each file into them
 //!   with serde, failing the build with the file and the field, and writes
 //!   the value back out as a literal), the table of them sorted by host
 //!   name, and the host names.
@@ -22,9 +22,9 @@
 #[path = "src/events.rs"]
 #[allow(dead_code)]
 mod events;
-#[path = "src/hosts/generate.rs"]
+#[path = "src/adapter/generate.rs"]
 mod generate;
-#[path = "src/hosts/spec.rs"]
+#[path = "src/adapter/spec.rs"]
 #[allow(dead_code)]
 // The crate exports `TimeoutUnit::from_millis`, which clippy lets be.
 #[allow(clippy::wrong_self_convention)]

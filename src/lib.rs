@@ -6,6 +6,7 @@
 //! 2 usage. `run` is the exception: its exit code belongs to the host
 //! protocol and is chosen by the host's adapter.
 
+pub mod adapter;
 pub mod base;
 pub mod builtins;
 pub mod cli;

@@ -91,7 +91,7 @@ fn reg(id: &str, event: Event, matcher: &str, class: HookClass, handler: Handler
 /// The built-in layer, in the spec's order.
 pub fn registrations() -> Vec<Registration> {
     // Run by hand, the built-ins answer as the native host's hooks.
-    let native = crate::hosts::native().name();
+    let native = crate::adapter::native().name();
     let mut out = vec![
         reg(
             CTX_GUARD,

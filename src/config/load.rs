@@ -822,8 +822,8 @@ pub fn unknown_event_message(name: &str) -> String {
     }
     let mut renamed: Vec<(String, Event)> = Vec::new();
     let mut unmapped: Vec<String> = Vec::new();
-    for host in crate::hosts::host_names() {
-        let Some(a) = crate::hosts::adapter(host) else {
+    for host in crate::adapter::host_names() {
+        let Some(a) = crate::adapter::adapter(host) else {
             continue;
         };
         if let Some(e) = a.events().iter().find(|e| e.name() == name) {
@@ -1022,9 +1022,9 @@ const KERYX_HOME_PATHS: &[&str] = &[
 
 /// Every host's user configuration files, home-relative (`.claude/settings.json`).
 fn host_user_config() -> Vec<String> {
-    crate::hosts::host_names()
+    crate::adapter::host_names()
         .iter()
-        .filter_map(|h| crate::hosts::adapter(h))
+        .filter_map(|h| crate::adapter::adapter(h))
         .flat_map(|a| a.config_files().user)
         .filter_map(|p| p.strip_prefix("~/").map(str::to_owned))
         .collect()

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 
-use super::spec::{Adapter, FieldMap, Transform, ValueKind, table_get};
+use crate::adapter::{Adapter, FieldMap, Transform, ValueKind, table_get};
 use crate::config::model::Profile;
 use crate::runtime::types::{EventInput, Outcome};
 

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::keryx;
-use super::spec::{Adapter, EncoderKind, Json, Output};
+use crate::adapter::{Adapter, EncoderKind, Json, Output};
 use crate::events::Event;
 use crate::runtime::types::{FireResult, Outcome};
 

@@ -426,8 +426,8 @@ mod normal {
 mod from_static {
     use serde_json::{Map, Value, json};
 
-    use crate::hosts::spec::{
-        self, Adapter, ConfigFormat, EncoderKind, FieldMap, Output, Table, TimeoutUnit, Transform,
+    use crate::adapter::{
+        Adapter, ConfigFormat, EncoderKind, FieldMap, Output, Table, TimeoutUnit, Transform,
         ValueKind,
     };
 
@@ -445,7 +445,7 @@ mod from_static {
 
     fn output(o: &Output) -> Value {
         json!({
-            "stdout": opt(o.stdout, |s| Value::Object(spec::object(s))),
+            "stdout": opt(o.stdout, |s| Value::Object(crate::adapter::object(s))),
             "stderr": o.stderr,
             "exit": o.exit,
         })
@@ -644,7 +644,7 @@ fn the_generated_adapters_are_their_files() {
             ] {
                 if let Some(stdout) = out.as_ref().and_then(|o| o.stdout) {
                     assert_eq!(
-                        Value::Object(spec::object(stdout)),
+                        Value::Object(crate::adapter::object(stdout)),
                         e[kind]["stdout"],
                         "{name}/{ev}/{kind}"
                     );
@@ -687,7 +687,7 @@ fn the_generated_adapters_are_their_files() {
 #[test]
 fn every_field_of_a_generated_adapter_is_what_the_types_read_from_its_file() {
     for (name, text) in ADAPTER_SOURCES {
-        let read = generate::read(&format!("adapters/{name}/adapter.json"), text);
+        let read = crate::adapter::generate::read(&format!("adapters/{name}/adapter.json"), text);
         assert_eq!(format!("{read:#?}"), format!("{:#?}", host(name)), "{name}");
     }
 }
@@ -741,12 +741,12 @@ fn a_from_of_one_string_is_a_list_of_one() {
     for (name, text) in ADAPTER_SOURCES {
         let doc: Value = serde_json::from_str(text).unwrap();
         let a = host(name);
-        let mut pairs: Vec<(&Value, &spec::FieldMap)> = Vec::new();
+        let mut pairs: Vec<(&Value, &crate::adapter::FieldMap)> = Vec::new();
         let file_fields = |v: &Value| v["fields"].as_array().cloned().unwrap_or_default();
         let host_wide = file_fields(&doc);
         assert_eq!(host_wide.len(), a.fields.len(), "{name}");
         pairs.extend(host_wide.iter().zip(a.fields));
-        let per_event: Vec<(Vec<Value>, &spec::HostEvent)> = doc["events"]
+        let per_event: Vec<(Vec<Value>, &crate::adapter::HostEvent)> = doc["events"]
             .as_object()
             .unwrap()
             .values()
@@ -783,7 +783,7 @@ fn a_from_of_one_string_is_a_list_of_one() {
 /// `Json::matches` says what `==` on the equal `Value` says.
 #[test]
 fn a_static_json_value_matches_as_value_equality_does() {
-    use spec::Json;
+    use crate::adapter::Json;
     let tree = Json::Obj(&[
         ("a", Json::Int(1)),
         (

@@ -18,10 +18,10 @@ use serde_json::{Map, Value};
 use super::Event;
 
 /// A name-to-name table (`tools`, a field's `values`), sorted by key.
-pub(super) type Table = &'static [(&'static str, &'static str)];
+pub(crate) type Table = &'static [(&'static str, &'static str)];
 
 /// The value `key` maps to in a [`Table`].
-pub(super) fn table_get(table: Table, key: &str) -> Option<&'static str> {
+pub(crate) fn table_get(table: Table, key: &str) -> Option<&'static str> {
     table
         .binary_search_by(|(k, _)| (*k).cmp(key))
         .ok()
@@ -36,7 +36,7 @@ pub(super) fn table_get(table: Table, key: &str) -> Option<&'static str> {
     dead_code,
     reason = "build.rs emits the variants the adapter files use"
 )]
-pub(super) enum Json {
+pub(crate) enum Json {
     Null,
     Bool(bool),
     Int(i64),
@@ -117,7 +117,7 @@ impl Json {
 }
 
 /// A static object's entries as a `serde_json` object, in order.
-pub(super) fn object(entries: &[(&'static str, Json)]) -> Map<String, Value> {
+pub(crate) fn object(entries: &[(&'static str, Json)]) -> Map<String, Value> {
     entries
         .iter()
         .map(|(k, v)| ((*k).to_owned(), v.to_value()))
@@ -134,71 +134,71 @@ pub(super) fn object(entries: &[(&'static str, Json)]) -> Map<String, Value> {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all(deserialize = "camelCase"))]
 pub struct Adapter {
-    pub(super) name: &'static str,
-    pub(super) display_name: &'static str,
+    pub(crate) name: &'static str,
+    pub(crate) display_name: &'static str,
     /// Other names people type for the host (`claude`), for the human
     /// commands; never `run`'s.
     #[serde(default, deserialize_with = "list")]
-    pub(super) aliases: &'static [&'static str],
+    pub(crate) aliases: &'static [&'static str],
     /// How notices reach the person on events without a `notice` of their
     /// own. Never the model's context: a notice names a command to run,
     /// and only a person should be told to run it.
-    pub(super) notice: Option<Output>,
-    pub(super) encoder: EncoderKind,
+    pub(crate) notice: Option<Output>,
+    pub(crate) encoder: EncoderKind,
     #[serde(default, deserialize_with = "list")]
-    pub(super) sources: &'static [&'static str],
-    pub(super) timeout: Timeout,
-    pub(super) config_files: ConfigFiles,
+    pub(crate) sources: &'static [&'static str],
+    pub(crate) timeout: Timeout,
+    pub(crate) config_files: ConfigFiles,
     /// The host's own packaging, for `install --format plugin`.
-    pub(super) package: Option<Package>,
+    pub(crate) package: Option<Package>,
     /// What `import` reads of the host's own hooks; `None`: it does not.
-    pub(super) import: Option<Import>,
+    pub(crate) import: Option<Import>,
     /// How the host has the user review new hooks before it runs them.
-    pub(super) reviews_hooks: Option<HookReview>,
+    pub(crate) reviews_hooks: Option<HookReview>,
     /// What a project-scope wiring needs before the host runs it.
-    pub(super) project_trust: Option<ProjectTrust>,
+    pub(crate) project_trust: Option<ProjectTrust>,
     /// Another host whose hook files this host runs too.
-    pub(super) also_runs: Option<AlsoRuns>,
-    pub(super) match_all: Option<&'static str>,
-    pub(super) closes_stdin: bool,
-    pub(super) exit_rule: &'static str,
+    pub(crate) also_runs: Option<AlsoRuns>,
+    pub(crate) match_all: Option<&'static str>,
+    pub(crate) closes_stdin: bool,
+    pub(crate) exit_rule: &'static str,
     #[serde(default)]
-    pub(super) passthrough: bool,
+    pub(crate) passthrough: bool,
     #[serde(default)]
-    pub(super) host_fields: bool,
+    pub(crate) host_fields: bool,
     /// The variables the host sets for its own hooks, passed through the
     /// environment allowlist when the shim runs under this host.
     #[serde(default, deserialize_with = "list")]
-    pub(super) hook_env: &'static [&'static str],
+    pub(crate) hook_env: &'static [&'static str],
     /// The host's own programs, each of which starts an agent session.
     #[serde(default, deserialize_with = "list")]
-    pub(super) executables: &'static [&'static str],
+    pub(crate) executables: &'static [&'static str],
     /// The variables that move where the host reads its config (its
     /// `homeEnv` among them, if it has one).
     #[serde(default, deserialize_with = "list")]
-    pub(super) config_env: &'static [&'static str],
+    pub(crate) config_env: &'static [&'static str],
     #[serde(default, deserialize_with = "list")]
-    pub(super) ignore: &'static [&'static str],
+    pub(crate) ignore: &'static [&'static str],
     #[serde(default, deserialize_with = "list")]
-    pub(super) fields: &'static [FieldMap],
+    pub(crate) fields: &'static [FieldMap],
     /// Host tool name → canonical tool name, sorted by host name.
     #[serde(default, deserialize_with = "table")]
-    pub(super) tools: Table,
-    pub(super) mcp: Option<Mcp>,
+    pub(crate) tools: Table,
+    pub(crate) mcp: Option<Mcp>,
     /// In file order, which is the order the installer wires them.
     #[serde(deserialize_with = "host_events")]
-    pub(super) events: &'static [HostEvent],
+    pub(crate) events: &'static [HostEvent],
     #[serde(default, deserialize_with = "list")]
-    pub(super) unmapped: &'static [&'static str],
+    pub(crate) unmapped: &'static [&'static str],
     #[serde(default, deserialize_with = "list")]
-    pub(super) bridges: &'static [BridgeSpec],
+    pub(crate) bridges: &'static [BridgeSpec],
     #[serde(default, deserialize_with = "list")]
-    pub(super) notes: &'static [&'static str],
+    pub(crate) notes: &'static [&'static str],
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all(deserialize = "lowercase"))]
-pub(super) enum EncoderKind {
+pub(crate) enum EncoderKind {
     Template,
     Keryx,
 }
@@ -224,7 +224,7 @@ impl TimeoutUnit {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct Timeout {
+pub(crate) struct Timeout {
     pub unit: TimeoutUnit,
     pub default: Option<u64>,
 }
@@ -255,7 +255,7 @@ pub struct ConfigFiles {
     pub timeout_keys: &'static [&'static str],
     /// The item install puts into a settings file for one event, with the
     /// placeholders of [`ConfigFiles::entry`].
-    pub(super) entry: Option<Json>,
+    pub(crate) entry: Option<Json>,
     /// Other files the host reads hooks from, which install does not write.
     #[serde(default)]
     pub also_read: AlsoRead,
@@ -321,21 +321,21 @@ pub enum ConfigFormat {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Package {
-    pub(super) kind: PackageKind,
+    pub(crate) kind: PackageKind,
     /// What the host calls it: `plugin`, `extension`.
-    pub(super) noun: &'static str,
+    pub(crate) noun: &'static str,
     /// How the user turns the package on, one sentence: `$path` is where
     /// it is (quoted for a shell), `$name` its name.
-    pub(super) load: &'static str,
+    pub(crate) load: &'static str,
     /// A directory package's own files by path, each a JSON template
     /// (`$name`, `$version`, `$description`, `$license`); the first is its
     /// manifest, whose `name` says the directory is ours.
     #[serde(default, deserialize_with = "an_object")]
-    pub(super) files: Object,
+    pub(crate) files: Object,
     /// The template of its `hooks/hooks.json`: `$hooks` is our entries
     /// (and `$description` as above).
     #[serde(default = "hooks_file")]
-    pub(super) hooks: Json,
+    pub(crate) hooks: Json,
 }
 
 fn hooks_file() -> Json {
@@ -472,7 +472,7 @@ pub struct HomeEnv {
 /// written as one string is a one-element list.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct FieldMap {
+pub(crate) struct FieldMap {
     pub to: &'static str,
     #[serde(deserialize_with = "one_or_list")]
     pub from: &'static [&'static str],
@@ -495,7 +495,7 @@ pub(super) struct FieldMap {
     dead_code,
     reason = "build.rs emits the variants the adapter files use"
 )]
-pub(super) enum ValueKind {
+pub(crate) enum ValueKind {
     #[default]
     String,
     Boolean,
@@ -531,7 +531,7 @@ impl ValueKind {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all(deserialize = "lowercase"))]
-pub(super) enum Transform {
+pub(crate) enum Transform {
     Tool,
     Json,
     Error,
@@ -541,7 +541,7 @@ pub(super) enum Transform {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all(deserialize = "camelCase"))]
-pub(super) struct Mcp {
+pub(crate) struct Mcp {
     pub prefix: &'static str,
     pub server_path: Option<&'static str>,
     pub tool_path: Option<&'static str>,
@@ -554,22 +554,22 @@ pub(super) struct Mcp {
 pub struct HostEvent {
     /// The key of the event in the file's `events` object.
     #[serde(skip_deserializing)]
-    pub(super) name: &'static str,
+    pub(crate) name: &'static str,
     #[serde(with = "event_name")]
-    pub(super) event: Event,
+    pub(crate) event: Event,
     /// `wire` in the file; true when absent.
     #[serde(default = "yes")]
-    pub(super) wire: bool,
+    pub(crate) wire: bool,
     #[serde(default, deserialize_with = "list")]
-    pub(super) fields: &'static [FieldMap],
+    pub(crate) fields: &'static [FieldMap],
     #[serde(borrow, default, deserialize_with = "list")]
-    pub(super) require: &'static [&'static str],
-    pub(super) refine: Option<Refine>,
-    pub(super) skip: Option<Skip>,
-    pub(super) deny: Option<Output>,
-    pub(super) ask: Option<Output>,
-    pub(super) context: Option<Output>,
-    pub(super) notice: Option<Output>,
+    pub(crate) require: &'static [&'static str],
+    pub(crate) refine: Option<Refine>,
+    pub(crate) skip: Option<Skip>,
+    pub(crate) deny: Option<Output>,
+    pub(crate) ask: Option<Output>,
+    pub(crate) context: Option<Output>,
+    pub(crate) notice: Option<Output>,
 }
 
 impl HostEvent {
@@ -606,7 +606,7 @@ impl HostEvent {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct Refine {
+pub(crate) struct Refine {
     pub when: &'static str,
     #[serde(with = "event_name")]
     pub event: Event,
@@ -619,7 +619,7 @@ pub(super) struct Refine {
 /// `equals`, when it holds that value.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct Skip {
+pub(crate) struct Skip {
     pub when: &'static str,
     pub equals: Option<Json>,
     pub why: &'static str,
@@ -632,15 +632,15 @@ pub(super) struct Skip {
 pub struct Output {
     /// The stdout object's entries, in file order.
     #[serde(default, deserialize_with = "entries")]
-    pub(super) stdout: Option<&'static [(&'static str, Json)]>,
-    pub(super) stderr: Option<&'static str>,
+    pub(crate) stdout: Option<&'static [(&'static str, Json)]>,
+    pub(crate) stderr: Option<&'static str>,
     #[serde(default)]
-    pub(super) exit: u8,
+    pub(crate) exit: u8,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct BridgeSpec {
+pub(crate) struct BridgeSpec {
     #[serde(with = "event_name")]
     pub event: Event,
     #[serde(with = "event_name")]
@@ -720,7 +720,7 @@ impl Adapter {
         self.unmapped
     }
 
-    pub(super) fn host_event(&self, host_event: &str) -> Option<&'static HostEvent> {
+    pub(crate) fn host_event(&self, host_event: &str) -> Option<&'static HostEvent> {
         self.events.iter().find(|e| e.name == host_event)
     }
 
