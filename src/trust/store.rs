@@ -179,7 +179,7 @@ impl Store {
 /// Refuses a path (when it exists) that someone else could have written;
 /// see [`paths::check_owner`].
 fn check_ownership(path: &Path) -> Result<(), String> {
-    paths::check_owner(path)
+    paths::check_owner(path).map_err(|e| e.to_string())
 }
 
 /// Temp files an interrupted write left in the store's directory (a
