@@ -256,7 +256,8 @@ impl Settings {
                 None => Rules::with_user(
                     self.security.as_ref(),
                     &format!("`{}`", self.path.display()),
-                ),
+                )
+                .map_err(|e| e.to_string()),
             })
             .as_ref()
             .map_err(String::as_str)
