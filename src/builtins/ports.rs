@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::events::Event;
-use crate::settings::Settings;
+use crate::settings::{SettingError, Settings};
 
 /// What a gate body decided. A deny carries its reason, already escaped
 /// and free of any secret.
@@ -143,7 +143,7 @@ impl ImpactEvidenceProvider for NoopImpact {
 /// observation is never stored with weaker redaction than the user asked
 /// for, so each one fails as `hook-observer-failed` (an observer fails open)
 /// and nothing is written.
-struct Unredactable(String);
+struct Unredactable(SettingError);
 
 impl LearningObservationSink for Unredactable {
     fn record(&self, _: &LearningObservation) -> Result<(), String> {
@@ -184,7 +184,7 @@ pub fn ports_from(
                 rules.clone(),
                 *limits,
             )),
-            Err(why) => Box::new(Unredactable(why.to_owned())),
+            Err(why) => Box::new(Unredactable(why.clone())),
         },
     };
     let provider: Box<dyn ImpactEvidenceProvider> = match settings.impact {
