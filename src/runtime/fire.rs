@@ -251,7 +251,8 @@ pub fn invoke_command(
             Some(0),
         ),
         Exit::Code(0) => (
-            reply::parse_for(&out.stdout, input.event).map_err(|e| (FailureKind::Malformed, e)),
+            reply::parse_for(&out.stdout, input.event)
+                .map_err(|e| (FailureKind::Malformed, e.to_string())),
             Some(0),
         ),
         Exit::Code(2) => (
