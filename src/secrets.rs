@@ -2198,9 +2198,9 @@ mod tests {
     }
 
     /// The `security` item of a runtime.toml's text.
-    fn user(toml: &str) -> Result<Rules, String> {
+    fn user(toml: &str) -> Result<Rules, RuleError> {
         let doc: DocumentMut = toml.parse().unwrap();
-        Rules::with_user(doc.get("security"), "f").map_err(|e| e.to_string())
+        Rules::with_user(doc.get("security"), "f")
     }
 
     /// A rule with `requires` runs only on a text holding one of them,
@@ -2224,7 +2224,7 @@ requires = ["KEY=", "tok:"]
         assert!(!found("key acme_0123456789ab"));
         let bad = user("[[security.rules]]\nid = \"x\"\nregex = 'a'\nrequires = \"=\"\n");
         assert_eq!(
-            bad.unwrap_err(),
+            bad.unwrap_err().to_string(),
             "f: `security.rules[0]`: rule `x`: `requires` must be a list of strings"
         );
         // The built-in rules with it: a path naming a key compiles none of them.
@@ -2264,7 +2264,7 @@ applies = ["output"]
         assert!(r.scan(text, Target::Input).is_empty());
         assert_eq!(user("").unwrap().ids(), Rules::builtin().ids());
 
-        let bad = |toml: &str| user(toml).unwrap_err();
+        let bad = |toml: &str| user(toml).unwrap_err().to_string();
         assert_eq!(
             bad("[[security.rules]]\nid = \"x\"\nregex = '('\n"),
             "f: `security.rules[0]`: rule `x`: invalid `regex`: unclosed group"
@@ -2280,6 +2280,7 @@ applies = ["output"]
         let rule = |body: &str| {
             user(&format!("[[security.rules]]\n{body}\n"))
                 .err()
+                .map(|e| e.to_string())
                 .unwrap_or_default()
         };
         let cases = [
@@ -2349,7 +2350,7 @@ applies = ["output"]
                 "{body}"
             );
         }
-        let file = |toml: &str| user(toml).err().unwrap_or_default();
+        let file = |toml: &str| user(toml).err().map(|e| e.to_string()).unwrap_or_default();
         assert_eq!(
             file("security = 1\n"),
             "f: `security` must be a table (`[security]`)"

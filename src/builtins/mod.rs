@@ -38,9 +38,9 @@ use crate::runtime::types::{EventInput, Outcome};
 /// defaults unless `runtime.toml` enables the shipped ones).
 /// `first_edit` says whether this is the session's first edit of the file;
 /// `run_id` is the event's (`KERYX_RUN_ID`).
-// TODO(typed-errors): a `ports::PortError` once `runtime::fire::BuiltinRunner`
+// TODO(typed-errors): a typed error once `runtime::fire::BuiltinRunner`
 // carries one; `commands::test` (and the `fire` bench tool) build that
-// closure as `-> Result<HookReply, String>`.
+// closure with a `String` error.
 pub fn run_port(
     port: Port,
     input: &EventInput,
