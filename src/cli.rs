@@ -520,15 +520,43 @@ impl TypedValueParser for HostWord {
     }
 }
 
-pub fn parse_profile(s: &str) -> Result<Profile, String> {
-    Profile::parse(s).ok_or_else(|| {
-        format!(
-            "unknown profile `{s}`; expected one of: {}",
-            Profile::ALL
-                .iter()
-                .map(|p| p.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
+/// A `--profile` that names no profile.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProfileError {
+    #[error(
+        "unknown profile `{given}`; expected one of: {}",
+        Profile::ALL.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")
+    )]
+    Unknown { given: String },
+}
+
+/// `--profile`'s value parser.
+pub fn parse_profile(s: &str) -> Result<Profile, ProfileError> {
+    Profile::parse(s).ok_or_else(|| ProfileError::Unknown {
+        given: s.to_owned(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::Cli;
+
+    /// An unknown `--profile` reads the same through clap as it always has.
+    #[test]
+    fn an_unknown_profile_names_the_profiles() {
+        let err = Cli::try_parse_from(["keryx-hooks", "list", "--profile", "nonsense"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            err.lines().next(),
+            Some(
+                "error: invalid value 'nonsense' for '--profile <ID>': unknown profile \
+                 `nonsense`; expected one of: read-only-review, monitored-trusted-local, \
+                 unattended-untrusted"
+            )
+        );
+    }
 }

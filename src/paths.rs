@@ -671,6 +671,30 @@ fn under(path: &Path, root: &Path, fold_case: bool) -> bool {
     p == r || p.starts_with(&format!("{}/", r.trim_end_matches('/')))
 }
 
+/// Why [`check_owner`] refuses a path: someone else could have written it.
+#[derive(Debug, thiserror::Error)]
+pub enum OwnerError {
+    #[error("cannot inspect `{}`: {error}", path.display())]
+    Uninspectable {
+        path: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+    #[error("`{}` is owned by uid {owner}, not by you (uid {you})", path.display())]
+    OtherOwner { path: PathBuf, owner: u32, you: u32 },
+    #[error("`{}` is writable by every user (mode {mode:o})", path.display())]
+    WorldWritable { path: PathBuf, mode: u32 },
+    #[error(
+        "`{}` is writable by group {group} (mode {mode:o}), which is not your own group",
+        path.display()
+    )]
+    GroupWritable {
+        path: PathBuf,
+        group: u32,
+        mode: u32,
+    },
+}
+
 /// Refuses a path (when it exists) that someone else could have written:
 /// owned by another user (root excepted: it can write anything anyway),
 /// writable by everyone, or writable by a group that is not the user's own
@@ -678,35 +702,38 @@ fn under(path: &Path, root: &Path, fold_case: bool) -> bool {
 /// distributions, leave the home group-writable by the user alone; a shared
 /// group does not). Git's `safe.directory` check is the model
 /// (CVE-2022-24765), with OpenSSH's exception for root.
-pub fn check_owner(path: &Path) -> Result<(), String> {
+pub fn check_owner(path: &Path) -> Result<(), OwnerError> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(format!("cannot inspect `{}`: {e}", path.display())),
+        Err(error) => {
+            return Err(OwnerError::Uninspectable {
+                path: path.to_path_buf(),
+                error,
+            });
+        }
     };
     let (uid, gid) = ids();
     let mode = meta.permissions().mode();
     if meta.uid() != uid && meta.uid() != 0 {
-        return Err(format!(
-            "`{}` is owned by uid {}, not by you (uid {uid})",
-            path.display(),
-            meta.uid()
-        ));
+        return Err(OwnerError::OtherOwner {
+            path: path.to_path_buf(),
+            owner: meta.uid(),
+            you: uid,
+        });
     }
     if mode & 0o002 != 0 {
-        return Err(format!(
-            "`{}` is writable by every user (mode {:o})",
-            path.display(),
-            mode & 0o7777
-        ));
+        return Err(OwnerError::WorldWritable {
+            path: path.to_path_buf(),
+            mode: mode & 0o7777,
+        });
     }
     if mode & 0o020 != 0 && meta.gid() != gid {
-        return Err(format!(
-            "`{}` is writable by group {} (mode {:o}), which is not your own group",
-            path.display(),
-            meta.gid(),
-            mode & 0o7777
-        ));
+        return Err(OwnerError::GroupWritable {
+            path: path.to_path_buf(),
+            group: meta.gid(),
+            mode: mode & 0o7777,
+        });
     }
     Ok(())
 }

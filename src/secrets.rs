@@ -156,6 +156,75 @@ impl Rule {
     }
 }
 
+/// Why runtime.toml's `[security]` cannot be applied. `file` names the
+/// file as the caller shows it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RuleError {
+    #[error("{file}: `security` must be a table (`[security]`)")]
+    NotATable { file: String },
+    #[error("{file}: `security.disable` must be a list of rule ids")]
+    DisableNotAList { file: String },
+    #[error("{file}: `security.disable`: no rule with id `{id}`")]
+    NoSuchRule { file: String, id: String },
+    #[error("{file}: `security.rules` must be an array of tables")]
+    RulesNotTables { file: String },
+    #[error("{file}: `security.rules[{index}]`: {problem}")]
+    BadRule {
+        file: String,
+        index: usize,
+        problem: RuleProblem,
+    },
+    #[error(
+        "{file}: `security.rules[{index}]`: rule id `{id}` already exists; choose another id \
+         (a built-in can be switched off with `[security] disable = [\"{id}\"]`)"
+    )]
+    DuplicateId {
+        file: String,
+        index: usize,
+        id: String,
+    },
+}
+
+/// What is wrong with one `[[security.rules]]` table.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RuleProblem {
+    #[error("missing string field `id`")]
+    MissingId,
+    #[error(
+        "rule id `{}` must be non-empty letters, digits, `-` or `_`",
+        crate::escape::escape(id)
+    )]
+    BadId { id: String },
+    #[error("rule `{id}`: missing string field `regex`")]
+    MissingRegex { id: String },
+    #[error("rule `{id}`: `{field}` must be {expected}")]
+    WrongType {
+        id: String,
+        field: &'static str,
+        expected: &'static str,
+    },
+    #[error("rule `{id}`: `per_line` needs `keywords`")]
+    PerLineWithoutKeywords { id: String },
+    #[error(
+        "rule `{id}`: `applies` has `{}`; expected \"input\" or \"output\"",
+        crate::escape::escape(value)
+    )]
+    BadApplies { id: String, value: String },
+    #[error("rule `{id}`: invalid `{field}`: {}", regex_error(error))]
+    InvalidRegex {
+        id: String,
+        field: &'static str,
+        #[source]
+        error: regex::Error,
+    },
+    #[error("rule `{id}`: `group` is too large")]
+    GroupTooLarge { id: String },
+    #[error("rule `{id}`: the regex has no capture group {group}")]
+    NoSuchGroup { id: String, group: usize },
+    #[error("rule `{id}`: `{field}` needs a capture group named `name`")]
+    NeedsNameGroup { id: String, field: &'static str },
+}
+
 /// A compiled rule set. Cloning is cheap (compiled regexes are shared).
 #[derive(Debug, Clone)]
 pub struct Rules {
@@ -185,42 +254,45 @@ impl Rules {
     /// `security` item, read by [`crate::settings`]; `where_` names the file
     /// in errors. Anything wrong is an error, because silently dropping a
     /// user's rule would let secrets through that they asked to stop.
-    pub fn with_user(security: Option<&Item>, where_: &str) -> Result<Rules, String> {
+    pub fn with_user(security: Option<&Item>, where_: &str) -> Result<Rules, RuleError> {
         let mut rules = Rules::builtin();
         rules.apply_user(security, where_)?;
         Ok(rules)
     }
 
     /// Applies a runtime.toml's `[security]` table to this rule set.
-    fn apply_user(&mut self, security: Option<&Item>, where_: &str) -> Result<(), String> {
+    fn apply_user(&mut self, security: Option<&Item>, where_: &str) -> Result<(), RuleError> {
         let Some(security) = security else {
             return Ok(());
         };
+        let file = || where_.to_owned();
         let security = security
             .as_table_like()
-            .ok_or_else(|| format!("{where_}: `security` must be a table (`[security]`)"))?;
+            .ok_or_else(|| RuleError::NotATable { file: file() })?;
         if let Some(disable) = security.get("disable") {
-            let ids = string_list(disable).ok_or_else(|| {
-                format!("{where_}: `security.disable` must be a list of rule ids")
-            })?;
+            let ids =
+                string_list(disable).ok_or_else(|| RuleError::DisableNotAList { file: file() })?;
             for id in ids {
-                self.disable(&id)
-                    .map_err(|e| format!("{where_}: `security.disable`: {e}"))?;
+                if !self.disable(&id) {
+                    return Err(RuleError::NoSuchRule { file: file(), id });
+                }
             }
         }
         if let Some(item) = security.get("rules") {
-            let tables = tables_of(item)
-                .ok_or_else(|| format!("{where_}: `security.rules` must be an array of tables"))?;
-            for (i, t) in tables.into_iter().enumerate() {
-                let rule =
-                    compile_rule(t).map_err(|e| format!("{where_}: `security.rules[{i}]`: {e}"))?;
+            let tables =
+                tables_of(item).ok_or_else(|| RuleError::RulesNotTables { file: file() })?;
+            for (index, t) in tables.into_iter().enumerate() {
+                let rule = compile_rule(t).map_err(|problem| RuleError::BadRule {
+                    file: file(),
+                    index,
+                    problem,
+                })?;
                 if self.has_id(&rule.id) {
-                    return Err(format!(
-                        "{where_}: `security.rules[{i}]`: rule id `{}` already exists; \
-                         choose another id (a built-in can be switched off with \
-                         `[security] disable = [\"{}\"]`)",
-                        rule.id, rule.id
-                    ));
+                    return Err(RuleError::DuplicateId {
+                        file: file(),
+                        index,
+                        id: rule.id,
+                    });
                 }
                 self.rules.push(rule);
             }
@@ -233,7 +305,8 @@ impl Rules {
             || self.rules.iter().any(|r| r.id == id)
     }
 
-    fn disable(&mut self, id: &str) -> Result<(), String> {
+    /// Switches off the rule `id`; whether there was one.
+    fn disable(&mut self, id: &str) -> bool {
         match id {
             TAG_CHARACTERS => self.tag_characters = false,
             BIDI_OVERRIDE => self.bidi_override = false,
@@ -241,12 +314,10 @@ impl Rules {
             _ => {
                 let before = self.rules.len();
                 self.rules.retain(|r| r.id != id);
-                if self.rules.len() == before {
-                    return Err(format!("no rule with id `{id}`"));
-                }
+                return self.rules.len() != before;
             }
         }
-        Ok(())
+        true
     }
 
     /// The ids of every active rule, carriers included, in scan order.
@@ -654,28 +725,30 @@ pub const RULE_FIELDS: [&str; 15] = [
 
 /// A user's rule from its table, its regexes compiled now, so a broken one
 /// is an error as it loads (the built-in rules come from `BUILTIN_RULE_DEFS`).
-fn compile_rule(t: &dyn TableLike) -> Result<Rule, String> {
+fn compile_rule(t: &dyn TableLike) -> Result<Rule, RuleProblem> {
     let str_field = |k: &str| t.get(k).and_then(Item::as_str).map(str::to_owned);
-    let id = str_field("id").ok_or("missing string field `id`")?;
+    let id = str_field("id").ok_or(RuleProblem::MissingId)?;
     if id.is_empty()
         || !id
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
     {
-        return Err(format!(
-            "rule id `{}` must be non-empty letters, digits, `-` or `_`",
-            crate::escape::escape(&id)
-        ));
+        return Err(RuleProblem::BadId { id });
     }
     let kind = str_field("kind").unwrap_or_else(|| id.clone());
     if str_field("regex").is_none() {
-        return Err(format!("rule `{id}`: missing string field `regex`"));
+        return Err(RuleProblem::MissingRegex { id });
     }
+    let wrong = |field, expected| RuleProblem::WrongType {
+        id: id.clone(),
+        field,
+        expected,
+    };
     // Both are matched in the lowercased text.
-    let lowercase_list = |field: &str| -> Result<Vec<String>, String> {
+    let lowercase_list = |field| -> Result<Vec<String>, RuleProblem> {
         match t.get(field) {
             Some(k) => Ok(string_list(k)
-                .ok_or_else(|| format!("rule `{id}`: `{field}` must be a list of strings"))?
+                .ok_or_else(|| wrong(field, "a list of strings"))?
                 .into_iter()
                 .map(|k| k.to_ascii_lowercase())
                 .collect()),
@@ -688,45 +761,44 @@ fn compile_rule(t: &dyn TableLike) -> Result<Rule, String> {
         Some(v) => Some(
             v.as_float()
                 .or_else(|| v.as_integer().map(|i| i as f64))
-                .ok_or_else(|| format!("rule `{id}`: `min_entropy` must be a number"))?,
+                .ok_or_else(|| wrong("min_entropy", "a number"))?,
         ),
         None => None,
     };
     let lowercase = match t.get("lowercase") {
         Some(v) => v
             .as_bool()
-            .ok_or_else(|| format!("rule `{id}`: `lowercase` must be true or false"))?,
+            .ok_or_else(|| wrong("lowercase", "true or false"))?,
         None => false,
     };
     let per_line = match t.get("per_line") {
         Some(v) => v
             .as_bool()
-            .ok_or_else(|| format!("rule `{id}`: `per_line` must be true or false"))?,
+            .ok_or_else(|| wrong("per_line", "true or false"))?,
         None => false,
     };
     if per_line && keywords.is_empty() {
-        return Err(format!("rule `{id}`: `per_line` needs `keywords`"));
+        return Err(RuleProblem::PerLineWithoutKeywords { id });
     }
     let random_shape = match t.get("random_shape") {
         Some(v) => v
             .as_bool()
-            .ok_or_else(|| format!("rule `{id}`: `random_shape` must be true or false"))?,
+            .ok_or_else(|| wrong("random_shape", "true or false"))?,
         None => false,
     };
     let (input, output) = match t.get("applies") {
         Some(a) => {
-            let list =
-                string_list(a).ok_or_else(|| format!("rule `{id}`: `applies` must be a list"))?;
+            let list = string_list(a).ok_or_else(|| wrong("applies", "a list"))?;
             let mut io = (false, false);
             for s in &list {
                 match s.as_str() {
                     "input" => io.0 = true,
                     "output" => io.1 = true,
                     other => {
-                        return Err(format!(
-                            "rule `{id}`: `applies` has `{}`; expected \"input\" or \"output\"",
-                            crate::escape::escape(other)
-                        ));
+                        return Err(RuleProblem::BadApplies {
+                            id,
+                            value: other.to_owned(),
+                        });
                     }
                 }
             }
@@ -766,22 +838,30 @@ fn keyword_finders<K: AsRef<[u8]>>(keywords: &[K]) -> Vec<memmem::Finder<'static
 
 /// A rule's regexes: `regex` with its groups, `allow`, `skip_lines`,
 /// `skip_names` and `names`.
-fn compile_matchers(t: &dyn TableLike, id: &str) -> Result<Matchers, String> {
+fn compile_matchers(t: &dyn TableLike, id: &str) -> Result<Matchers, RuleProblem> {
+    let id = || id.to_owned();
     let pattern = t
         .get("regex")
         .and_then(Item::as_str)
-        .ok_or_else(|| format!("rule `{id}`: missing string field `regex`"))?;
-    let regex = build_regex(pattern)
-        .map_err(|e| format!("rule `{id}`: invalid `regex`: {}", regex_error(&e)))?;
+        .ok_or_else(|| RuleProblem::MissingRegex { id: id() })?;
+    let regex = build_regex(pattern).map_err(|error| RuleProblem::InvalidRegex {
+        id: id(),
+        field: "regex",
+        error,
+    })?;
     let group = match t.get("group") {
         Some(g) => {
             let n = g
                 .as_integer()
                 .filter(|n| *n >= 0)
-                .ok_or_else(|| format!("rule `{id}`: `group` must be a non-negative integer"))?;
-            let n = usize::try_from(n).map_err(|_| format!("rule `{id}`: `group` is too large"))?;
+                .ok_or_else(|| RuleProblem::WrongType {
+                    id: id(),
+                    field: "group",
+                    expected: "a non-negative integer",
+                })?;
+            let n = usize::try_from(n).map_err(|_| RuleProblem::GroupTooLarge { id: id() })?;
             if n >= regex.captures_len() {
-                return Err(format!("rule `{id}`: the regex has no capture group {n}"));
+                return Err(RuleProblem::NoSuchGroup { id: id(), group: n });
             }
             n
         }
@@ -803,15 +883,16 @@ fn compile_filters(
     t: &dyn TableLike,
     id: &str,
     name_group: Option<usize>,
-) -> Result<Filters, String> {
+) -> Result<Filters, RuleProblem> {
     let allow = regex_list(t, id, "allow", |joined| format!("^(?:{joined})$"))?;
     let skip_lines = regex_list(t, id, "skip_lines", |joined| format!("(?i:{joined})"))?;
-    let name_list = |field: &str| -> Result<Option<Regex>, String> {
+    let name_list = |field| -> Result<Option<Regex>, RuleProblem> {
         let list = regex_list(t, id, field, |joined| format!("(?i:{joined})"))?;
         if list.is_some() && name_group.is_none() {
-            return Err(format!(
-                "rule `{id}`: `{field}` needs a capture group named `name`"
-            ));
+            return Err(RuleProblem::NeedsNameGroup {
+                id: id.to_owned(),
+                field,
+            });
         }
         Ok(list)
     };
@@ -828,14 +909,17 @@ fn compile_filters(
 fn regex_list(
     t: &dyn TableLike,
     id: &str,
-    field: &str,
+    field: &'static str,
     whole: impl Fn(&str) -> String,
-) -> Result<Option<Regex>, String> {
+) -> Result<Option<Regex>, RuleProblem> {
     let Some(a) = t.get(field) else {
         return Ok(None);
     };
-    let list = string_list(a)
-        .ok_or_else(|| format!("rule `{id}`: `{field}` must be a list of regexes"))?;
+    let list = string_list(a).ok_or_else(|| RuleProblem::WrongType {
+        id: id.to_owned(),
+        field,
+        expected: "a list of regexes",
+    })?;
     let joined = list
         .iter()
         .map(|p| format!("(?:{p})"))
@@ -843,7 +927,11 @@ fn regex_list(
         .join("|");
     build_regex(&whole(&joined))
         .map(Some)
-        .map_err(|e| format!("rule `{id}`: invalid `{field}`: {}", regex_error(&e)))
+        .map_err(|error| RuleProblem::InvalidRegex {
+            id: id.to_owned(),
+            field,
+            error,
+        })
 }
 
 /// The name a `name` group found, widened to the whole identifier it sits
@@ -2110,7 +2198,7 @@ mod tests {
     }
 
     /// The `security` item of a runtime.toml's text.
-    fn user(toml: &str) -> Result<Rules, String> {
+    fn user(toml: &str) -> Result<Rules, RuleError> {
         let doc: DocumentMut = toml.parse().unwrap();
         Rules::with_user(doc.get("security"), "f")
     }
@@ -2136,7 +2224,7 @@ requires = ["KEY=", "tok:"]
         assert!(!found("key acme_0123456789ab"));
         let bad = user("[[security.rules]]\nid = \"x\"\nregex = 'a'\nrequires = \"=\"\n");
         assert_eq!(
-            bad.unwrap_err(),
+            bad.unwrap_err().to_string(),
             "f: `security.rules[0]`: rule `x`: `requires` must be a list of strings"
         );
         // The built-in rules with it: a path naming a key compiles none of them.
@@ -2176,7 +2264,7 @@ applies = ["output"]
         assert!(r.scan(text, Target::Input).is_empty());
         assert_eq!(user("").unwrap().ids(), Rules::builtin().ids());
 
-        let bad = |toml: &str| user(toml).unwrap_err();
+        let bad = |toml: &str| user(toml).unwrap_err().to_string();
         assert_eq!(
             bad("[[security.rules]]\nid = \"x\"\nregex = '('\n"),
             "f: `security.rules[0]`: rule `x`: invalid `regex`: unclosed group"
@@ -2184,6 +2272,106 @@ applies = ["output"]
         assert!(bad("[[security.rules]]\nid = \"jwt\"\nregex = 'a'\n").contains("already exists"));
         assert!(bad("[security]\ndisable = [\"nope\"]\n").contains("no rule with id `nope`"));
         assert!(bad("security = \"off\"\n").contains("`security` must be a table"));
+    }
+
+    /// Every way a user's `[security]` can be wrong, word for word.
+    #[test]
+    fn a_broken_user_rule_says_what_and_where() {
+        let rule = |body: &str| {
+            user(&format!("[[security.rules]]\n{body}\n"))
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        let cases = [
+            ("regex = 'a'", "missing string field `id`"),
+            (
+                "id = \"a b\"\nregex = 'a'",
+                "rule id `a b` must be non-empty letters, digits, `-` or `_`",
+            ),
+            ("id = \"x\"", "rule `x`: missing string field `regex`"),
+            (
+                "id = \"x\"\nregex = 'a'\nkeywords = 1",
+                "rule `x`: `keywords` must be a list of strings",
+            ),
+            (
+                "id = \"x\"\nregex = 'a'\nmin_entropy = \"high\"",
+                "rule `x`: `min_entropy` must be a number",
+            ),
+            (
+                "id = \"x\"\nregex = 'a'\nlowercase = 1",
+                "rule `x`: `lowercase` must be true or false",
+            ),
+            (
+                "id = \"x\"\nregex = 'a'\nper_line = 1",
+                "rule `x`: `per_line` must be true or false",
+            ),
+            (
+                "id = \"x\"\nregex = 'a'\nper_line = true",
+                "rule `x`: `per_line` needs `keywords`",
+            ),
+            (
+                "id = \"x\"\nregex = 'a'\nrandom_shape = 1",
+                "rule `x`: `random_shape` must be true or false",
+            ),
+            (
+                "id = \"x\"\nregex = 'a'\napplies = \"input\"",
+                "rule `x`: `applies` must be a list",
+            ),
+            (
+                "id = \"x\"\nregex = 'a'\napplies = [\"both\"]",
+                "rule `x`: `applies` has `both`; expected \"input\" or \"output\"",
+            ),
+            (
+                "id = \"x\"\nregex = 'a'\ngroup = -1",
+                "rule `x`: `group` must be a non-negative integer",
+            ),
+            (
+                "id = \"x\"\nregex = 'a'\ngroup = 1",
+                "rule `x`: the regex has no capture group 1",
+            ),
+            (
+                "id = \"x\"\nregex = 'a'\nallow = \"b\"",
+                "rule `x`: `allow` must be a list of regexes",
+            ),
+            (
+                "id = \"x\"\nregex = 'a'\nskip_lines = ['(']",
+                "rule `x`: invalid `skip_lines`: unclosed group",
+            ),
+            (
+                "id = \"x\"\nregex = 'a'\nnames = ['b']",
+                "rule `x`: `names` needs a capture group named `name`",
+            ),
+        ];
+        for (body, want) in cases {
+            assert_eq!(
+                rule(body),
+                format!("f: `security.rules[0]`: {want}"),
+                "{body}"
+            );
+        }
+        let file = |toml: &str| user(toml).err().map(|e| e.to_string()).unwrap_or_default();
+        assert_eq!(
+            file("security = 1\n"),
+            "f: `security` must be a table (`[security]`)"
+        );
+        assert_eq!(
+            file("[security]\ndisable = \"jwt\"\n"),
+            "f: `security.disable` must be a list of rule ids"
+        );
+        assert_eq!(
+            file("[security]\ndisable = [\"nope\"]\n"),
+            "f: `security.disable`: no rule with id `nope`"
+        );
+        assert_eq!(
+            file("[security]\nrules = 1\n"),
+            "f: `security.rules` must be an array of tables"
+        );
+        assert_eq!(
+            file("[[security.rules]]\nid = \"jwt\"\nregex = 'a'\n"),
+            "f: `security.rules[0]`: rule id `jwt` already exists; choose another id (a built-in \
+             can be switched off with `[security] disable = [\"jwt\"]`)"
+        );
     }
 
     /// What build.rs read out of the rules file is what the scanner's TOML

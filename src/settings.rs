@@ -153,22 +153,116 @@ fn table_severity(name: &str) -> Option<Severity> {
         .max()
 }
 
+/// Why runtime.toml as a whole cannot be used; every setting then has its
+/// fail-closed value or its default.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FileError {
+    #[error("cannot read `{}`: {error}", path.display())]
+    Unreadable { path: PathBuf, error: IoError },
+    #[error("`{}` is not a regular file", path.display())]
+    NotAFile { path: PathBuf },
+    #[error("`{}` is larger than 1 MiB, so it is not a settings file", path.display())]
+    TooLarge { path: PathBuf },
+    #[error("`{}` is not UTF-8 text", path.display())]
+    NotUtf8 { path: PathBuf },
+    /// `at` is the 1-based line and column; `message` the parser's, in one
+    /// line.
+    #[error("`{}` is not valid TOML{}: {message}", path.display(), line_and_column(*at))]
+    NotToml {
+        path: PathBuf,
+        at: Option<(usize, usize)>,
+        message: String,
+    },
+}
+
+/// An I/O error, shared so that [`Settings`] (which holds one when the file
+/// cannot be read) can be cloned and compared; equal when it reads the same.
+#[derive(Debug, Clone)]
+pub struct IoError(std::sync::Arc<std::io::Error>);
+
+impl std::fmt::Display for IoError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl PartialEq for IoError {
+    fn eq(&self, other: &IoError) -> bool {
+        self.0.kind() == other.0.kind() && self.0.to_string() == other.0.to_string()
+    }
+}
+
+/// Why one setting cannot be used (it then fails closed), or why the whole
+/// file cannot.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SettingError {
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// `nearest` is the profile a typo away, if one is.
+    #[error(
+        "`profile` is \"{given}\"{}, which is not a profile; {}",
+        at_line(*line),
+        profile_hint(*nearest)
+    )]
+    UnknownProfile {
+        given: String,
+        line: Option<usize>,
+        nearest: Option<&'static str>,
+    },
+    #[error("`profile` must be a string{}, not {found}", at_line(*line))]
+    ProfileNotAString {
+        line: Option<usize>,
+        found: &'static str,
+    },
+    #[error("`{}`: `trust.pin_scripts` must be true or false, not {found}", path.display())]
+    PinScriptsNotABool { path: PathBuf, found: &'static str },
+    #[error("`{}`: `trust` must be a table, not {found}", path.display())]
+    TrustNotATable { path: PathBuf, found: &'static str },
+    #[error("`{}`: `sandbox.launcher` must be an absolute path", path.display())]
+    LauncherNotAbsolute { path: PathBuf },
+    #[error("`{}`: `sandbox` must be a table", path.display())]
+    SandboxNotATable { path: PathBuf },
+    /// The user's `[security]` does not compile.
+    #[error(transparent)]
+    Rules(#[from] scanner::RuleError),
+}
+
+/// ` (line N)`, or nothing.
+fn at_line(line: Option<usize>) -> String {
+    line.map(|l| format!(" (line {l})")).unwrap_or_default()
+}
+
+/// ` at line L, column C`, or nothing.
+fn line_and_column(at: Option<(usize, usize)>) -> String {
+    at.map(|(line, column)| format!(" at line {line}, column {column}"))
+        .unwrap_or_default()
+}
+
+fn profile_hint(nearest: Option<&str>) -> String {
+    nearest
+        .map(|n| format!("did you mean `{n}`?"))
+        .unwrap_or_else(|| format!("expected one of {}", profile_names()))
+}
+
 /// The settings, as the runtime uses them.
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub path: PathBuf,
     /// Whether the file exists (a broken one does).
     pub exists: bool,
-    /// Why the file could not be read or parsed, in one line (raw); every
-    /// setting then has its fail-closed value or its default.
-    pub broken: Option<String>,
+    /// Why the file could not be read or parsed (raw); every setting then
+    /// has its fail-closed value or its default.
+    pub broken: Option<FileError>,
     /// `profile` as written: `Ok(None)` when absent, `Err(why)` (raw) when
     /// it is not a profile.
-    profile: Result<Option<Profile>, String>,
+    profile: Result<Option<Profile>, SettingError>,
     /// `trust.pin_scripts`, or why it cannot be read (raw).
-    pub pin_scripts: Result<bool, String>,
+    pub pin_scripts: Result<bool, SettingError>,
     /// `sandbox.launcher`: the bubblewrap to use instead of searching, or
     /// why the setting cannot be used (raw; sandboxed hooks then fail).
+    // TODO(typed-errors): a `SettingError` once `install::preflight`,
+    // `commands::explain` and `commands::doctor` stop passing the reason on
+    // as `&str` (`pin.map_err(String::as_str)`).
     pub launcher: Result<Option<PathBuf>, String>,
     /// `ctx_guard.max_cat_bytes`.
     pub max_cat_bytes: u64,
@@ -179,7 +273,7 @@ pub struct Settings {
     /// The `security` item, compiled into [`Settings::rules`] on first use:
     /// most events never scan anything.
     security: Option<Item>,
-    rules: OnceLock<Result<Rules, String>>,
+    rules: OnceLock<Result<Rules, SettingError>>,
     /// Every problem found by reading, [`Settings::rules`]' aside.
     problems: Vec<Problem>,
 }
@@ -229,7 +323,7 @@ impl Settings {
     /// broken: the one line (escaped) that says so.
     pub fn profile_fallback(&self) -> Option<String> {
         let why = match (&self.broken, &self.profile) {
-            (Some(why), _) => why.clone(),
+            (Some(why), _) => why.to_string(),
             (None, Err(why)) => format!("`{}`: {why}", self.path.display()),
             (None, Ok(_)) => return None,
         };
@@ -249,17 +343,17 @@ impl Settings {
         self.security.is_some()
     }
 
-    pub fn rules(&self) -> Result<&Rules, &str> {
+    pub fn rules(&self) -> Result<&Rules, &SettingError> {
         self.rules
             .get_or_init(|| match &self.broken {
-                Some(why) => Err(why.clone()),
+                Some(why) => Err(why.clone().into()),
                 None => Rules::with_user(
                     self.security.as_ref(),
                     &format!("`{}`", self.path.display()),
-                ),
+                )
+                .map_err(SettingError::from),
             })
             .as_ref()
-            .map_err(String::as_str)
     }
 
     /// Every problem, those that weaken a guard first. Compiles the secret
@@ -288,7 +382,7 @@ impl Settings {
         escape(&self.path.display().to_string())
     }
 
-    fn break_with(&mut self, why: String) {
+    fn break_with(&mut self, why: FileError) {
         self.problems.push(Problem {
             key: None,
             severity: Severity::Fail,
@@ -296,12 +390,12 @@ impl Settings {
                 "{}; until it is fixed the profile is the strictest (`{STRICTEST}`), `trust.pin_scripts` is true, \
                  `keryx.security-check-input` and `keryx.security-check-output` deny every prompt and Write/Edit, \
                  and every other setting has its default",
-                escape(&why)
+                escape(&why.to_string())
             ),
             fix: format!("fix `{}`", self.shown()),
         });
-        self.pin_scripts = Err(why.clone());
-        self.launcher = Err(why.clone());
+        self.pin_scripts = Err(why.clone().into());
+        self.launcher = Err(why.to_string());
         self.broken = Some(why);
     }
 
@@ -339,20 +433,19 @@ impl Settings {
 
         self.profile = match lookup(root, "", "profile") {
             Lookup::At(item, line) => match item.as_str() {
-                Some(p) => Profile::parse(p).map(Some).ok_or_else(|| {
-                    let hint = nearest(p, Profile::ALL.iter().map(|p| p.as_str()))
-                        .map(|n| format!("did you mean `{n}`?"))
-                        .unwrap_or_else(|| format!("expected one of {}", profile_names()));
-                    format!(
-                        "`profile` is \"{p}\"{}, which is not a profile; {hint}",
-                        found.at(line)
-                    )
+                Some(p) => {
+                    Profile::parse(p)
+                        .map(Some)
+                        .ok_or_else(|| SettingError::UnknownProfile {
+                            given: p.to_owned(),
+                            line: found.line(line),
+                            nearest: nearest(p, Profile::ALL.iter().map(|p| p.as_str())),
+                        })
+                }
+                None => Err(SettingError::ProfileNotAString {
+                    line: found.line(line),
+                    found: type_name(item),
                 }),
-                None => Err(format!(
-                    "`profile` must be a string{}, not {}",
-                    found.at(line),
-                    type_name(item)
-                )),
             },
             _ => Ok(None),
         };
@@ -362,7 +455,7 @@ impl Settings {
                 severity: Severity::Fail,
                 message: format!(
                     "{}; `run`, `list`, `test` and `doctor` use the strictest profile, `{STRICTEST}`, until it is fixed",
-                    escape(why)
+                    escape(&why.to_string())
                 ),
                 fix: format!(
                     "set `profile` in `{}` to one of {}",
@@ -375,33 +468,31 @@ impl Settings {
         let table = |name: &str| root.get(name).and_then(Item::as_table_like);
         self.pin_scripts = match lookup(root, "trust", "pin_scripts") {
             Lookup::Absent => Ok(false),
-            Lookup::At(item, _) => item.as_bool().ok_or_else(|| {
-                format!(
-                    "`{}`: `trust.pin_scripts` must be true or false, not {}",
-                    self.path.display(),
-                    type_name(item)
-                )
+            Lookup::At(item, _) => item
+                .as_bool()
+                .ok_or_else(|| SettingError::PinScriptsNotABool {
+                    path: self.path.clone(),
+                    found: type_name(item),
+                }),
+            Lookup::NotATable(item) => Err(SettingError::TrustNotATable {
+                path: self.path.clone(),
+                found: type_name(item),
             }),
-            Lookup::NotATable(item) => Err(format!(
-                "`{}`: `trust` must be a table, not {}",
-                self.path.display(),
-                type_name(item)
-            )),
         };
         self.launcher = match lookup(root, "sandbox", "launcher") {
             Lookup::Absent => Ok(None),
             Lookup::At(item, _) => match item.as_str() {
                 Some("") => Ok(None),
                 Some(p) if Path::new(p).is_absolute() => Ok(Some(PathBuf::from(p))),
-                _ => Err(format!(
-                    "`{}`: `sandbox.launcher` must be an absolute path",
-                    self.path.display()
-                )),
+                _ => Err(SettingError::LauncherNotAbsolute {
+                    path: self.path.clone(),
+                }
+                .to_string()),
             },
-            Lookup::NotATable(_) => Err(format!(
-                "`{}`: `sandbox` must be a table",
-                self.path.display()
-            )),
+            Lookup::NotATable(_) => Err(SettingError::SandboxNotATable {
+                path: self.path.clone(),
+            }
+            .to_string()),
         };
         self.max_cat_bytes =
             int_setting(table("ctx_guard"), "max_cat_bytes", DEFAULT_MAX_CAT_BYTES);
@@ -467,11 +558,14 @@ struct Found<'a> {
 }
 
 impl Found<'_> {
+    /// The line of a byte offset into the file.
+    fn line(&self, offset: Option<usize>) -> Option<usize> {
+        offset.map(|o| line_col(self.text, o).0)
+    }
+
     /// ` (line N)` for a byte offset into the file.
     fn at(&self, offset: Option<usize>) -> String {
-        offset
-            .map(|o| format!(" (line {})", line_col(self.text, o).0))
-            .unwrap_or_default()
+        at_line(self.line(offset))
     }
 
     fn key_line(&self, t: &dyn TableLike, key: &str) -> String {
@@ -687,43 +781,45 @@ fn type_name(item: &Item) -> &'static str {
 
 /// The file's text: `Ok(None)` when there is none; `Err(why)` when it
 /// cannot be used, so the caller fails closed.
-fn read_limited(path: &Path) -> Result<Option<String>, String> {
-    let shown = path.display();
+fn read_limited(path: &Path) -> Result<Option<String>, FileError> {
+    let unreadable = |e| FileError::Unreadable {
+        path: path.to_path_buf(),
+        error: IoError(std::sync::Arc::new(e)),
+    };
     // Checked before opening: opening a FIFO would wait for a writer.
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read `{shown}`: {e}")),
-        Ok(m) if !m.is_file() => return Err(format!("`{shown}` is not a regular file")),
+        Err(e) => return Err(unreadable(e)),
+        Ok(m) if !m.is_file() => {
+            return Err(FileError::NotAFile {
+                path: path.to_path_buf(),
+            });
+        }
         Ok(_) => {}
     }
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(MAX_BYTES as u64 + 1).read_to_end(&mut bytes))
-        .map_err(|e| format!("cannot read `{shown}`: {e}"))?;
+        .map_err(unreadable)?;
     if bytes.len() > MAX_BYTES {
-        return Err(format!(
-            "`{shown}` is larger than 1 MiB, so it is not a settings file"
-        ));
+        return Err(FileError::TooLarge {
+            path: path.to_path_buf(),
+        });
     }
     String::from_utf8(bytes)
         .map(Some)
-        .map_err(|_| format!("`{shown}` is not UTF-8 text"))
+        .map_err(|_| FileError::NotUtf8 {
+            path: path.to_path_buf(),
+        })
 }
 
 /// `` `path` is not valid TOML at line 1, column 7: … ``, in one line.
-fn not_toml(path: &Path, text: &str, e: &toml_edit::TomlError) -> String {
-    let at = e
-        .span()
-        .map(|s| {
-            let (line, column) = line_col(text, s.start);
-            format!(" at line {line}, column {column}")
-        })
-        .unwrap_or_default();
-    format!(
-        "`{}` is not valid TOML{at}: {}",
-        path.display(),
-        e.message().lines().collect::<Vec<_>>().join(" ")
-    )
+fn not_toml(path: &Path, text: &str, e: &toml_edit::TomlError) -> FileError {
+    FileError::NotToml {
+        path: path.to_path_buf(),
+        at: e.span().map(|s| line_col(text, s.start)),
+        message: e.message().lines().collect::<Vec<_>>().join(" "),
+    }
 }
 
 /// 1-based line and column (in characters) of byte `offset` in `text`.
@@ -837,8 +933,11 @@ impl LearningLimits {
 
 /// Why the secret rules are not in force, as the gates, the learning sink
 /// and `doctor` all say it (escaped).
-pub fn rules_unavailable(why: &str) -> String {
-    format!("keryx-hooks cannot load its secret rules: {}", escape(why))
+pub fn rules_unavailable(why: &SettingError) -> String {
+    format!(
+        "keryx-hooks cannot load its secret rules: {}",
+        escape(&why.to_string())
+    )
 }
 
 #[cfg(test)]
@@ -850,6 +949,67 @@ mod tests {
         let p = dir.path().join("runtime.toml");
         std::fs::write(&p, text).unwrap();
         Settings::read(&p)
+    }
+
+    /// Why each setting that cannot be used cannot, word for word.
+    #[test]
+    fn each_unusable_setting_says_why() {
+        let s = of("[trust]\npin_scripts = 1\n[sandbox]\nlauncher = \"bwrap\"\n");
+        let path = s.path.display().to_string();
+        assert_eq!(
+            s.pin_scripts.unwrap_err().to_string(),
+            format!("`{path}`: `trust.pin_scripts` must be true or false, not an integer")
+        );
+        assert_eq!(
+            s.launcher.unwrap_err(),
+            format!("`{path}`: `sandbox.launcher` must be an absolute path")
+        );
+        let s = of("trust = []\nsandbox = 1\n");
+        let path = s.path.display().to_string();
+        assert_eq!(
+            s.pin_scripts.unwrap_err().to_string(),
+            format!("`{path}`: `trust` must be a table, not an array")
+        );
+        assert_eq!(
+            s.launcher.unwrap_err(),
+            format!("`{path}`: `sandbox` must be a table")
+        );
+        let fallback = |text: &str| {
+            let s = of(text);
+            let path = s.path.display().to_string();
+            s.profile_fallback().unwrap().replace(&path, "P")
+        };
+        let strictest = format!(
+            "; using the strictest profile, `{STRICTEST}`, until it is fixed (`keryx-hooks doctor` shows every problem)"
+        );
+        assert_eq!(
+            fallback("profile = 3\n"),
+            format!("`P`: `profile` must be a string (line 1), not an integer{strictest}")
+        );
+        assert_eq!(
+            fallback("profile = \"strict\"\n"),
+            format!(
+                "`P`: `profile` is \"strict\" (line 1), which is not a profile; expected one of {}{strictest}",
+                profile_names()
+            )
+        );
+        assert_eq!(
+            fallback("profile = \"read-only-reveiw\"\n"),
+            format!(
+                "`P`: `profile` is \"read-only-reveiw\" (line 1), which is not a profile; did you mean `read-only-review`?{strictest}"
+            )
+        );
+        assert_eq!(
+            fallback("[trust\n"),
+            format!(
+                "`P` is not valid TOML at line 1, column 7: unclosed table, expected `]`{strictest}"
+            )
+        );
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            Settings::read(dir.path()).broken.unwrap().to_string(),
+            format!("`{}` is not a regular file", dir.path().display())
+        );
     }
 
     fn problems(text: &str) -> Vec<(Option<String>, Severity, String)> {
@@ -992,7 +1152,13 @@ mod tests {
             text.push_str("# padding padding padding padding padding padding\n");
         }
         let s = of(&text);
-        assert!(s.broken.as_deref().unwrap().contains("larger than 1 MiB"));
+        assert!(
+            s.broken
+                .as_ref()
+                .unwrap()
+                .to_string()
+                .contains("larger than 1 MiB")
+        );
         assert_eq!(s.profile(), STRICTEST);
         assert!(s.pin_scripts.is_err());
     }
@@ -1001,10 +1167,21 @@ mod tests {
     fn unreadable_and_non_utf8_files_are_broken() {
         let dir = tempfile::tempdir().unwrap();
         let s = Settings::read(dir.path());
-        assert!(s.broken.unwrap().contains("is not a regular file"));
+        assert!(
+            s.broken
+                .unwrap()
+                .to_string()
+                .contains("is not a regular file")
+        );
         let p = dir.path().join("runtime.toml");
         std::fs::write(&p, b"profile = \"\xff\"\n").unwrap();
-        assert!(Settings::read(&p).broken.unwrap().contains("not UTF-8"));
+        assert!(
+            Settings::read(&p)
+                .broken
+                .unwrap()
+                .to_string()
+                .contains("not UTF-8")
+        );
     }
 
     #[test]
@@ -1068,13 +1245,14 @@ mod tests {
     #[test]
     fn security_problems_are_the_gate_s_own_message() {
         let s = of("[[security.rules]]\nid = \"x\"\nregex = '('\n");
-        let why = s.rules().unwrap_err().to_owned();
+        let why = s.rules().unwrap_err().clone();
         let p = s.problems();
         assert_eq!(p.len(), 1, "{p:#?}");
         assert_eq!(p[0].severity, Severity::Fail);
         assert!(p[0].message.starts_with(&rules_unavailable(&why)), "{p:#?}");
         assert!(
-            why.contains("`security.rules[0]`: rule `x`: invalid `regex`"),
+            why.to_string()
+                .contains("`security.rules[0]`: rule `x`: invalid `regex`"),
             "{why}"
         );
         // A `security` that is not a table is no longer silently nothing.

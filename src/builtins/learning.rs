@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 
-use super::ports::{LearningObservation, LearningObservationSink, ObservationKind};
+use super::ports::{LearningObservation, LearningObservationSink, ObservationKind, PortError};
 use super::scanner::Rules;
 use crate::events::Event;
 use crate::paths::session_component;
@@ -194,9 +194,11 @@ impl JsonlSink {
 }
 
 impl LearningObservationSink for JsonlSink {
-    fn record(&self, obs: &LearningObservation) -> Result<(), String> {
-        self.write(obs)
-            .map_err(|e| format!("learning sink `{}`: {e}", self.dir.display()))
+    fn record(&self, obs: &LearningObservation) -> Result<(), PortError> {
+        self.write(obs).map_err(|error| PortError::Sink {
+            dir: self.dir.clone(),
+            error,
+        })
     }
 }
 

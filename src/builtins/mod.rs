@@ -38,6 +38,9 @@ use crate::runtime::types::{EventInput, Outcome};
 /// defaults unless `runtime.toml` enables the shipped ones).
 /// `first_edit` says whether this is the session's first edit of the file;
 /// `run_id` is the event's (`KERYX_RUN_ID`).
+// TODO(typed-errors): a typed error once `runtime::fire::BuiltinRunner`
+// carries one; `commands::test` (and the `fire` bench tool) build that
+// closure with a `String` error.
 pub fn run_port(
     port: Port,
     input: &EventInput,
@@ -59,7 +62,9 @@ pub fn run_port(
                 timestamp: crate::base::time::timestamp_now(),
                 payload: serde_json::Value::Object(input.fields.clone()),
             };
-            sink.record(&obs).map(|()| HookReply::default())
+            sink.record(&obs)
+                .map(|()| HookReply::default())
+                .map_err(|e| e.to_string())
         }
         Port::ImpactEvidence => {
             let path = input.tool_input().and_then(|ti| {
@@ -70,13 +75,15 @@ pub fn run_port(
             let (Some(path), true) = (path, first_edit) else {
                 return Ok(HookReply::default());
             };
-            let result = impact.evidence_for(&ports::ImpactEvidenceInput {
-                session_id: input.session_id.clone(),
-                file_path: path.into(),
-                tool_name: input.tool_name().unwrap_or_default().to_owned(),
-                project_root: loc.project_root_or_cwd().to_path_buf(),
-                first_edit_in_session: true,
-            })?;
+            let result = impact
+                .evidence_for(&ports::ImpactEvidenceInput {
+                    session_id: input.session_id.clone(),
+                    file_path: path.into(),
+                    tool_name: input.tool_name().unwrap_or_default().to_owned(),
+                    project_root: loc.project_root_or_cwd().to_path_buf(),
+                    first_edit_in_session: true,
+                })
+                .map_err(|e| e.to_string())?;
             Ok(HookReply {
                 decision: result.decision_ask.then_some(Outcome::Ask),
                 additional_context: result.additional_context,
@@ -93,6 +100,9 @@ pub fn run_port(
 /// Runs a built-in command hook in this process instead of spawning this
 /// binary: same verdict, without a process spawn on every tool call. Only
 /// called when the hook runs unsandboxed; `None` means spawn it.
+// TODO(typed-errors): it never fails; its type is
+// `runtime::fire::InProcessCommand`'s, which `commands::test`,
+// `commands::explain` and the `fire` bench tool take with a `String` error.
 pub fn run_in_process(
     reg: &crate::config::model::Registration,
     payload: &serde_json::Value,

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::events::Event;
-use crate::settings::Settings;
+use crate::settings::{SettingError, Settings};
 
 /// What a gate body decided. A deny carries its reason, already escaped
 /// and free of any secret.
@@ -88,10 +88,27 @@ pub struct LearningObservation {
     pub payload: Value,
 }
 
+/// Why a port failed: the learning sink did not record an observation, or
+/// impact evidence could not be gathered.
+#[derive(Debug, thiserror::Error)]
+pub enum PortError {
+    #[error("learning sink `{}`: {error}", dir.display())]
+    Sink {
+        dir: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+    /// The user's secret rules do not load, so nothing may be stored.
+    #[error("nothing recorded: {}", super::security::rules_unavailable(why))]
+    Unredactable { why: SettingError },
+    #[error(transparent)]
+    Impact(#[from] super::impact::ImpactError),
+}
+
 /// W3's port. An error is reported as `hook-observer-failed` and never
 /// blocks anything (the observer's class is observe).
 pub trait LearningObservationSink: Send + Sync {
-    fn record(&self, obs: &LearningObservation) -> Result<(), String>;
+    fn record(&self, obs: &LearningObservation) -> Result<(), PortError>;
 }
 
 /// The spec's `ImpactEvidenceInput`.
@@ -116,7 +133,7 @@ pub struct ImpactEvidenceResult {
 /// W8's port. The hook is gate-advisory: an error is a failure classified
 /// per profile by the runtime, like any other gate-advisory hook's.
 pub trait ImpactEvidenceProvider: Send + Sync {
-    fn evidence_for(&self, input: &ImpactEvidenceInput) -> Result<ImpactEvidenceResult, String>;
+    fn evidence_for(&self, input: &ImpactEvidenceInput) -> Result<ImpactEvidenceResult, PortError>;
 }
 
 /// The default sink: records nothing.
@@ -124,7 +141,7 @@ pub trait ImpactEvidenceProvider: Send + Sync {
 pub struct NoopSink;
 
 impl LearningObservationSink for NoopSink {
-    fn record(&self, _: &LearningObservation) -> Result<(), String> {
+    fn record(&self, _: &LearningObservation) -> Result<(), PortError> {
         Ok(())
     }
 }
@@ -134,7 +151,7 @@ impl LearningObservationSink for NoopSink {
 pub struct NoopImpact;
 
 impl ImpactEvidenceProvider for NoopImpact {
-    fn evidence_for(&self, _: &ImpactEvidenceInput) -> Result<ImpactEvidenceResult, String> {
+    fn evidence_for(&self, _: &ImpactEvidenceInput) -> Result<ImpactEvidenceResult, PortError> {
         Ok(ImpactEvidenceResult::default())
     }
 }
@@ -143,14 +160,13 @@ impl ImpactEvidenceProvider for NoopImpact {
 /// observation is never stored with weaker redaction than the user asked
 /// for, so each one fails as `hook-observer-failed` (an observer fails open)
 /// and nothing is written.
-struct Unredactable(String);
+struct Unredactable(SettingError);
 
 impl LearningObservationSink for Unredactable {
-    fn record(&self, _: &LearningObservation) -> Result<(), String> {
-        Err(format!(
-            "nothing recorded: {}",
-            super::security::rules_unavailable(&self.0)
-        ))
+    fn record(&self, _: &LearningObservation) -> Result<(), PortError> {
+        Err(PortError::Unredactable {
+            why: self.0.clone(),
+        })
     }
 }
 
@@ -184,7 +200,7 @@ pub fn ports_from(
                 rules.clone(),
                 *limits,
             )),
-            Err(why) => Box::new(Unredactable(why.to_owned())),
+            Err(why) => Box::new(Unredactable(why.clone())),
         },
     };
     let provider: Box<dyn ImpactEvidenceProvider> = match settings.impact {
@@ -235,7 +251,7 @@ mod tests {
             timestamp: "t".into(),
             payload: Value::Null,
         };
-        assert_eq!(NoopSink.record(&obs), Ok(()));
+        assert!(NoopSink.record(&obs).is_ok());
         let input = ImpactEvidenceInput {
             session_id: "s".into(),
             file_path: "a.rs".into(),
@@ -244,8 +260,38 @@ mod tests {
             first_edit_in_session: true,
         };
         assert_eq!(
-            NoopImpact.evidence_for(&input),
-            Ok(ImpactEvidenceResult::default())
+            NoopImpact.evidence_for(&input).ok(),
+            Some(ImpactEvidenceResult::default())
+        );
+    }
+
+    /// What a failed port says, word for word.
+    #[test]
+    fn a_failed_port_says_where() {
+        let sink = PortError::Sink {
+            dir: PathBuf::from("/state/learning"),
+            error: std::io::Error::other("disk full"),
+        };
+        assert_eq!(
+            sink.to_string(),
+            "learning sink `/state/learning`: disk full"
+        );
+        let provider = super::super::impact::RepoImpactProvider::new(
+            crate::settings::ImpactLimits::default(),
+            None,
+        );
+        let err = provider
+            .evidence_for(&ImpactEvidenceInput {
+                session_id: "s".into(),
+                file_path: PathBuf::from("a.rs"),
+                tool_name: "Write".into(),
+                project_root: PathBuf::from("/nonexistent/project"),
+                first_edit_in_session: true,
+            })
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "project root `/nonexistent/project` is not a directory"
         );
     }
 
@@ -299,7 +345,7 @@ mod tests {
         .unwrap();
         let (sink, _) = ports_from(&Settings::read(&file), state.path());
         let obs = prompt_observation();
-        let err = sink.record(&obs).unwrap_err();
+        let err = sink.record(&obs).unwrap_err().to_string();
         assert!(
             err.starts_with("nothing recorded: keryx-hooks cannot load its secret rules: "),
             "{err}"

@@ -482,7 +482,7 @@ fn convert(
             if schema::looks_like_override(entry) {
                 match convert_override(entry, scope, event, &ptr) {
                     Ok(o) => overrides.push(o),
-                    Err(m) => errors.push(err("hook-config-schema", m, &ptr)),
+                    Err(m) => errors.push(err("hook-config-schema", m.to_string(), &ptr)),
                 }
                 continue;
             }
@@ -531,24 +531,37 @@ fn convert(
     }
 }
 
+/// Why an entry that looks like an override of a built-in is not one.
+#[derive(Debug, thiserror::Error)]
+enum OverrideError {
+    #[error("must be an object")]
+    NotAnObject,
+    #[error("`{id}` is not a valid built-in id")]
+    InvalidId { id: String },
+    #[error("a disable-only override must say \"enabled\": false")]
+    NotDisableOnly,
+    #[error("`acknowledge` may only be \"disable-builtin-gate\"")]
+    BadAcknowledge,
+}
+
 fn convert_override(
     entry: &Value,
     scope: Scope,
     event: Event,
     ptr: &str,
-) -> Result<Override, String> {
-    let obj = entry.as_object().ok_or("must be an object")?;
+) -> Result<Override, OverrideError> {
+    let obj = entry.as_object().ok_or(OverrideError::NotAnObject)?;
     let id = obj.get("id").and_then(Value::as_str).unwrap_or_default();
     if !valid_id(id.strip_prefix("keryx.").unwrap_or_default()) {
-        return Err(format!("`{id}` is not a valid built-in id"));
+        return Err(OverrideError::InvalidId { id: id.to_owned() });
     }
     if obj.get("enabled") != Some(&Value::Bool(false)) {
-        return Err("a disable-only override must say \"enabled\": false".into());
+        return Err(OverrideError::NotDisableOnly);
     }
     let acknowledged = match obj.get("acknowledge") {
         None => false,
         Some(Value::String(s)) if s == "disable-builtin-gate" => true,
-        Some(_) => return Err("`acknowledge` may only be \"disable-builtin-gate\"".into()),
+        Some(_) => return Err(OverrideError::BadAcknowledge),
     };
     Ok(Override {
         id: id.to_owned(),
@@ -1231,6 +1244,43 @@ fn apply_overrides(loaded: &mut Loaded, overrides: &[Override]) {
 mod tests {
     use super::sandbox_writable_refusal as refusal;
     use super::{looks_like_permission_rule, unknown_event_message};
+
+    /// What a broken override of a built-in says.
+    #[test]
+    fn a_broken_override_says_why() {
+        use crate::config::model::Scope;
+        use crate::events::Event;
+        use serde_json::json;
+        let why = |v: serde_json::Value| {
+            super::convert_override(&v, Scope::User, Event::Stop, "/hooks/Stop/0")
+                .err()
+                .map(|e| e.to_string())
+        };
+        assert_eq!(why(json!(1)).as_deref(), Some("must be an object"));
+        assert_eq!(
+            why(json!({"id": "keryx.X", "enabled": false})).as_deref(),
+            Some("`keryx.X` is not a valid built-in id")
+        );
+        assert_eq!(
+            why(json!({"id": "keryx.ctx-guard"})).as_deref(),
+            Some("a disable-only override must say \"enabled\": false")
+        );
+        assert_eq!(
+            why(json!({"id": "keryx.ctx-guard", "enabled": false, "acknowledge": true})).as_deref(),
+            Some("`acknowledge` may only be \"disable-builtin-gate\"")
+        );
+        assert_eq!(
+            why(json!({"id": "keryx.ctx-guard", "enabled": false})),
+            None
+        );
+        // A matcher's error is the regex engine's own message.
+        let source = String::from("Edit(");
+        let bad = crate::config::matcher::Matcher::compile(&source).unwrap_err();
+        assert_eq!(
+            bad.to_string(),
+            regex::Regex::new(&source).unwrap_err().to_string()
+        );
+    }
 
     #[test]
     fn permission_rules_are_told_from_regexes() {

@@ -5,6 +5,14 @@
 
 use regex::Regex;
 
+/// Why a matcher does not compile.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum MatcherError {
+    /// Not a regular expression the engine takes; its own message.
+    #[error(transparent)]
+    Regex(#[from] regex::Error),
+}
+
 #[derive(Debug, Clone)]
 pub enum Matcher {
     All,
@@ -14,7 +22,7 @@ pub enum Matcher {
 
 impl Matcher {
     /// Compiles `source`; the error is the regex engine's own message.
-    pub fn compile(source: &str) -> Result<Matcher, String> {
+    pub fn compile(source: &str) -> Result<Matcher, MatcherError> {
         if source.is_empty() || source == "*" {
             return Ok(Matcher::All);
         }
@@ -34,7 +42,7 @@ impl Matcher {
             .size_limit(1 << 20)
             .build()
             .map(Matcher::Regex)
-            .map_err(|e| e.to_string())
+            .map_err(MatcherError::from)
     }
 
     pub fn matches(&self, tool_name: &str) -> bool {

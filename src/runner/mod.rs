@@ -17,10 +17,10 @@ use std::time::Duration;
 pub use env::{hook_env, hook_env_with, name_matches};
 pub use groups::{install_signal_handlers, kill_all_live_groups};
 pub use sandbox::{
-    HOME_SECRETS, Launcher, LauncherKind, LauncherSearch, PROJECT_PROTECTED, macos_profile,
-    probe_bwrap, sandbox_launcher, set_probe_cache_dir,
+    HOME_SECRETS, Launcher, LauncherError, LauncherKind, LauncherSearch, PROJECT_PROTECTED,
+    find_launcher, macos_profile, probe_bwrap, sandbox_launcher, set_probe_cache_dir,
 };
-pub use spawn::{spawn, spawn_with_launcher};
+pub use spawn::{SpawnError, spawn, spawn_with_launcher};
 
 /// Bytes kept from each of stdout and stderr; the rest is read and dropped.
 pub const OUTPUT_CAP: usize = 1 << 20;

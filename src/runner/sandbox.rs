@@ -7,7 +7,7 @@
 pub use crate::paths::{HOME_SECRETS, PROJECT_PROTECTED};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::{Exit, Sandbox, SandboxSpec, SpawnRequest, sys};
@@ -28,6 +28,103 @@ pub struct Launcher {
     /// Why this one: `pinned in runtime.toml`, `system directory` or
     /// `PATH entry`.
     pub source: &'static str,
+}
+
+/// Why there is no usable sandbox launcher here. Paths that come from the
+/// environment or a setting are escaped when shown.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LauncherError {
+    #[error("no sandbox launcher is supported on {os}")]
+    Unsupported { os: &'static str },
+    /// `[sandbox] launcher` is set but unusable; `why` is the setting's.
+    #[error("the pinned launcher cannot be used: {why}")]
+    PinUnusable { why: String },
+    #[error(
+        "bubblewrap (`bwrap`) is not installed; install it (e.g. `apt-get install bubblewrap`) \
+         or mark the hook `runsIn: \"unsandboxed\"` where the profile allows it"
+    )]
+    NotInstalled,
+    #[error("`{}` cannot be used: {error}", shown(program))]
+    Unresolvable {
+        program: PathBuf,
+        #[source]
+        error: Arc<std::io::Error>,
+    },
+    /// `place` is `project` or `working directory`.
+    #[error(
+        "`{}` is inside the {place}, which could have planted it; \
+         pin a system one with `[sandbox] launcher` in runtime.toml",
+        shown(program)
+    )]
+    Planted {
+        program: PathBuf,
+        place: &'static str,
+    },
+    #[error("`{}` cannot be inspected", path.display())]
+    Uninspectable { path: PathBuf },
+    #[error(
+        "`{}` belongs to uid {owner}, not to you or root, so it could be replaced",
+        shown(path)
+    )]
+    ForeignOwner { path: PathBuf, owner: u32 },
+    #[error(
+        "`{}` is writable by others (mode {mode:o}), so it could be replaced",
+        shown(path)
+    )]
+    WritableByOthers { path: PathBuf, mode: u32 },
+    /// The program could not be stat'ed before its probe.
+    #[error("`{}` does not exist", program.display())]
+    Unstatable { program: PathBuf },
+    /// The program is not a regular file.
+    #[error("`{}` does not exist", shown(program))]
+    NotAFile { program: PathBuf },
+    #[error("cannot prepare the sandbox probe: {error}")]
+    ProbeSetup {
+        #[source]
+        error: Arc<std::io::Error>,
+    },
+    #[error("`{}` did not start a sandbox within {}s", shown(program), PROBE_TIMEOUT.as_secs())]
+    ProbeTimeout { program: PathBuf },
+    /// The probe ran and failed: how it ended, and the last of what it
+    /// printed on stderr.
+    #[error(
+        "`{}` cannot create a sandbox here ({}{}); {}",
+        shown(program),
+        describe(exit),
+        detail_text(stderr),
+        probe_advice(*kind)
+    )]
+    ProbeFailed {
+        program: PathBuf,
+        kind: LauncherKind,
+        exit: Exit,
+        stderr: String,
+    },
+}
+
+/// A path as a message shows it: escaped, since a setting or `PATH` chose it.
+fn shown(path: &Path) -> String {
+    escape(&path.display().to_string())
+}
+
+fn detail_text(stderr: &str) -> String {
+    let detail = escape(stderr.trim());
+    if detail.is_empty() {
+        String::new()
+    } else {
+        format!(": {detail}")
+    }
+}
+
+fn probe_advice(kind: LauncherKind) -> &'static str {
+    match kind {
+        LauncherKind::Bubblewrap => {
+            "user namespaces may be disabled: check `sysctl user.max_user_namespaces`, \
+             `kernel.unprivileged_userns_clone` and, on Ubuntu, \
+             `kernel.apparmor_restrict_unprivileged_userns`"
+        }
+        LauncherKind::SandboxExec => "check that `sandbox-exec` runs a trivial profile",
+    }
 }
 
 /// Where a launcher may come from: `pin` (`[sandbox] launcher` in
@@ -67,10 +164,18 @@ pub fn set_probe_cache_dir(dir: PathBuf) {
     let _ = PROBE_CACHE_DIR.set(dir);
 }
 
+/// [`find_launcher`] with the reason as text.
+// TODO(typed-errors): `install::preflight::launcher_works`,
+// `commands::explain` and `commands::doctor` still take the reason as text;
+// once they take a `LauncherError` they call `find_launcher` and this goes.
+pub fn sandbox_launcher(search: &LauncherSearch) -> Result<Launcher, String> {
+    find_launcher(search).map_err(|e| e.to_string())
+}
+
 /// The launcher usable here, or why there is none. Probed once per process
 /// (per bwrap path and mtime), and across processes through the file set by
 /// [`set_probe_cache_dir`].
-pub fn sandbox_launcher(search: &LauncherSearch) -> Result<Launcher, String> {
+pub fn find_launcher(search: &LauncherSearch) -> Result<Launcher, LauncherError> {
     #[cfg(target_os = "linux")]
     {
         let (program, source) = find_bwrap(search)?;
@@ -87,10 +192,9 @@ pub fn sandbox_launcher(search: &LauncherSearch) -> Result<Launcher, String> {
     #[cfg(not(any(target_os = "linux", target_os = "macos")))]
     {
         let _ = search;
-        Err(format!(
-            "no sandbox launcher is supported on {}",
-            std::env::consts::OS
-        ))
+        Err(LauncherError::Unsupported {
+            os: std::env::consts::OS,
+        })
     }
 }
 
@@ -102,9 +206,13 @@ const ON_PATH: &str = "PATH entry";
 /// system directories, then on `PATH`; never one in the project or the
 /// cwd, nor one (or in a directory) someone else could replace.
 #[cfg(target_os = "linux")]
-fn find_bwrap(search: &LauncherSearch) -> Result<(PathBuf, &'static str), String> {
+fn find_bwrap(search: &LauncherSearch) -> Result<(PathBuf, &'static str), LauncherError> {
     match search.pin {
-        Err(why) => return Err(format!("the pinned launcher cannot be used: {why}")),
+        Err(why) => {
+            return Err(LauncherError::PinUnusable {
+                why: why.to_owned(),
+            });
+        }
         Ok(Some(pin)) => {
             return launcher_refusal(pin, search)
                 .map_or_else(|| Ok((pin.to_path_buf(), PINNED)), Err);
@@ -121,12 +229,7 @@ pub(super) fn find_bwrap_in(
     system: &[&str],
     path: &str,
     search: &LauncherSearch,
-) -> Result<(PathBuf, &'static str), String> {
-    let not_installed = || {
-        "bubblewrap (`bwrap`) is not installed; install it (e.g. `apt-get install bubblewrap`) \
-         or mark the hook `runsIn: \"unsandboxed\"` where the profile allows it"
-            .to_owned()
-    };
+) -> Result<(PathBuf, &'static str), LauncherError> {
     let system = system.iter().map(|d| (PathBuf::from(d), SYSTEM));
     let on_path = std::env::split_paths(path)
         .filter(|d| d.is_absolute())
@@ -142,54 +245,58 @@ pub(super) fn find_bwrap_in(
             Some(why) => refused = refused.or(Some(why)),
         }
     }
-    Err(refused.unwrap_or_else(not_installed))
+    Err(refused.unwrap_or(LauncherError::NotInstalled))
 }
 
 /// Why `program` must not be the launcher: inside the project or the cwd
 /// (a repository could plant it), or it or its directory is writable by
 /// someone else or owned by another user than you or root.
-pub(super) fn launcher_refusal(program: &Path, search: &LauncherSearch) -> Option<String> {
+pub(super) fn launcher_refusal(program: &Path, search: &LauncherSearch) -> Option<LauncherError> {
     use std::os::unix::fs::MetadataExt;
-    let shown = escape(&program.display().to_string());
     let real = match std::fs::canonicalize(program) {
         Ok(r) => r,
-        Err(e) => return Some(format!("`{shown}` cannot be used: {e}")),
+        Err(error) => {
+            return Some(LauncherError::Unresolvable {
+                program: program.to_path_buf(),
+                error: Arc::new(error),
+            });
+        }
     };
-    for (what, root) in [
+    for (place, root) in [
         ("project", search.project),
         ("working directory", search.cwd),
     ] {
         if let Some(root) = root
             && crate::paths::is_inside(&real, root)
         {
-            return Some(format!(
-                "`{shown}` is inside the {what}, which could have planted it; \
-                 pin a system one with `[sandbox] launcher` in runtime.toml"
-            ));
+            return Some(LauncherError::Planted {
+                program: program.to_path_buf(),
+                place,
+            });
         }
     }
     let me = sys::uid();
     let checked = [Some(real.as_path()), real.parent()];
     for path in checked.into_iter().flatten() {
         let Ok(meta) = std::fs::metadata(path) else {
-            return Some(format!("`{}` cannot be inspected", path.display()));
+            return Some(LauncherError::Uninspectable {
+                path: path.to_path_buf(),
+            });
         };
         let mode = meta.mode();
         if meta.uid() != 0 && meta.uid() != me {
-            return Some(format!(
-                "`{}` belongs to uid {}, not to you or root, so it could be replaced",
-                escape(&path.display().to_string()),
-                meta.uid()
-            ));
+            return Some(LauncherError::ForeignOwner {
+                path: path.to_path_buf(),
+                owner: meta.uid(),
+            });
         }
         // The sticky bit keeps others from replacing a file in a shared
         // directory, but a launcher does not belong in one anyway.
         if mode & 0o022 != 0 {
-            return Some(format!(
-                "`{}` is writable by others (mode {:o}), so it could be replaced",
-                escape(&path.display().to_string()),
-                mode & 0o7777
-            ));
+            return Some(LauncherError::WritableByOthers {
+                path: path.to_path_buf(),
+                mode: mode & 0o7777,
+            });
         }
     }
     None
@@ -198,7 +305,7 @@ pub(super) fn launcher_refusal(program: &Path, search: &LauncherSearch) -> Optio
 /// Proves `program` is a bubblewrap that can build the sandbox hooks run in,
 /// by running `true` inside exactly that sandbox. Uncached; `doctor` and the
 /// tests call it with any path.
-pub fn probe_bwrap(program: &Path) -> Result<Launcher, String> {
+pub fn probe_bwrap(program: &Path) -> Result<Launcher, LauncherError> {
     probe(program, LauncherKind::Bubblewrap)
 }
 
@@ -215,12 +322,14 @@ fn probe_key(program: &Path) -> Option<ProbeKey> {
     Some((program.to_path_buf(), mtime, meta.len()))
 }
 
-type Verdict = Result<Launcher, String>;
+type Verdict = Result<Launcher, LauncherError>;
 static PROBES: Mutex<Vec<(ProbeKey, Verdict)>> = Mutex::new(Vec::new());
 
-fn probe_cached(program: &Path, kind: LauncherKind) -> Result<Launcher, String> {
+fn probe_cached(program: &Path, kind: LauncherKind) -> Result<Launcher, LauncherError> {
     let Some(key) = probe_key(program) else {
-        return Err(format!("`{}` does not exist", program.display()));
+        return Err(LauncherError::Unstatable {
+            program: program.to_path_buf(),
+        });
     };
     // Held across the probe so concurrent hooks wait for one probe instead
     // of each starting their own.
@@ -274,11 +383,15 @@ exec /usr/bin/perl -MSocket -e '
   exit 4' "$1"
 "#;
 
-fn probe(program: &Path, kind: LauncherKind) -> Result<Launcher, String> {
-    let shown = escape(&program.display().to_string());
+fn probe(program: &Path, kind: LauncherKind) -> Result<Launcher, LauncherError> {
     if !program.is_file() {
-        return Err(format!("`{shown}` does not exist"));
+        return Err(LauncherError::NotAFile {
+            program: program.to_path_buf(),
+        });
     }
+    let setup = |error| LauncherError::ProbeSetup {
+        error: Arc::new(error),
+    };
     let launcher = Launcher {
         kind,
         program: program.to_path_buf(),
@@ -287,7 +400,7 @@ fn probe(program: &Path, kind: LauncherKind) -> Result<Launcher, String> {
     let scratch = tempfile::Builder::new()
         .prefix("keryx-sandbox-probe-")
         .tempdir()
-        .map_err(|e| format!("cannot prepare the sandbox probe: {e}"))?;
+        .map_err(setup)?;
     let mut _listener = None;
     let argv = match kind {
         LauncherKind::Bubblewrap => {
@@ -299,8 +412,7 @@ fn probe(program: &Path, kind: LauncherKind) -> Result<Launcher, String> {
                     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o700))
                 })
                 .and_then(|()| std::os::unix::net::UnixListener::bind(&socket));
-            _listener =
-                Some(prepared.map_err(|e| format!("cannot prepare the sandbox probe: {e}"))?);
+            _listener = Some(prepared.map_err(setup)?);
             vec![
                 script.to_string_lossy().into_owned(),
                 socket.to_string_lossy().into_owned(),
@@ -323,31 +435,17 @@ fn probe(program: &Path, kind: LauncherKind) -> Result<Launcher, String> {
     let started = std::time::Instant::now();
     let out = super::spawn::spawn_confined(&req, &launcher, false);
     tracing::debug!(program = %program.display(), exit = ?out.exit, elapsed = ?started.elapsed(), "sandbox probe");
-    let detail = String::from_utf8_lossy(&out.stderr);
-    let detail = escape(detail.trim());
     match out.exit {
         Exit::Code(0) => Ok(launcher),
-        Exit::Timeout => Err(format!(
-            "`{shown}` did not start a sandbox within {}s",
-            PROBE_TIMEOUT.as_secs()
-        )),
-        exit => Err(format!(
-            "`{shown}` cannot create a sandbox here ({}{}); {}",
-            describe(&exit),
-            if detail.is_empty() {
-                String::new()
-            } else {
-                format!(": {detail}")
-            },
-            match kind {
-                LauncherKind::Bubblewrap => {
-                    "user namespaces may be disabled: check `sysctl user.max_user_namespaces`, \
-                     `kernel.unprivileged_userns_clone` and, on Ubuntu, \
-                     `kernel.apparmor_restrict_unprivileged_userns`"
-                }
-                LauncherKind::SandboxExec => "check that `sandbox-exec` runs a trivial profile",
-            }
-        )),
+        Exit::Timeout => Err(LauncherError::ProbeTimeout {
+            program: program.to_path_buf(),
+        }),
+        exit => Err(LauncherError::ProbeFailed {
+            program: program.to_path_buf(),
+            kind,
+            exit,
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }),
     }
 }
 

@@ -12,7 +12,9 @@ use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::groups::{LiveGroup, Spawning};
-use super::sandbox::{self, Confinement, Launcher, LauncherKind, LauncherSearch, Mount};
+use super::sandbox::{
+    self, Confinement, Launcher, LauncherError, LauncherKind, LauncherSearch, Mount,
+};
 use super::{
     Exit, GRACE, MAX_TIMEOUT, MIN_TIMEOUT, OUTPUT_CAP, PROJECT_PROTECTED, Sandbox, SandboxSpec,
     SpawnOutcome, SpawnRequest, sys,
@@ -31,19 +33,122 @@ const SECCOMP_FD: i32 = 3;
 /// How often the leader is checked for exit once its pipes are closed.
 const MAX_EXIT_POLL: Duration = Duration::from_millis(10);
 
+/// Why a hook did not start, or how its end was lost. Paths and names are
+/// escaped when shown: the hook's configuration chose them.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    #[error("the hook's command is empty; give it an `argv` whose first element is the program")]
+    EmptyCommand,
+    #[error(
+        "`{}` was not found on the hook's PATH `{}`; use an absolute path, or install it",
+        escape(program),
+        escape(path)
+    )]
+    NotOnPath { program: String, path: String },
+    #[error(
+        "the hook's working directory `{}` does not exist or is not a directory",
+        shown(cwd)
+    )]
+    NoWorkingDirectory { cwd: PathBuf },
+    #[error(
+        "`{}` does not exist; check the path (a relative one resolves against the hook's working directory)",
+        shown(program)
+    )]
+    Missing { program: PathBuf },
+    #[error("`{}` cannot be read: {error}", shown(program))]
+    Unreadable {
+        program: PathBuf,
+        #[source]
+        error: io::Error,
+    },
+    #[error("`{}` is a directory, not a program", shown(program))]
+    IsADirectory { program: PathBuf },
+    #[error("`{0}` is not executable; run `chmod +x {0}`", shown(program))]
+    NotExecutable { program: PathBuf },
+    #[error(
+        "the interpreter `{}` on the `#!` line of `{}` does not exist; {}",
+        escape(&interpreter.display().to_string()),
+        shown(program),
+        interpreter_advice(interpreter)
+    )]
+    NoInterpreter {
+        program: PathBuf,
+        interpreter: PathBuf,
+    },
+    /// The exec itself failed, for a program that passes every check.
+    #[error("{}", exec_failure(program, error))]
+    Exec {
+        program: PathBuf,
+        #[source]
+        error: io::Error,
+    },
+    #[error("could not hand the seccomp filter to the sandbox: {error}")]
+    Seccomp {
+        #[source]
+        error: io::Error,
+    },
+    /// `what` is `project`, `writable path`, `working directory` or
+    /// `program`.
+    #[error("the sandbox {what} `{}` cannot be used: {error}", shown(path))]
+    SandboxPath {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        error: io::Error,
+    },
+    #[error(
+        "the hook's working directory `{}` is under /tmp, which is private inside the \
+         sandbox; run it from the project",
+        shown(cwd)
+    )]
+    PrivateTmp { cwd: PathBuf },
+    #[error("unknown wait status {status:?}")]
+    UnknownStatus { status: std::process::ExitStatus },
+    #[error("the hook's exit status was lost: {error}")]
+    StatusLost {
+        #[source]
+        error: io::Error,
+    },
+    #[error("driving the hook's pipes failed: {error}")]
+    Pipes {
+        #[source]
+        error: io::Error,
+    },
+}
+
+impl SpawnError {
+    /// The outcome of a hook that failed so.
+    fn exit(self) -> Exit {
+        Exit::SpawnFailed(self.to_string())
+    }
+}
+
+/// A path as a message shows it, escaped.
+fn shown(path: &Path) -> String {
+    escape(&path.display().to_string())
+}
+
+fn interpreter_advice(interpreter: &Path) -> &'static str {
+    if interpreter.display().to_string().ends_with('\r') {
+        "the file has Windows (CRLF) line endings; convert it with `dos2unix`"
+    } else {
+        "fix the `#!` line (e.g. `#!/usr/bin/env bash`) or install the interpreter"
+    }
+}
+
 /// Runs `req` to completion and reports how it ended. Blocking, and safe to
 /// call from many threads at once. A required sandbox is looked up with
 /// [`super::sandbox_launcher`].
 pub fn spawn(req: &SpawnRequest) -> SpawnOutcome {
     match &req.sandbox {
-        SandboxSpec::None => spawn_with_launcher(req, &Err(String::new())),
+        SandboxSpec::None => run(req, None, false),
         SandboxSpec::Required(s) => {
             let search = LauncherSearch {
                 pin: Ok(s.launcher.as_deref()),
                 project: s.project.as_deref(),
                 cwd: Some(&req.cwd),
             };
-            spawn_with_launcher(req, &super::sandbox_launcher(&search))
+            spawn_with_launcher(req, &super::find_launcher(&search))
         }
     }
 }
@@ -52,11 +157,11 @@ pub fn spawn(req: &SpawnRequest) -> SpawnOutcome {
 /// with the reason); only consulted when `req.sandbox` requires one.
 pub fn spawn_with_launcher(
     req: &SpawnRequest,
-    launcher: &Result<Launcher, String>,
+    launcher: &Result<Launcher, LauncherError>,
 ) -> SpawnOutcome {
     match (&req.sandbox, launcher) {
         (SandboxSpec::Required(_), Err(reason)) => {
-            SpawnOutcome::not_started(Exit::SandboxUnavailable(reason.clone()), Duration::ZERO)
+            SpawnOutcome::not_started(Exit::SandboxUnavailable(reason.to_string()), Duration::ZERO)
         }
         (SandboxSpec::Required(_), Ok(l)) => spawn_confined(req, l, true),
         (SandboxSpec::None, _) => run(req, None, false),
@@ -82,7 +187,7 @@ fn run(req: &SpawnRequest, launcher: Option<&Launcher>, forget: bool) -> SpawnOu
     };
     let program = match resolve_program(req) {
         Ok(p) => p,
-        Err(msg) => return not_started(Exit::SpawnFailed(msg)),
+        Err(e) => return not_started(e.exit()),
     };
     // Kept open until the launcher has started: it reads the seccomp
     // program from this pipe.
@@ -101,11 +206,7 @@ fn run(req: &SpawnRequest, launcher: Option<&Launcher>, forget: bool) -> SpawnOu
             let program_fd = if launcher.kind == LauncherKind::Bubblewrap {
                 match sandbox::seccomp_program().map(sys::pipe_with) {
                     Some(Ok(fd)) => Some(fd),
-                    Some(Err(e)) => {
-                        return not_started(Exit::SpawnFailed(format!(
-                            "could not hand the seccomp filter to the sandbox: {e}"
-                        )));
-                    }
+                    Some(Err(error)) => return not_started(SpawnError::Seccomp { error }.exit()),
                     None => None,
                 }
             } else {
@@ -126,7 +227,7 @@ fn run(req: &SpawnRequest, launcher: Option<&Launcher>, forget: bool) -> SpawnOu
                     seccomp_pipe = program_fd;
                     cmd
                 }
-                Err(msg) => return not_started(Exit::SpawnFailed(msg)),
+                Err(e) => return not_started(e.exit()),
             }
         }
     };
@@ -149,7 +250,7 @@ fn run(req: &SpawnRequest, launcher: Option<&Launcher>, forget: bool) -> SpawnOu
     drop(seccomp_pipe);
     let (mut child, group) = match spawned {
         Ok(started) => started,
-        Err(e) => return not_started(Exit::SpawnFailed(why_not_started(req, &program, &e))),
+        Err(e) => return not_started(why_not_started(req, program, e).exit()),
     };
     let pid = child.id();
     let timeout = req.timeout.clamp(MIN_TIMEOUT, MAX_TIMEOUT);
@@ -164,11 +265,11 @@ fn run(req: &SpawnRequest, launcher: Option<&Launcher>, forget: bool) -> SpawnOu
                 Ok(status) => match (status.code(), status.signal()) {
                     (Some(code), _) => Exit::Code(code),
                     (None, Some(sig)) => Exit::Signal(sig),
-                    (None, None) => Exit::SpawnFailed(format!("unknown wait status {status:?}")),
+                    (None, None) => SpawnError::UnknownStatus { status }.exit(),
                 },
                 // ECHILD: something reaped it first (SIGCHLD ignored in
                 // this process), so its status is lost.
-                Err(e) => Exit::SpawnFailed(format!("the hook's exit status was lost: {e}")),
+                Err(error) => SpawnError::StatusLost { error }.exit(),
             }
         }
         Ended::Deadline | Ended::Broken(_) => {
@@ -184,9 +285,7 @@ fn run(req: &SpawnRequest, launcher: Option<&Launcher>, forget: bool) -> SpawnOu
             }
             reap_killed(child, group, pid, grace_end);
             match ended {
-                Ended::Broken(e) => {
-                    Exit::SpawnFailed(format!("driving the hook's pipes failed: {e}"))
-                }
+                Ended::Broken(error) => SpawnError::Pipes { error }.exit(),
                 _ => {
                     tracing::info!(pid, argv0 = %escape(&req.argv[0]), ?timeout, "hook timed out; group killed");
                     Exit::Timeout
@@ -504,13 +603,10 @@ fn read_into<R: Read>(pipe: &mut Option<R>, capture: &mut Capture, chunk: &mut V
 /// `argv[0]` as the path that will be executed, or why it cannot be: the
 /// checks a shell would make, done up front so each failure gets its own
 /// message and hint instead of a bare ENOENT.
-fn resolve_program(req: &SpawnRequest) -> Result<PathBuf, String> {
+fn resolve_program(req: &SpawnRequest) -> Result<PathBuf, SpawnError> {
     let arg0 = req.argv.first().map(String::as_str).unwrap_or("");
     if arg0.is_empty() {
-        return Err(
-            "the hook's command is empty; give it an `argv` whose first element is the program"
-                .into(),
-        );
+        return Err(SpawnError::EmptyCommand);
     }
     if arg0.contains('/') {
         // An absolute arg0 replaces cwd; collecting the components drops
@@ -540,71 +636,62 @@ fn resolve_program(req: &SpawnRequest) -> Result<PathBuf, String> {
         if candidate.is_file() {
             match check_executable(&candidate) {
                 Ok(()) => return Ok(candidate),
-                Err(msg) => found_unusable = found_unusable.or(Some(msg)),
+                Err(e) => found_unusable = found_unusable.or(Some(e)),
             }
         }
     }
-    Err(found_unusable.unwrap_or_else(|| {
-        format!(
-            "`{}` was not found on the hook's PATH `{}`; use an absolute path, or install it",
-            escape(arg0),
-            escape(path_var)
-        )
+    Err(found_unusable.unwrap_or_else(|| SpawnError::NotOnPath {
+        program: arg0.to_owned(),
+        path: path_var.to_owned(),
     }))
 }
 
-fn check_cwd(req: &SpawnRequest) -> Result<(), String> {
+fn check_cwd(req: &SpawnRequest) -> Result<(), SpawnError> {
     if req.cwd.is_dir() {
         return Ok(());
     }
-    Err(format!(
-        "the hook's working directory `{}` does not exist or is not a directory",
-        escape(&req.cwd.display().to_string())
-    ))
+    Err(SpawnError::NoWorkingDirectory {
+        cwd: req.cwd.clone(),
+    })
 }
 
 /// Why `program` did not start: the first of the checks a user can act on
 /// that fails, else the exec error itself.
-fn why_not_started(req: &SpawnRequest, program: &Path, e: &io::Error) -> String {
-    check_cwd(req)
-        .and_then(|()| check_executable(program))
-        .err()
-        .unwrap_or_else(|| spawn_error(program, e))
+fn why_not_started(req: &SpawnRequest, program: PathBuf, error: io::Error) -> SpawnError {
+    match check_cwd(req).and_then(|()| check_executable(&program)) {
+        Err(e) => e,
+        Ok(()) => SpawnError::Exec { program, error },
+    }
 }
 
-fn check_executable(path: &Path) -> Result<(), String> {
-    let shown = escape(&path.display().to_string());
+fn check_executable(path: &Path) -> Result<(), SpawnError> {
+    let program = || path.to_path_buf();
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(format!(
-                "`{shown}` does not exist; check the path (a relative one resolves against the hook's working directory)"
-            ));
+            return Err(SpawnError::Missing { program: program() });
         }
-        Err(e) => return Err(format!("`{shown}` cannot be read: {e}")),
+        Err(error) => {
+            return Err(SpawnError::Unreadable {
+                program: program(),
+                error,
+            });
+        }
     };
     if meta.is_dir() {
-        return Err(format!("`{shown}` is a directory, not a program"));
+        return Err(SpawnError::IsADirectory { program: program() });
     }
     if meta.permissions().mode() & 0o111 == 0 {
-        return Err(format!(
-            "`{shown}` is not executable; run `chmod +x {shown}`"
-        ));
+        return Err(SpawnError::NotExecutable { program: program() });
     }
-    if let Some(interp) = shebang_interpreter(path)
-        && interp.is_absolute()
-        && !interp.is_file()
+    if let Some(interpreter) = shebang_interpreter(path)
+        && interpreter.is_absolute()
+        && !interpreter.is_file()
     {
-        let interp = interp.display().to_string();
-        let hint = if interp.ends_with('\r') {
-            "the file has Windows (CRLF) line endings; convert it with `dos2unix`"
-        } else {
-            "fix the `#!` line (e.g. `#!/usr/bin/env bash`) or install the interpreter"
-        };
-        return Err(format!(
-            "the interpreter `{}` on the `#!` line of `{shown}` does not exist; {hint}",
-            escape(&interp)
-        ));
+        return Err(SpawnError::NoInterpreter {
+            program: program(),
+            interpreter,
+        });
     }
     Ok(())
 }
@@ -625,8 +712,8 @@ fn shebang_interpreter(path: &Path) -> Option<PathBuf> {
 }
 
 /// The exec error of a program that passes [`check_executable`].
-fn spawn_error(program: &Path, e: &io::Error) -> String {
-    let shown = escape(&program.display().to_string());
+fn exec_failure(program: &Path, e: &io::Error) -> String {
+    let shown = shown(program);
     match e.raw_os_error() {
         Some(libc::ENOENT) => format!(
             "`{shown}` could not be executed (no such file): its `#!` interpreter or dynamic \
@@ -662,13 +749,12 @@ pub(super) fn confine(
     req: &SpawnRequest,
     sandbox: &Sandbox,
     seccomp_fd: Option<i32>,
-) -> Result<Vec<OsString>, String> {
-    let real = |p: &Path, what: &str| {
-        std::fs::canonicalize(p).map_err(|e| {
-            format!(
-                "the sandbox {what} `{}` cannot be used: {e}",
-                escape(&p.display().to_string())
-            )
+) -> Result<Vec<OsString>, SpawnError> {
+    let real = |p: &Path, what| {
+        std::fs::canonicalize(p).map_err(|error| SpawnError::SandboxPath {
+            what,
+            path: p.to_path_buf(),
+            error,
         })
     };
     let project = match &sandbox.project {
@@ -701,11 +787,7 @@ pub(super) fn confine(
                 mounts.push(Mount::ReadOnly(cwd.clone()));
             }
         } else if hidden(&cwd) {
-            return Err(format!(
-                "the hook's working directory `{}` is under /tmp, which is private inside the \
-                 sandbox; run it from the project",
-                escape(&cwd.display().to_string())
-            ));
+            return Err(SpawnError::PrivateTmp { cwd });
         }
         let real_program = real(program, "program")?;
         if hidden(&real_program) {

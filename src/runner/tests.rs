@@ -419,6 +419,50 @@ fn spawn_failures_name_the_path_and_a_fix() {
 
     let out = spawn(&request(&["/bin/true"], &d.join("gone")));
     assert!(spawn_failed(&out).contains("working directory"));
+
+    // Word for word.
+    let failed = |argv: &[&str], cwd: &Path| spawn_failed(&spawn(&request(argv, cwd))).to_owned();
+    assert_eq!(
+        failed(&["/nonexistent/hook"], d),
+        "`/nonexistent/hook` does not exist; check the path (a relative one resolves against \
+         the hook's working directory)"
+    );
+    let plain = plain.display();
+    assert_eq!(
+        failed(&[&plain.to_string()], d),
+        format!("`{plain}` is not executable; run `chmod +x {plain}`")
+    );
+    assert_eq!(
+        failed(&["./bad.sh"], d),
+        format!(
+            "the interpreter `/nonexistent/interp` on the `#!` line of `{}` does not exist; \
+             fix the `#!` line (e.g. `#!/usr/bin/env bash`) or install the interpreter",
+            bad.display()
+        )
+    );
+    assert_eq!(
+        failed(&["./crlf.sh"], d),
+        format!(
+            "the interpreter `/bin/sh\\x0D` on the `#!` line of `{}` does not exist; \
+             the file has Windows (CRLF) line endings; convert it with `dos2unix`",
+            d.join("crlf.sh").display()
+        )
+    );
+    assert_eq!(
+        failed(&[d.to_str().unwrap()], d),
+        format!("`{}` is a directory, not a program", d.display())
+    );
+    assert_eq!(
+        failed(&[], d),
+        "the hook's command is empty; give it an `argv` whose first element is the program"
+    );
+    assert_eq!(
+        failed(&["/bin/true"], &d.join("gone")),
+        format!(
+            "the hook's working directory `{}` does not exist or is not a directory",
+            d.join("gone").display()
+        )
+    );
 }
 
 #[test]
@@ -525,7 +569,7 @@ fn sigterm_kills_live_hook_groups() {
 // --- the sandbox, for real -------------------------------------------------
 
 fn bwrap() -> Launcher {
-    let launcher = sandbox_launcher(&LauncherSearch::ANY);
+    let launcher = find_launcher(&LauncherSearch::ANY);
     assert!(
         Path::new("/usr/bin/bwrap").exists() || launcher.is_ok(),
         "bubblewrap is required for these tests: `apt-get install -y bubblewrap`"
@@ -547,7 +591,7 @@ fn sandboxed(argv: &[&str], project: &Path, network: bool) -> SpawnRequest {
 fn sandbox_launcher_is_bwrap_here() {
     let launcher = bwrap();
     assert_eq!(launcher.kind, LauncherKind::Bubblewrap);
-    assert_eq!(probe_bwrap(&launcher.program), Ok(launcher));
+    assert_eq!(probe_bwrap(&launcher.program).ok(), Some(launcher));
 }
 
 #[test]
@@ -758,6 +802,20 @@ fn no_launcher_means_sandbox_unavailable_never_unsandboxed() {
         }
         other => panic!("{other:?}"),
     }
+    assert_eq!(
+        broken.unwrap_err().to_string(),
+        format!(
+            "`{}` cannot create a sandbox here (exit 1: bwrap: No permissions to create new \
+             namespace); user namespaces may be disabled: check `sysctl \
+             user.max_user_namespaces`, `kernel.unprivileged_userns_clone` and, on Ubuntu, \
+             `kernel.apparmor_restrict_unprivileged_userns`",
+            fake.display()
+        )
+    );
+    assert_eq!(
+        missing.unwrap_err().to_string(),
+        "`/nonexistent/bwrap` does not exist"
+    );
     assert!(!marker.exists(), "the hook must not run unsandboxed");
 }
 
@@ -788,8 +846,33 @@ fn the_probe_fails_a_sandbox_without_the_seccomp_filter() {
     assert_eq!(out.status.code(), Some(3), "{out:?}");
     // With it, through the runner, the probe passes.
     assert_eq!(
-        probe_bwrap(&launcher.program).map(|l| l.kind),
-        Ok(LauncherKind::Bubblewrap)
+        probe_bwrap(&launcher.program).map(|l| l.kind).ok(),
+        Some(LauncherKind::Bubblewrap)
+    );
+}
+
+/// Why no launcher was found, word for word.
+#[test]
+fn no_launcher_says_why() {
+    let search = LauncherSearch {
+        pin: Ok(None),
+        project: None,
+        cwd: None,
+    };
+    assert_eq!(
+        sandbox::find_bwrap_in(&[], "", &search)
+            .unwrap_err()
+            .to_string(),
+        "bubblewrap (`bwrap`) is not installed; install it (e.g. `apt-get install bubblewrap`) \
+         or mark the hook `runsIn: \"unsandboxed\"` where the profile allows it"
+    );
+    let pin = LauncherSearch {
+        pin: Err("`runtime.toml`: `sandbox` must be a table"),
+        ..search
+    };
+    assert_eq!(
+        sandbox_launcher(&pin).unwrap_err(),
+        "the pinned launcher cannot be used: `runtime.toml`: `sandbox` must be a table"
     );
 }
 
@@ -811,11 +894,19 @@ fn a_launcher_someone_else_could_replace_is_refused() {
     // that lets bwrap create namespaces, so only refusals use the copy).
     let ok = sandbox_launcher(&search(&launcher.program));
     assert_eq!(ok.map(|l| l.source), Ok("pinned in runtime.toml"));
-    assert_eq!(launcher_refusal_of(&copy), None);
+    if let Some(why) = launcher_refusal_of(&copy) {
+        panic!("{why}");
+    }
     for mode in [0o775, 0o757] {
         std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(mode)).unwrap();
         let why = sandbox_launcher(&search(&copy)).unwrap_err();
-        assert!(why.contains("writable by others"), "{mode:o}: {why}");
+        assert_eq!(
+            why,
+            format!(
+                "`{}` is writable by others (mode {mode:o}), so it could be replaced",
+                copy.display()
+            )
+        );
     }
     std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
     // A group-writable directory (tempdir is 0700) lets others swap it.
@@ -976,12 +1067,14 @@ fn a_path_entry_inside_the_project_or_cwd_is_passed_over() {
         good.display()
     );
     let found = sandbox::find_bwrap_in(&[], &path, &search);
-    assert_eq!(found, Ok((good.join("bwrap"), "PATH entry")));
+    assert_eq!(found.ok(), Some((good.join("bwrap"), "PATH entry")));
     // A system directory comes first.
     let found = sandbox::find_bwrap_in(&[good.to_str().unwrap()], &path, &search);
-    assert_eq!(found, Ok((good.join("bwrap"), "system directory")));
+    assert_eq!(found.ok(), Some((good.join("bwrap"), "system directory")));
     // With only planted ones, none, and the reason says why.
     let only_planted = format!("{}", project.join("bin").display());
-    let why = sandbox::find_bwrap_in(&[], &only_planted, &search).unwrap_err();
+    let why = sandbox::find_bwrap_in(&[], &only_planted, &search)
+        .unwrap_err()
+        .to_string();
     assert!(why.contains("inside the project"), "{why}");
 }

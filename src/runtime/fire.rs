@@ -35,6 +35,11 @@ pub const MAX_REASON_BYTES: usize = 4000;
 pub const MAX_PARALLEL: usize = 32;
 
 /// Runs an in-process built-in (the learning observer, impact evidence).
+// TODO(typed-errors): this and `InProcessCommand` return a typed error
+// once `commands::test` (and the `fire` bench tool) stop building these
+// closures with a `String` error and `commands::explain` stops reading
+// `run_in_process`'s as one. The type must live in `runtime` or below
+// (`builtins`, whose `PortError` it carries, is a layer above).
 pub type BuiltinRunner<'a> =
     dyn Fn(BuiltinPort, &EventInput) -> Result<HookReply, String> + Sync + 'a;
 
@@ -251,7 +256,8 @@ pub fn invoke_command(
             Some(0),
         ),
         Exit::Code(0) => (
-            reply::parse_for(&out.stdout, input.event).map_err(|e| (FailureKind::Malformed, e)),
+            reply::parse_for(&out.stdout, input.event)
+                .map_err(|e| (FailureKind::Malformed, e.to_string())),
             Some(0),
         ),
         Exit::Code(2) => (

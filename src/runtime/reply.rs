@@ -21,6 +21,36 @@ pub struct HookReply {
     pub system_message: Option<String>,
 }
 
+/// Why what a hook printed on exit 0 is not an answer (the hook then fails
+/// as malformed).
+#[derive(Debug, thiserror::Error)]
+pub enum ReplyError {
+    #[error("stdout is not valid UTF-8")]
+    NotUtf8,
+    #[error("stdout is not a JSON object: {error}")]
+    NotJson {
+        #[source]
+        error: serde_json::Error,
+    },
+    #[error("stdout is JSON but not an object")]
+    NotAnObject,
+    #[error("`hookSpecificOutput` is not an object")]
+    SpecificNotAnObject,
+    #[error("`{field}` is not a string")]
+    NotAString { field: &'static str },
+    #[error("`{field}` has an unrecognised value `{value}`")]
+    UnknownDecision { field: &'static str, value: String },
+    #[error(
+        "conflicting decisions: `decision` says {} and `permissionDecision` says {}",
+        decision.as_str(),
+        permission_decision.as_str()
+    )]
+    ConflictingDecisions {
+        decision: Outcome,
+        permission_decision: Outcome,
+    },
+}
+
 fn decision_word(s: &str) -> Option<Outcome> {
     match s {
         "allow" | "approve" => Some(Outcome::Allow),
@@ -31,34 +61,33 @@ fn decision_word(s: &str) -> Option<Outcome> {
 }
 
 /// Parses a hook's stdout. `Err` carries why it is malformed.
-pub fn parse(stdout: &[u8]) -> Result<HookReply, String> {
-    let text = std::str::from_utf8(stdout).map_err(|_| "stdout is not valid UTF-8".to_owned())?;
+pub fn parse(stdout: &[u8]) -> Result<HookReply, ReplyError> {
+    let text = std::str::from_utf8(stdout).map_err(|_| ReplyError::NotUtf8)?;
     if text.trim().is_empty() {
         return Ok(HookReply::default());
     }
-    let value: Value = serde_json::from_str(text.trim())
-        .map_err(|e| format!("stdout is not a JSON object: {e}"))?;
-    let obj = value
-        .as_object()
-        .ok_or("stdout is JSON but not an object")?;
+    let value: Value =
+        serde_json::from_str(text.trim()).map_err(|error| ReplyError::NotJson { error })?;
+    let obj = value.as_object().ok_or(ReplyError::NotAnObject)?;
     let specific = match obj.get("hookSpecificOutput") {
         None | Some(Value::Null) => None,
         Some(Value::Object(o)) => Some(o),
-        Some(_) => return Err("`hookSpecificOutput` is not an object".into()),
+        Some(_) => return Err(ReplyError::SpecificNotAnObject),
     };
-    let string = |v: Option<&Value>, name: &str| -> Result<Option<String>, String> {
+    let string = |v: Option<&Value>, field| -> Result<Option<String>, ReplyError> {
         match v {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(format!("`{name}` is not a string")),
+            Some(_) => Err(ReplyError::NotAString { field }),
         }
     };
-    let word = |v: Option<&Value>, name: &str| -> Result<Option<Outcome>, String> {
-        match string(v, name)? {
+    let word = |v: Option<&Value>, field| -> Result<Option<Outcome>, ReplyError> {
+        match string(v, field)? {
             None => Ok(None),
-            Some(s) => decision_word(&s)
-                .map(Some)
-                .ok_or_else(|| format!("`{name}` has an unrecognised value `{s}`")),
+            Some(value) => match decision_word(&value) {
+                Some(o) => Ok(Some(o)),
+                None => Err(ReplyError::UnknownDecision { field, value }),
+            },
         }
     };
     let top = word(obj.get("decision"), "decision")?;
@@ -68,11 +97,10 @@ pub fn parse(stdout: &[u8]) -> Result<HookReply, String> {
     )?;
     let decision = match (top, nested) {
         (Some(a), Some(b)) if a != b => {
-            return Err(format!(
-                "conflicting decisions: `decision` says {} and `permissionDecision` says {}",
-                a.as_str(),
-                b.as_str()
-            ));
+            return Err(ReplyError::ConflictingDecisions {
+                decision: a,
+                permission_decision: b,
+            });
         }
         (a, b) => a.or(b),
     };
@@ -107,7 +135,7 @@ pub fn parse(stdout: &[u8]) -> Result<HookReply, String> {
 /// is additional context. Text with a line that opens a JSON object stays
 /// malformed: it reads as an answer that went wrong (a gate's deny behind
 /// shell noise), and taking it as context would let that deny pass.
-pub fn parse_for(stdout: &[u8], event: crate::events::Event) -> Result<HookReply, String> {
+pub fn parse_for(stdout: &[u8], event: crate::events::Event) -> Result<HookReply, ReplyError> {
     use crate::events::Event;
     let err = match parse(stdout) {
         Ok(reply) => return Ok(reply),
@@ -190,6 +218,28 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
         }
+        // Word for word: the reason a malformed hook fails with.
+        let why = |bad: &[u8]| parse(bad).unwrap_err().to_string();
+        let json_error = serde_json::from_str::<Value>("not json").unwrap_err();
+        assert_eq!(
+            why(b"not json"),
+            format!("stdout is not a JSON object: {json_error}")
+        );
+        assert_eq!(why(b"[1,2]"), "stdout is JSON but not an object");
+        assert_eq!(why(b"\xff\xfe"), "stdout is not valid UTF-8");
+        assert_eq!(
+            why(br#"{"hookSpecificOutput": 1}"#),
+            "`hookSpecificOutput` is not an object"
+        );
+        assert_eq!(why(br#"{"reason": 5}"#), "`reason` is not a string");
+        assert_eq!(
+            why(br#"{"hookSpecificOutput":{"permissionDecision":"maybe"}}"#),
+            "`permissionDecision` has an unrecognised value `maybe`"
+        );
+        assert_eq!(
+            why(br#"{"decision":"allow","hookSpecificOutput":{"permissionDecision":"deny"}}"#),
+            "conflicting decisions: `decision` says allow and `permissionDecision` says deny"
+        );
     }
 
     #[test]

@@ -78,6 +78,8 @@ impl std::fmt::Display for ParseError {
     }
 }
 
+impl std::error::Error for ParseError {}
+
 /// Reads a whole document (JSON plus `//` and `/* */` comments and trailing
 /// commas). `text` must not start with a BOM.
 pub fn parse(text: &str) -> Result<Node, ParseError> {

@@ -18,7 +18,7 @@ use crate::config::model::{Registration, RunsIn, Scope};
 use crate::escape::escape;
 use crate::events::Event;
 
-pub use store::{Record, Store};
+pub use store::{Record, Store, StoreError};
 
 /// Whether the project's command hooks may run, and why not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,7 +175,7 @@ pub fn set_aside_broken_untrusted_project(
         return None;
     }
     // An unreadable or refused store trusts nothing: the same as never.
-    if let Ok(Some(_)) = Store::open(loc).and_then(|s| s.get(root)) {
+    if let Ok(Some(_)) = Store::locate(loc).and_then(|s| s.get(root)) {
         return None;
     }
     let first = loaded
@@ -244,9 +244,9 @@ pub fn evaluate(loaded: &Loaded, loc: &Here) -> ProjectTrust {
         trust.warnings.extend(too_large_warnings(&pinned));
         trust.digest = digest::digest(&hooks, Some(&pinned));
     }
-    let record = Store::open(loc).and_then(|s| s.get(root));
+    let record = Store::locate(loc).and_then(|s| s.get(root));
     trust.state = match record {
-        Err(why) => TrustState::StoreRefused(why),
+        Err(why) => TrustState::StoreRefused(why.to_string()),
         Ok(None) => TrustState::Untrusted,
         Ok(Some(r)) => {
             let recorded = if trust.pin_scripts {
@@ -479,9 +479,9 @@ mod tests {
 
         fn trust(&self) {
             let loaded = self.load();
-            Store::open(&self.loc)
+            Store::locate(&self.loc)
                 .unwrap()
-                .set(&self.root, Some(record_for(&loaded, &self.root)))
+                .write(&self.root, Some(record_for(&loaded, &self.root)))
                 .unwrap();
         }
     }

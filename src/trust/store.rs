@@ -50,6 +50,49 @@ struct StoreFile {
     projects: BTreeMap<String, Record>,
 }
 
+/// Why the trust store cannot be used, read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Where it is makes it unusable (it resolves inside the project, or
+    /// its data directory was refused); the reason is the locations'.
+    #[error("{reason}")]
+    Refused { reason: String },
+    /// It, or its directory, could have been written by someone else.
+    #[error(transparent)]
+    Owner(#[from] paths::OwnerError),
+    #[error("cannot read `{}`: {error}", path.display())]
+    Unreadable {
+        path: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+    #[error("cannot write `{}`: {error}", path.display())]
+    Unwritable {
+        path: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+    #[error("`{}` is larger than {MAX_STORE_BYTES} bytes; it is not a trust store", path.display())]
+    TooLarge { path: PathBuf },
+    #[error(
+        "`{}` is not a readable trust store ({error}); move it aside to start over",
+        path.display()
+    )]
+    Corrupt {
+        path: PathBuf,
+        #[source]
+        error: serde_json::Error,
+    },
+    #[error(
+        "`{}` was written by a newer keryx-hooks (store version {version})",
+        path.display()
+    )]
+    Newer { path: PathBuf, version: u64 },
+    /// The records could not be encoded.
+    #[error(transparent)]
+    Encode(serde_json::Error),
+}
+
 /// A store that passed every refusal check.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -67,10 +110,18 @@ pub fn key(project_root: &Path) -> String {
 }
 
 impl Store {
-    /// The store for `loc`, or why it must not be used. Does not create it.
+    /// [`Store::locate`] with the reason as text.
+    // TODO(typed-errors): `commands::shared::open_store` and
+    // `commands::toggle` escape the reason as a `&str`; once they take a
+    // `StoreError` they call `locate` and this goes.
     pub fn open(loc: &Locations) -> Result<Store, String> {
-        if let Some(why) = loc.trust_store_refusal() {
-            return Err(why);
+        Store::locate(loc).map_err(|e| e.to_string())
+    }
+
+    /// The store for `loc`, or why it must not be used. Does not create it.
+    pub fn locate(loc: &Locations) -> Result<Store, StoreError> {
+        if let Some(reason) = loc.trust_store_refusal() {
+            return Err(StoreError::Refused { reason });
         }
         let path = loc.trust_store();
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -110,14 +161,25 @@ impl Store {
     }
 
     /// The record for `project_root`, if there is one.
-    pub fn get(&self, project_root: &Path) -> Result<Option<Record>, String> {
+    pub fn get(&self, project_root: &Path) -> Result<Option<Record>, StoreError> {
         Ok(self.read()?.projects.remove(&key(project_root)))
+    }
+
+    /// [`Store::write`] with the reason as text.
+    // TODO(typed-errors): `commands::toggle` chains it with `Store::open`
+    // and escapes the reason as a `&str`; once it takes a `StoreError` it
+    // calls `write` and this goes.
+    pub fn set(&self, project_root: &Path, record: Option<Record>) -> Result<bool, String> {
+        self.write(project_root, record).map_err(|e| e.to_string())
     }
 
     /// Sets (or with `None`, removes) the record for `project_root`.
     /// Returns whether a record was there before.
-    pub fn set(&self, project_root: &Path, record: Option<Record>) -> Result<bool, String> {
-        let why = |e: std::io::Error| format!("cannot write `{}`: {e}", self.path.display());
+    pub fn write(&self, project_root: &Path, record: Option<Record>) -> Result<bool, StoreError> {
+        let why = |error| StoreError::Unwritable {
+            path: self.path.clone(),
+            error,
+        };
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
@@ -136,41 +198,41 @@ impl Store {
             None => store.projects.remove(&key).is_some(),
         };
         store.schema_version = STORE_VERSION;
-        let mut bytes = serde_json::to_vec_pretty(&store).map_err(|e| e.to_string())?;
+        let mut bytes = serde_json::to_vec_pretty(&store).map_err(StoreError::Encode)?;
         bytes.push(b'\n');
         write_atomic(&self.path, &bytes, 0o600).map_err(why)?;
         drop(lock);
         Ok(had)
     }
 
-    fn read(&self) -> Result<StoreFile, String> {
+    fn read(&self) -> Result<StoreFile, StoreError> {
+        let path = || self.path.clone();
+        let unreadable = |error| StoreError::Unreadable {
+            path: path(),
+            error,
+        };
         let file = match std::fs::File::open(&self.path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(StoreFile::default()),
-            Err(e) => return Err(format!("cannot read `{}`: {e}", self.path.display())),
+            Err(e) => return Err(unreadable(e)),
         };
         let mut bytes = Vec::new();
         file.take(MAX_STORE_BYTES + 1)
             .read_to_end(&mut bytes)
-            .map_err(|e| format!("cannot read `{}`: {e}", self.path.display()))?;
+            .map_err(unreadable)?;
         if bytes.len() as u64 > MAX_STORE_BYTES {
-            return Err(format!(
-                "`{}` is larger than {MAX_STORE_BYTES} bytes; it is not a trust store",
-                self.path.display()
-            ));
+            return Err(StoreError::TooLarge { path: path() });
         }
-        let store: StoreFile = serde_json::from_slice(&bytes).map_err(|e| {
-            format!(
-                "`{}` is not a readable trust store ({e}); move it aside to start over",
-                self.path.display()
-            )
-        })?;
+        let store: StoreFile =
+            serde_json::from_slice(&bytes).map_err(|error| StoreError::Corrupt {
+                path: path(),
+                error,
+            })?;
         if store.schema_version > STORE_VERSION {
-            return Err(format!(
-                "`{}` was written by a newer keryx-hooks (store version {})",
-                self.path.display(),
-                store.schema_version
-            ));
+            return Err(StoreError::Newer {
+                path: path(),
+                version: store.schema_version,
+            });
         }
         Ok(store)
     }
@@ -178,7 +240,7 @@ impl Store {
 
 /// Refuses a path (when it exists) that someone else could have written;
 /// see [`paths::check_owner`].
-fn check_ownership(path: &Path) -> Result<(), String> {
+fn check_ownership(path: &Path) -> Result<(), paths::OwnerError> {
     paths::check_owner(path)
 }
 
@@ -260,13 +322,13 @@ mod tests {
         let proj = tmp.path().join("proj");
         std::fs::create_dir_all(&proj).unwrap();
         assert_eq!(store.get(&proj).unwrap(), None);
-        assert!(!store.set(&proj, Some(record("sha256:1"))).unwrap());
+        assert!(!store.write(&proj, Some(record("sha256:1"))).unwrap());
         assert_eq!(store.get(&proj).unwrap(), Some(record("sha256:1")));
         // A symlink to the same checkout is the same project.
         let link = tmp.path().join("link");
         std::os::unix::fs::symlink(&proj, &link).unwrap();
         assert_eq!(store.get(&link).unwrap(), Some(record("sha256:1")));
-        assert!(store.set(&proj, None).unwrap());
+        assert!(store.write(&proj, None).unwrap());
         assert_eq!(store.get(&proj).unwrap(), None);
         let mode = std::fs::metadata(&store.path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
@@ -279,8 +341,14 @@ mod tests {
         std::fs::create_dir_all(&store.dir).unwrap();
         std::fs::write(&store.path, "{}").unwrap();
         std::fs::set_permissions(&store.path, std::fs::Permissions::from_mode(0o666)).unwrap();
-        let err = check_ownership(&store.path).unwrap_err();
-        assert!(err.contains("writable by every user"), "{err}");
+        let err = check_ownership(&store.path).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "`{}` is writable by every user (mode 666)",
+                store.path.display()
+            )
+        );
         std::fs::set_permissions(&store.path, std::fs::Permissions::from_mode(0o600)).unwrap();
         assert!(check_ownership(&store.path).is_ok());
     }
@@ -294,5 +362,21 @@ mod tests {
         assert!(store.get(tmp.path()).is_err());
         assert!(store.set(tmp.path(), Some(record("x"))).is_err());
         assert_eq!(std::fs::read(&store.path).unwrap(), b"not json");
+        let json_error = serde_json::from_slice::<StoreFile>(b"not json").unwrap_err();
+        assert_eq!(
+            store.set(tmp.path(), None).unwrap_err(),
+            format!(
+                "`{}` is not a readable trust store ({json_error}); move it aside to start over",
+                store.path.display()
+            )
+        );
+        std::fs::write(&store.path, r#"{"schemaVersion": 9}"#).unwrap();
+        assert_eq!(
+            store.get(tmp.path()).unwrap_err().to_string(),
+            format!(
+                "`{}` was written by a newer keryx-hooks (store version 9)",
+                store.path.display()
+            )
+        );
     }
 }

@@ -17,7 +17,14 @@ use std::path::{Component, Path, PathBuf};
 
 use self::extract::Lang;
 use self::index::{Index, Kind};
-use super::ports::{ImpactEvidenceInput, ImpactEvidenceProvider, ImpactEvidenceResult};
+use super::ports::{ImpactEvidenceInput, ImpactEvidenceProvider, ImpactEvidenceResult, PortError};
+
+/// Why the evidence for a file cannot be gathered.
+#[derive(Debug, thiserror::Error)]
+pub enum ImpactError {
+    #[error("project root `{}` is not a directory", root.display())]
+    RootNotADirectory { root: PathBuf },
+}
 
 /// Finds importers, related tests and memory caveats in the project tree.
 #[derive(Debug, Clone)]
@@ -73,12 +80,12 @@ impl RepoImpactProvider {
 
     /// The evidence for `file` (absolute, or relative to `root`), or `None`
     /// when there is nothing to say.
-    pub fn evidence(&self, root: &Path, file: &Path) -> Result<Option<String>, String> {
+    pub fn evidence(&self, root: &Path, file: &Path) -> Result<Option<String>, ImpactError> {
         Ok(self.report(root, file)?.context)
     }
 
     /// The full findings for `file`.
-    pub fn report(&self, root: &Path, file: &Path) -> Result<Report, String> {
+    pub fn report(&self, root: &Path, file: &Path) -> Result<Report, ImpactError> {
         let root = crate::paths::absolute(root);
         let file = crate::paths::absolute(&root.join(file));
         let Ok(rel) = file.strip_prefix(&root) else {
@@ -92,10 +99,7 @@ impl RepoImpactProvider {
         };
         let rel = slash_path(rel);
         if !root.is_dir() {
-            return Err(format!(
-                "project root `{}` is not a directory",
-                root.display()
-            ));
+            return Err(ImpactError::RootNotADirectory { root });
         }
         let target = Target::new(&rel);
         let settings = index::Settings {
@@ -169,7 +173,7 @@ impl RepoImpactProvider {
 }
 
 impl ImpactEvidenceProvider for RepoImpactProvider {
-    fn evidence_for(&self, input: &ImpactEvidenceInput) -> Result<ImpactEvidenceResult, String> {
+    fn evidence_for(&self, input: &ImpactEvidenceInput) -> Result<ImpactEvidenceResult, PortError> {
         if !input.first_edit_in_session {
             return Ok(ImpactEvidenceResult::default());
         }

@@ -176,7 +176,7 @@ fn impact(repo: &Path, cache: &Path, files: &[String], n: usize) -> Result<(), S
     let index_file = index::index_file(cache, &root);
     let consult = |file: &str| -> Result<(f64, keryx_hooks::builtins::impact::Report), String> {
         let (t, r) = time(|| provider.report(&root, Path::new(file)));
-        Ok((t, r?))
+        Ok((t, r.map_err(|e| e.to_string())?))
     };
     let expect = |r: &keryx_hooks::builtins::impact::Report, want: Source| {
         if r.index == want {
@@ -245,13 +245,17 @@ fn impact_loop(repo: &Path, cache: &Path, file: &str, mode: &str, n: usize) -> R
         other => return Err(format!("mode `{other}`: cold or warm")),
     };
     if !cold {
-        provider.report(&root, Path::new(file))?;
+        provider
+            .report(&root, Path::new(file))
+            .map_err(|e| e.to_string())?;
     }
     for _ in 0..n {
         if cold {
             let _ = std::fs::remove_file(&index_file);
         }
-        provider.report(&root, Path::new(file))?;
+        provider
+            .report(&root, Path::new(file))
+            .map_err(|e| e.to_string())?;
     }
     Ok(())
 }
