@@ -23,7 +23,7 @@ use serde::de::{
 use serde::ser::{self, Serialize};
 use serde_json::{Map, Value};
 
-use super::spec::Adapter;
+use super::spec::{Adapter, type_name};
 
 /// The literal of the `Adapter` that the adapter file `text` describes,
 /// `file` naming it in the panic at the first thing wrong with it.
@@ -152,17 +152,6 @@ fn pointer(path: &str, key: &str) -> String {
 
 fn or_root(path: &str) -> &str {
     if path.is_empty() { "/" } else { path }
-}
-
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 // ------------------------------------------------------------- the errors

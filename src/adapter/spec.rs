@@ -1064,3 +1064,16 @@ mod event_name {
         }
     }
 }
+
+/// How an error message names the JSON type of `v`: build.rs's reading of
+/// an adapter file and the decoder of a host payload say it alike.
+pub(crate) fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

@@ -219,7 +219,7 @@ fn mcp_tool(
 
 /// Every string in `v` with the name of the member holding it (an array's
 /// elements take their array's name).
-fn string_args<'v>(v: &'v Value, key: &str, out: &mut Vec<(String, &'v str)>) {
+pub(super) fn string_args<'v>(v: &'v Value, key: &str, out: &mut Vec<(String, &'v str)>) {
     match v {
         Value::String(s) => out.push((key.to_owned(), s)),
         Value::Array(a) => a.iter().for_each(|x| string_args(x, key, out)),

@@ -335,11 +335,7 @@ fn signals_keryx(script: &Script, cmd: &Command, src: &str) -> Option<String> {
         }
         "kill" => {
             // Its targets may come from a substitution anywhere on the line.
-            if operands.iter().any(|p| p.as_str() == "-1")
-                || argv[1..].iter().any(|a| a == "-1")
-                || names_keryx(src)
-                || stage_names_keryx()
-            {
+            if argv[1..].iter().any(|a| a == "-1") || names_keryx(src) || stage_names_keryx() {
                 return refuse("signals keryx-hooks' processes");
             }
             None
@@ -1389,11 +1385,11 @@ fn mcp_write_refusal(
     cfg: &CtxGuardConfig,
     resolve: &dyn Fn(&str) -> Option<PathBuf>,
 ) -> Option<String> {
-    let mut strings: Vec<&str> = Vec::new();
-    collect_strs(input, &mut strings);
-    for s in strings
+    let mut args: Vec<(String, &str)> = Vec::new();
+    super::ctx_guard::string_args(input, "", &mut args);
+    for (_, s) in args
         .into_iter()
-        .filter(|s| super::ctx_guard::path_like(s))
+        .filter(|(_, s)| super::ctx_guard::path_like(s))
     {
         let Some(path) = resolve(s) else { continue };
         if let Some(r) = the_hosts_binary(cfg, tool, &path, "is given") {
@@ -1408,15 +1404,6 @@ fn mcp_write_refusal(
         }
     }
     None
-}
-
-fn collect_strs<'v>(v: &'v Value, out: &mut Vec<&'v str>) {
-    match v {
-        Value::String(s) => out.push(s),
-        Value::Array(a) => a.iter().for_each(|x| collect_strs(x, out)),
-        Value::Object(m) => m.values().for_each(|x| collect_strs(x, out)),
-        _ => {}
-    }
 }
 
 /// What `path` is, when it decides enforcement.

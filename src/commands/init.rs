@@ -251,19 +251,15 @@ fn existing_config(path: &Path) -> Result<Existing, CommandError> {
         .filter_map(|e| e.get("id").and_then(serde_json::Value::as_str))
         .map(str::to_owned)
         .collect();
-    let overrides = doc.get("overrides").is_some_and(|o| !o.is_null());
-    Ok(
-        if ids.is_empty()
-            && !overrides
-            && hooks
-                .values()
-                .all(|v| v.as_array().is_some_and(Vec::is_empty))
-        {
-            Existing::Empty
-        } else {
-            Existing::Hooks(ids)
-        },
-    )
+    // Every event's list empty (an entry without an id is still an entry).
+    let empty = hooks
+        .values()
+        .all(|v| v.as_array().is_some_and(Vec::is_empty));
+    Ok(if empty {
+        Existing::Empty
+    } else {
+        Existing::Hooks(ids)
+    })
 }
 
 /// The example registrations whose ids the file does not have yet.

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 
-use crate::adapter::{Adapter, FieldMap, Transform, ValueKind, table_get};
+use crate::adapter::{Adapter, FieldMap, Transform, ValueKind, table_get, type_name};
 use crate::config::model::Profile;
 use crate::runtime::types::{EventInput, Outcome};
 
@@ -122,17 +122,6 @@ fn bad_value(field: &str, value: &str) -> DecodeError {
     DecodeError::BadValue {
         field: field.to_owned(),
         value: value.to_owned(),
-    }
-}
-
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
