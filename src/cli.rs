@@ -344,6 +344,11 @@ pub struct ImportArgs {
     /// the imported registrations.
     #[arg(long)]
     pub undo: bool,
+    /// Make every imported gate deny when it crashes or times out, instead
+    /// of failing as its host makes it fail (most hosts let the call
+    /// through).
+    #[arg(long, conflicts_with = "undo")]
+    pub fail_closed: bool,
 }
 
 #[derive(Debug, clap::Args)]

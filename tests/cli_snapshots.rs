@@ -695,7 +695,8 @@ fn import() {
     success: true
     exit_code: 0
     ----- stdout -----
-    claude-code PreToolUse [Bash] `echo checked >&2`: imported as `claude-code-pretooluse-echo-checked-2-2c85b2` (gate on PreToolUse, timeout 10000 ms)
+    claude-code PreToolUse [Bash] `echo checked >&2`: imported as `claude-code-pretooluse-echo-checked-2-2c85b2` (context on PreToolUse, timeout 10000 ms)
+      keeps its Claude Code hook contract (its payload, its reading of the answer); it never answers with a decision, so its failures change nothing
       granted nothing beyond the sandbox's defaults
     1 new registration in `[HOME]/.keryx/hooks.json`
     note: Claude Code does not run keryx-hooks yet, so the imported hooks do not run until you wire it: `keryx-hooks install claude-code`

@@ -483,3 +483,148 @@ fn what_a_repository_wrote_is_shown_escaped() {
     r.code(0).stdout_has("stays with the host");
     assert!(!r.stdout.contains('\u{1b}'), "{}", r.stdout);
 }
+
+// ------------------------------------------------ the host's own contract
+
+/// A Copilot CLI safety gate as people write them: it reads Copilot's own
+/// tool name (`bash`, not `Bash`) and answers in Copilot's flat shape.
+const COPILOT_GATE: &str = "#!/bin/sh\nin=$(cat)\necho run >> \"$CLAUDE_PROJECT_DIR/copilot-runs\"\ncase \"$in\" in\n  *'\"toolName\":\"bash\"'*'git reset --hard'*) echo '{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"no hard resets\"}' ;;\nesac\nexit 0\n";
+
+fn copilot_pre(env: &Env, command: &str) -> String {
+    json!({
+        "sessionId": "s-copilot",
+        "timestamp": 1,
+        "cwd": env.project,
+        "toolName": "bash",
+        "toolArgs": {"command": command, "description": "run it"}
+    })
+    .to_string()
+}
+
+#[test]
+fn a_copilot_gate_gets_copilots_payload_from_every_host() {
+    let env = Env::new();
+    let script = env.project.join(".github/hooks/no-reset.sh");
+    env.script(&script, COPILOT_GATE);
+    env.write(
+        env.home.join(".copilot/hooks/mine.json"),
+        json!({"version": 1, "hooks": {
+            "preToolUse": [{"type": "command", "bash": script.display().to_string(), "timeoutSec": 10}]
+        }})
+        .to_string(),
+    );
+    env.run(&["import", "copilot"])
+        .code(0)
+        .stdout_has("keeps its GitHub Copilot CLI hook contract");
+    let pre = entry(&env.user_hooks(), "PreToolUse");
+    assert_eq!(pre["command"]["protocol"], "copilot");
+    assert_eq!(pre["class"], "gate");
+
+    let deny = env.run_stdin(
+        &["run", "copilot", "preToolUse"],
+        copilot_pre(&env, "git reset --hard HEAD~3"),
+    );
+    deny.code(0);
+    let out: Value = serde_json::from_str(&deny.stdout).unwrap();
+    assert_eq!(out["permissionDecision"], "deny", "{}", deny.stdout);
+    assert!(deny.stdout.contains("no hard resets"), "{}", deny.stdout);
+
+    // The same gate guards Claude Code: it gets the event in Copilot's shape.
+    let from_claude = env.run_stdin(
+        &["run", "claude-code", "PreToolUse"],
+        claude_bash(&env, "c1", "git reset --hard").to_string(),
+    );
+    from_claude.code(0);
+    assert!(
+        from_claude.stdout.contains("no hard resets"),
+        "{}",
+        from_claude.stdout
+    );
+    let allow = env.run_stdin(&["run", "copilot", "preToolUse"], copilot_pre(&env, "ls"));
+    allow.code(0);
+    assert!(!allow.stdout.contains("deny"), "{}", allow.stdout);
+    assert_eq!(read(&env.project.join("copilot-runs")), "run\nrun\nrun\n");
+}
+
+#[test]
+fn failures_have_the_effect_their_host_gives_them() {
+    let env = Env::new();
+    let hooks = env.project.join(".codex/hooks");
+    // Codex: exit 2 with nothing on stderr is a failed hook; the command runs.
+    env.script(
+        hooks.join("quiet.sh"),
+        "#!/bin/sh\ncat >/dev/null\nexit 2\n",
+    );
+    env.write(
+        env.home.join(".codex/hooks.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": hooks.join("quiet.sh").display().to_string()}
+        ]}]}})
+        .to_string(),
+    );
+    env.run(&["import", "codex"]).code(0);
+    let payload = json!({
+        "session_id": "s-codex", "turn_id": "t", "cwd": env.project,
+        "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "ls"}, "tool_use_id": "u1"
+    });
+    let out = env.run_stdin(&["run", "codex", "PreToolUse"], payload.to_string());
+    out.code(0);
+    assert!(!out.stdout.contains("deny"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("as under OpenAI Codex CLI"),
+        "the person is told the hook failed: {}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_failing_notifier_never_blocks_stopping_and_fail_closed_is_a_choice() {
+    let env = Env::new();
+    let hooks = env.project.join(".claude/hooks");
+    // A desktop notifier that cannot reach the bus, and a gate whose
+    // crash its author may want to deny.
+    env.script(
+        hooks.join("notify.sh"),
+        "#!/bin/sh\ncat >/dev/null\necho 'no bus' >&2\nexit 1\n",
+    );
+    env.script(
+        hooks.join("gate.sh"),
+        "#!/bin/sh\ncat >/dev/null\n[ -f \"$CLAUDE_PROJECT_DIR/ok\" ] || exit 1\necho '{\"decision\":\"block\",\"reason\":\"r\"}'\nexit 2\n",
+    );
+    let settings = |gate: bool| {
+        let mut hooks_obj = json!({"Stop": [{"hooks": [
+            {"type": "command", "command": hooks.join("notify.sh").display().to_string()}
+        ]}]});
+        if gate {
+            hooks_obj["PreToolUse"] = json!([{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": hooks.join("gate.sh").display().to_string()}
+            ]}]);
+        }
+        json!({ "hooks": hooks_obj }).to_string()
+    };
+    env.write(env.claude_settings(), settings(false));
+    env.run(&["import", "claude-code"])
+        .code(0)
+        .stdout_has("never answers with a decision");
+    assert_eq!(entry(&env.user_hooks(), "Stop")["class"], "observe");
+    let stop = env.run_stdin(
+        &["run", "claude-code", "Stop"],
+        claude_payload(&env, "Stop-basic.json").to_string(),
+    );
+    stop.code(0);
+    assert!(!stop.stdout.contains("block"), "{}", stop.stdout);
+
+    env.write(env.claude_settings(), settings(true));
+    env.run(&["import", "claude-code", "--fail-closed"])
+        .code(0)
+        .stdout_has("a crash or timeout denies (fail-closed)");
+    let pre = entry(&env.user_hooks(), "PreToolUse");
+    assert_eq!(pre["command"]["failClosed"], true);
+    let deny = env.run_stdin(
+        &["run", "claude-code", "PreToolUse"],
+        claude_bash(&env, "c1", "ls").to_string(),
+    );
+    deny.code(0);
+    assert!(deny.stdout.contains("\"deny\""), "{}", deny.stdout);
+}

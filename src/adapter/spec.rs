@@ -153,6 +153,9 @@ pub struct Adapter {
     pub(crate) package: Option<Package>,
     /// What `import` reads of the host's own hooks; `None`: it does not.
     pub(crate) import: Option<Import>,
+    /// How it runs hooks written for it and reads their answers; without
+    /// it, no registration can speak its protocol.
+    pub(crate) hook_protocol: Option<HookProtocol>,
     /// How the host has the user review new hooks before it runs them.
     pub(crate) reviews_hooks: Option<HookReview>,
     /// What a project-scope wiring needs before the host runs it.
@@ -423,6 +426,67 @@ pub struct Sibling {
     pub file: &'static str,
     pub format: ConfigFormat,
     pub layout: Layout,
+}
+
+/// How the host runs a hook written for it and reads the hook's answer:
+/// the contract a registration with `command.protocol` naming this host is
+/// held to. Paths are dotted keys into the hook's JSON answer, read in
+/// order (the first present wins); events are canonical names.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all(deserialize = "camelCase"))]
+pub struct HookProtocol {
+    /// The payload key that names the event, when the host sends one.
+    pub(crate) event_field: Option<&'static str>,
+    /// Where a JSON answer says allow, ask or deny (`approve` and `block`
+    /// are read as allow and deny).
+    #[serde(default, deserialize_with = "list")]
+    pub(crate) decision: &'static [&'static str],
+    #[serde(default, deserialize_with = "list")]
+    pub(crate) reason: &'static [&'static str],
+    /// Where it adds context for the model; every one present is kept.
+    #[serde(default, deserialize_with = "list")]
+    pub(crate) context: &'static [&'static str],
+    /// Where it shows a line to the person.
+    #[serde(default, deserialize_with = "list")]
+    pub(crate) notice: &'static [&'static str],
+    /// A deny without a reason is a failed hook (the call proceeds).
+    #[serde(default)]
+    pub(crate) deny_needs_reason: bool,
+    /// Events on which stdout that is not a JSON answer is context for the
+    /// model, and on which it is a line for the person; elsewhere it is
+    /// ignored, as JSON that does not parse is.
+    #[serde(default, deserialize_with = "list")]
+    pub(crate) text_context: &'static [On],
+    #[serde(default, deserialize_with = "list")]
+    pub(crate) text_notice: &'static [On],
+    /// Events on which exit 2 denies, with stderr (or `exit2Reason`) as
+    /// the reason, and on which its stderr is context for the model;
+    /// elsewhere exit 2 is a failed hook.
+    #[serde(default, deserialize_with = "list")]
+    pub(crate) exit2_denies: &'static [On],
+    #[serde(default, deserialize_with = "list")]
+    pub(crate) exit2_context: &'static [On],
+    /// Exit 2 with nothing on stderr is a failed hook.
+    #[serde(default)]
+    pub(crate) exit2_needs_stderr: bool,
+    /// The reason exit 2 denies with when the host does not pass stderr on.
+    pub(crate) exit2_reason: Option<&'static str>,
+    /// Events on which a failed hook (another exit code, a signal) denies,
+    /// and on which a timeout does; elsewhere the call proceeds.
+    #[serde(default, deserialize_with = "list")]
+    pub(crate) error_denies: &'static [On],
+    #[serde(default, deserialize_with = "list")]
+    pub(crate) timeout_denies: &'static [On],
+}
+
+/// A canonical event named in an adapter list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct On(#[serde(with = "event_name")] pub(crate) Event);
+
+impl<'de> Deserialize<'de> for On {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<On, D::Error> {
+        event_name::deserialize(d).map(On)
+    }
 }
 
 /// How a host has the user review new or changed hooks before it runs them.
@@ -798,6 +862,10 @@ impl Adapter {
     }
 
     /// What `import` reads of the host's own hooks, if it reads them.
+    pub fn hook_protocol(&self) -> Option<&HookProtocol> {
+        self.hook_protocol.as_ref()
+    }
+
     pub fn import(&self) -> Option<&Import> {
         self.import.as_ref()
     }

@@ -62,7 +62,14 @@ pub fn run(args: &ImportArgs) -> CmdResult {
             };
             match import::list(&text, src.format) {
                 Ok(listed) => {
-                    plan.extend(import::plan_file(host, scope, &src, &listed, &read_script));
+                    plan.extend(import::plan_file(
+                        host,
+                        scope,
+                        &src,
+                        &listed,
+                        &read_script,
+                        args.fail_closed,
+                    ));
                     files.push((host, src, text));
                 }
                 Err(e) => errors.push(format!(
@@ -309,6 +316,11 @@ fn print_plan(plan: &[Planned], hooks_file: &Path, dry_run: bool, added: usize) 
                     i.class,
                     i.event,
                     i.timeout_ms
+                ));
+                output::line(&format!(
+                    "  keeps its {} hook contract (its payload, its reading of the answer); {}",
+                    crate::hosts::adapter(i.protocol).map_or(i.protocol, |a| a.display_name()),
+                    i.failure
                 ));
                 for n in &i.notes {
                     output::line(&format!("  {}", escape(n)));

@@ -64,6 +64,7 @@ fn command(args: &[&str]) -> Handler {
         cwd: None,
         env: BTreeMap::new(),
         env_passthrough: Vec::new(),
+        protocol: None,
     })
 }
 

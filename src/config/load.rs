@@ -1094,10 +1094,12 @@ fn convert_command(v: Option<&Value>) -> Result<CommandSpec, (String, String)> {
             "/command".to_owned(),
         )
     })?;
-    if let Some(k) = obj
-        .keys()
-        .find(|k| !matches!(k.as_str(), "argv" | "cwd" | "env" | "envPassthrough"))
-    {
+    if let Some(k) = obj.keys().find(|k| {
+        !matches!(
+            k.as_str(),
+            "argv" | "cwd" | "env" | "envPassthrough" | "protocol" | "failClosed"
+        )
+    }) {
         return Err((format!("unknown key `{k}` in `command`"), "/command".into()));
     }
     let argv: Vec<String> = obj
@@ -1160,11 +1162,51 @@ fn convert_command(v: Option<&Value>) -> Result<CommandSpec, (String, String)> {
             }
         }
     }
+    let protocol = match obj.get("protocol") {
+        None => None,
+        Some(v) => {
+            let host = v
+                .as_str()
+                .and_then(crate::adapter::lookup)
+                .filter(|a| a.hook_protocol().is_some())
+                .ok_or_else(|| {
+                    let known: Vec<&str> = crate::adapter::all()
+                        .filter(|a| a.hook_protocol().is_some())
+                        .map(|a| a.name())
+                        .collect();
+                    (
+                        format!(
+                            "`command.protocol` must name a host whose hook contract keryx-hooks knows: `{}`",
+                            known.join("`, `")
+                        ),
+                        "/command/protocol".to_owned(),
+                    )
+                })?;
+            let fail_closed = match obj.get("failClosed") {
+                None => false,
+                Some(Value::Bool(b)) => *b,
+                Some(_) => {
+                    return Err((
+                        "`command.failClosed` must be true or false".into(),
+                        "/command/failClosed".into(),
+                    ));
+                }
+            };
+            Some(crate::config::model::Protocol { host, fail_closed })
+        }
+    };
+    if protocol.is_none() && obj.contains_key("failClosed") {
+        return Err((
+            "`command.failClosed` applies only to a command with a `protocol` (a hook in the spec's protocol already fails as its class says)".into(),
+            "/command/failClosed".into(),
+        ));
+    }
     Ok(CommandSpec {
         argv,
         cwd,
         env,
         env_passthrough,
+        protocol,
     })
 }
 

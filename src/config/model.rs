@@ -73,7 +73,28 @@ pub struct CommandSpec {
     /// `envPassthrough`: ambient variables the hook gets as they are (a
     /// notifier's `DISPLAY`, a webhook URL), in file order.
     pub env_passthrough: Vec<String>,
+    /// `protocol`: the host whose hook contract the command speaks (its
+    /// payload in, its reading of the answer and of failures out). `None`:
+    /// the spec's own protocol.
+    pub protocol: Option<Protocol>,
 }
+
+/// A command written for a host's own hooks: which host, and whether its
+/// failures deny as a keryx gate's do (`failClosed`) instead of having the
+/// effect that host gives them.
+#[derive(Debug, Clone, Copy)]
+pub struct Protocol {
+    pub host: &'static crate::adapter::Adapter,
+    pub fail_closed: bool,
+}
+
+impl PartialEq for Protocol {
+    fn eq(&self, other: &Protocol) -> bool {
+        self.host.name() == other.host.name() && self.fail_closed == other.fail_closed
+    }
+}
+
+impl Eq for Protocol {}
 
 /// The two in-process built-ins run through injectable ports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

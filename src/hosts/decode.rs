@@ -383,6 +383,11 @@ impl Adapter {
         if self.host_fields {
             input.host_fields = obj.clone();
         }
+        input.origin = Some(crate::runtime::types::Origin {
+            host: self.name,
+            event: spec.name,
+            payload: obj.clone(),
+        });
         Ok(input)
     }
 }

@@ -15,6 +15,7 @@ use super::hostfile::json::{Listed, Shape};
 use super::hostfile::wiring::{self, Format};
 use super::hostfile::{Scope, config_files};
 use crate::config::model::HookClass;
+use crate::events::Event;
 use crate::hosts::{Adapter, ConfigFormat, ImportReads, TimeoutUnit};
 use crate::paths::Locations;
 
@@ -193,6 +194,10 @@ pub struct Imported {
     pub id: String,
     pub event: &'static str,
     pub class: &'static str,
+    /// The host whose hook contract it keeps (`command.protocol`).
+    pub protocol: &'static str,
+    /// What its crash or timeout does once imported.
+    pub failure: String,
     pub matcher: String,
     pub timeout_ms: u64,
     pub grants: Grants,
@@ -228,6 +233,7 @@ pub fn plan_file(
     file: &SourceFile,
     handlers: &[Listed],
     read_script: ReadScript,
+    fail_closed: bool,
 ) -> Vec<Planned> {
     let current = crate::paths::self_exe();
     let mut out: Vec<Planned> = Vec::new();
@@ -242,7 +248,15 @@ pub fn plan_file(
         {
             continue;
         }
-        let outcome = plan_one(host, scope, file.format, l, command.as_deref(), read_script);
+        let outcome = plan_one(
+            host,
+            scope,
+            file.format,
+            l,
+            command.as_deref(),
+            read_script,
+            fail_closed,
+        );
         out.push(Planned {
             host: host.name().to_owned(),
             file: file.path.clone(),
@@ -278,6 +292,7 @@ fn plan_one(
     l: &Listed,
     command: Option<&str>,
     read_script: ReadScript,
+    fail_closed: bool,
 ) -> Outcome {
     let leave = |reason: String| Outcome::Leave { reason };
     let Some(event) = host.canonical_event(&l.key) else {
@@ -331,18 +346,46 @@ fn plan_one(
             mapped
         }
     };
+    if let Some(cond) = l.handler.get("if") {
+        return leave(format!(
+            "its `if` condition `{}` narrows when it runs, which keryx-hooks cannot match; moved without it, it would run on every {} call",
+            cond.as_str()
+                .map_or_else(|| cond.to_string(), str::to_owned),
+            l.key
+        ));
+    }
+    let Some(contract) = host.hook_protocol() else {
+        return leave(format!(
+            "keryx-hooks does not know how {} reads a hook's answer",
+            host.display_name()
+        ));
+    };
     let host_ev = host.events().iter().find(|e| e.name() == l.key);
+    let timeout_ms = timeout_ms(host, format, &l.handler, &mut notes);
+    let (scripts, unread) = script_texts(command, read_script);
+    let decides = unread
+        || contract.error_denies.iter().any(|o| o.0 == event)
+        || std::iter::once(command)
+            .chain(scripts.iter().map(String::as_str))
+            .any(can_decide);
     let class = match host_ev {
-        Some(ev) if ev.can_deny() && event.is_gate_capable() => HookClass::Gate,
+        Some(ev) if ev.can_deny() && event.is_gate_capable() && decides => HookClass::Gate,
         Some(ev) if ev.can_add_context() => HookClass::Context,
         _ => HookClass::Observe,
     };
-    let timeout_ms = timeout_ms(host, format, &l.handler, &mut notes);
-    let script = script_texts(command, read_script);
-    let grants = match detect(command, &script, scope, host) {
+    let grants = match detect(command, &scripts, scope, host) {
         Ok(g) => g,
         Err(reason) => return leave(reason),
     };
+    let extra = match carried(&l.handler) {
+        Ok(c) => c,
+        Err(reason) => return leave(reason),
+    };
+    // A handler the host itself runs fail-closed (Cursor's `failClosed`)
+    // keeps failing closed.
+    let fail_closed =
+        fail_closed || l.handler.get("failClosed").and_then(Value::as_bool) == Some(true);
+    let failure = failure_note(host, class, event, fail_closed);
     let id = derive_id(host.name(), &l.key, &matcher, command);
     let registration = registration(
         &id,
@@ -353,16 +396,128 @@ fn plan_one(
         &grants,
         &format!("{} {} hook, imported", host.display_name(), l.key),
     );
+    let registration = with_contract(
+        registration,
+        host,
+        fail_closed && class == HookClass::Gate,
+        &extra,
+    );
     Outcome::Import(Box::new(Imported {
         id,
         event: event.as_str(),
         class: class.as_str(),
+        protocol: host.name(),
+        failure,
         matcher,
         timeout_ms,
         grants,
         notes,
         registration,
     }))
+}
+
+/// Whether a hook's text can answer with a decision: an exit 2, or a
+/// decision word in a reply it prints. A hook none of whose code can be
+/// read is taken to decide.
+fn can_decide(text: &str) -> bool {
+    let t = text.to_ascii_lowercase();
+    let compact: String = t.chars().filter(|c| !c.is_whitespace()).collect();
+    [
+        "exit2",
+        "exit(2",
+        "exitcode=2",
+        "exit\"2",
+        "exit$",
+        "exit\"$",
+    ]
+    .iter()
+    .any(|m| compact.contains(m))
+        || [
+            "decision",
+            "\"block\"",
+            "'block'",
+            "\"deny\"",
+            "'deny'",
+            "permission",
+        ]
+        .iter()
+        .any(|m| t.contains(m))
+}
+
+/// The handler's own environment and working directory, which it runs with
+/// under its host too.
+#[derive(Debug, Default)]
+struct Carried {
+    env: Map<String, Value>,
+    cwd: Option<String>,
+}
+
+fn carried(handler: &Value) -> Result<Carried, String> {
+    let mut c = Carried::default();
+    if let Some(env) = handler.get("env") {
+        let Some(obj) = env.as_object() else {
+            return Err("its `env` is not an object of strings".into());
+        };
+        for (k, v) in obj {
+            let ok = !k.is_empty()
+                && !k.starts_with(|ch: char| ch.is_ascii_digit())
+                && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+            let Some(v) = v.as_str().filter(|_| ok) else {
+                return Err(format!("its `env` entry `{k}` is not NAME: \"string\""));
+            };
+            c.env.insert(k.clone(), Value::String(v.to_owned()));
+        }
+    }
+    if let Some(cwd) = handler.get("cwd") {
+        match cwd.as_str().filter(|s| !s.is_empty()) {
+            Some(s) => c.cwd = Some(s.to_owned()),
+            None => return Err("its `cwd` is not a path".into()),
+        }
+    }
+    Ok(c)
+}
+
+/// The registration with its host's contract: the protocol it speaks,
+/// fail-closed when asked, and the handler's own env and cwd.
+fn with_contract(mut r: Value, host: &Adapter, fail_closed: bool, extra: &Carried) -> Value {
+    if let Some(c) = r.get_mut("command").and_then(Value::as_object_mut) {
+        c.insert("protocol".into(), host.name().into());
+        if fail_closed {
+            c.insert("failClosed".into(), true.into());
+        }
+        if !extra.env.is_empty() {
+            c.insert("env".into(), Value::Object(extra.env.clone()));
+        }
+        if let Some(cwd) = &extra.cwd {
+            c.insert("cwd".into(), cwd.clone().into());
+        }
+    }
+    r
+}
+
+/// One sentence on what the hook's failures do once imported.
+fn failure_note(host: &Adapter, class: HookClass, event: Event, fail_closed: bool) -> String {
+    let gates = class == HookClass::Gate && event.is_gate_capable();
+    if !gates {
+        return "it never answers with a decision, so its failures change nothing".into();
+    }
+    if fail_closed {
+        return "a crash or timeout denies (fail-closed)".into();
+    }
+    let denies = host
+        .hook_protocol()
+        .is_some_and(|h| h.error_denies.iter().any(|o| o.0 == event));
+    if denies {
+        format!(
+            "a crash denies and a timeout lets the call through, as under {}",
+            host.display_name()
+        )
+    } else {
+        format!(
+            "a crash or timeout lets the call through, as under {} (`--fail-closed` denies instead)",
+            host.display_name()
+        )
+    }
 }
 
 /// The handler's timeout in milliseconds: the host's own unit converted,
@@ -497,8 +652,10 @@ pub fn registration(
 
 /// The text of the scripts `command` names that can be read: an absolute
 /// path, or one under `~`, `$HOME` or the project directory variables.
-fn script_texts(command: &str, read: ReadScript) -> Vec<String> {
-    command
+/// Also whether a word that names a script could not be read.
+fn script_texts(command: &str, read: ReadScript) -> (Vec<String>, bool) {
+    let mut unread = false;
+    let texts = command
         .split_whitespace()
         .map(|w| w.replace(['"', '\''], ""))
         .filter(|w| {
@@ -507,11 +664,20 @@ fn script_texts(command: &str, read: ReadScript) -> Vec<String> {
                 || w.starts_with("$HOME/")
                 || w.starts_with("${HOME}/")
                 || w.contains("_PROJECT_DIR")
+                || w.contains("_PLUGIN_ROOT")
                 || w.starts_with("./")
         })
         .take(4)
-        .filter_map(|w| read(&w))
-        .collect()
+        .filter_map(|w| {
+            let text = read(&w);
+            // A program such as /bin/sh or /usr/bin/env is not the script.
+            if text.is_none() && !w.starts_with("/bin/") && !w.starts_with("/usr/") {
+                unread = true;
+            }
+            text
+        })
+        .collect();
+    (texts, unread)
 }
 
 /// What `command` (and the script text it runs) needs: the ambient
@@ -1266,6 +1432,7 @@ mod tests {
                 listed("PreToolUse", "Bash(rm:*)"),
             ],
             &none,
+            false,
         );
         assert!(
             matches!(&plan[0].outcome, Outcome::Leave { reason } if reason.contains("`startup`"))

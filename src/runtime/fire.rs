@@ -19,6 +19,7 @@ use crate::paths::Locations;
 use crate::runner::{self, Exit, Sandbox, SandboxSpec, SpawnRequest};
 use crate::runtime::codec::{self, PayloadContext};
 use crate::runtime::compose;
+use crate::runtime::native;
 use crate::runtime::reply::{self, HookReply};
 use crate::runtime::semantics::{self, Effect};
 use crate::runtime::types::{
@@ -149,6 +150,9 @@ pub fn invoke(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Invo
 
 /// The JSON command hook `reg` gets on its stdin for `input`, stamped now.
 pub fn hook_payload(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Value {
+    if let Some(p) = reg.command().and_then(|c| c.protocol) {
+        return native::payload(p.host, input);
+    }
     let project_root = ctx.project_root.map(|p| p.to_string_lossy().into_owned());
     codec::build_hook_stdin(
         input,
@@ -241,7 +245,19 @@ pub fn invoke_command(
         timeout: Duration::from_millis(reg.clamped_timeout_ms()),
         sandbox,
     });
+    let protocol = command.protocol.and_then(|p| p.host.hook_protocol());
     let (result, exit_code) = match &out.exit {
+        // Written for a host's hooks: read as that host reads it.
+        Exit::Code(n) if protocol.is_some() && !out.stdout_truncated => {
+            let contract = protocol.expect("checked");
+            let ended = native::Ended::Code(*n);
+            let read = native::read(contract, input.event, ended, &out.stdout, &out.stderr)
+                .and_then(|r| match native::refused_reply(contract, &r) {
+                    Some(why) => Err((FailureKind::Crash, why)),
+                    None => Ok(r),
+                });
+            (read, Some(*n))
+        }
         // A reply cut at the capture cap is not the hook's answer: reading
         // what is left could turn a deny into "malformed" and let it pass,
         // so it fails like a crash (a gate then denies).
@@ -716,7 +732,30 @@ fn account(
             if *kind == FailureKind::SandboxUnavailable {
                 acc.anomaly("hook-sandbox-unavailable", &reg.id, Some(msg.clone()));
             }
-            match semantics::on_failure(reg.class, event, profile, *kind, so_far) {
+            let effect = match reg.command().and_then(|c| c.protocol) {
+                // A hook written for a host fails as it does there, unless
+                // the person chose fail-closed.
+                Some(p) if !p.fail_closed => {
+                    let denies = p
+                        .host
+                        .hook_protocol()
+                        .is_some_and(|h| native::failure_denies(h, event, *kind));
+                    if denies && decision_power {
+                        Effect::Deny(semantics::gate_code(*kind))
+                    } else {
+                        if decision_power {
+                            acc.result.notices.push(reason_text(&format!(
+                                "hook `{}` failed ({msg}); as under {}, its failure changes nothing",
+                                crate::escape::escape(&reg.id),
+                                p.host.display_name()
+                            )));
+                        }
+                        Effect::Proceed("hook-failed-as-under-its-host")
+                    }
+                }
+                _ => semantics::on_failure(reg.class, event, profile, *kind, so_far),
+            };
+            match effect {
                 Effect::Deny(code) => {
                     contributed = Outcome::Deny;
                     record.outcome = Outcome::Deny;

@@ -5,6 +5,7 @@ pub mod codec;
 pub mod compose;
 pub use crate::events;
 pub mod fire;
+pub mod native;
 pub mod reply;
 pub mod select;
 pub mod semantics;

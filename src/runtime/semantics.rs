@@ -16,7 +16,7 @@ pub enum Effect {
 }
 
 /// The reason code a gate's failure denies with.
-fn gate_code(kind: FailureKind) -> &'static str {
+pub fn gate_code(kind: FailureKind) -> &'static str {
     match kind {
         FailureKind::Timeout => "hook-timeout",
         FailureKind::Crash | FailureKind::Refused => "hook-crashed",

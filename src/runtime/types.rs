@@ -64,6 +64,18 @@ pub struct EventInput {
     /// (`hostFields`): hooks written for that host get its own fields next
     /// to the canonical ones. Empty otherwise.
     pub host_fields: Map<String, Value>,
+    /// The event as the host sent it, for hooks written for that host
+    /// (`command.protocol`). `None` when no host sent it (`keryx-hooks
+    /// test`, the keryx shell).
+    pub origin: Option<Origin>,
+}
+
+/// Which host sent an event, its own name for it, and its payload.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    pub host: &'static str,
+    pub event: &'static str,
+    pub payload: Map<String, Value>,
 }
 
 impl EventInput {
@@ -79,6 +91,7 @@ impl EventInput {
             parent_session_id: None,
             fields: Map::new(),
             host_fields: Map::new(),
+            origin: None,
         }
     }
 

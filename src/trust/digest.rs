@@ -87,6 +87,14 @@ pub fn canonical(hooks: &[&Registration]) -> Value {
                 names.sort_unstable();
                 entry["envPassthrough"] = json!(names);
             }
+            // Which contract the answer is read with, and how failures
+            // count: both change what a hook can decide.
+            if let Some(p) = cmd.protocol {
+                entry["protocol"] = json!(p.host.name());
+                if p.fail_closed {
+                    entry["failClosed"] = json!(true);
+                }
+            }
             entry
         })
         .collect();
@@ -364,6 +372,10 @@ mod tests {
             (
                 r#""id": "on-stop", "class": "observe", "command": {"argv": ["/bin/true"]"#,
                 r#""id": "on-stop", "class": "observe", "command": {"argv": ["/bin/true"], "envPassthrough": ["DISPLAY"]"#,
+            ),
+            (
+                r#""id": "on-stop", "class": "observe", "command": {"argv": ["/bin/true"]"#,
+                r#""id": "on-stop", "class": "observe", "command": {"argv": ["/bin/true"], "protocol": "codex""#,
             ),
         ];
         for (from, to) in edits {

@@ -93,7 +93,7 @@ pub(crate) fn importable(loc: &Here, host: &Adapter, scope: Scope) -> usize {
                 .ok()??;
             let listed = import::list(&text, src.format).ok()?;
             Some(
-                import::plan_file(host, scope, src, &listed, &read)
+                import::plan_file(host, scope, src, &listed, &read, false)
                     .iter()
                     .filter(|p| matches!(p.outcome, Outcome::Import(_)))
                     .count(),
