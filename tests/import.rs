@@ -628,3 +628,35 @@ fn a_failing_notifier_never_blocks_stopping_and_fail_closed_is_a_choice() {
     deny.code(0);
     assert!(deny.stdout.contains("\"deny\""), "{}", deny.stdout);
 }
+
+#[test]
+fn claude_codes_if_is_kept_so_a_guard_runs_only_where_it_did() {
+    let env = Env::new();
+    let hooks = env.project.join(".claude/hooks");
+    env.script(
+        hooks.join("env-guard.sh"),
+        "#!/bin/sh\ncat >/dev/null\necho run >> \"$CLAUDE_PROJECT_DIR/env-guard-runs\"\necho 'not the env file' >&2\nexit 2\n",
+    );
+    env.write(
+        env.claude_settings(),
+        json!({"hooks": {"PreToolUse": [{"matcher": "Write|Edit", "hooks": [
+            {"type": "command", "if": "Write(.env*)", "command": hooks.join("env-guard.sh").display().to_string()}
+        ]}]}})
+        .to_string(),
+    );
+    env.run(&["import", "claude-code"]).code(0);
+    assert_eq!(entry(&env.user_hooks(), "PreToolUse")["if"], "Write(.env*)");
+    let write = |path: &str| {
+        let p = json!({
+            "session_id": "s", "cwd": env.project, "hook_event_name": "PreToolUse",
+            "tool_name": "Write", "tool_use_id": "t",
+            "tool_input": {"file_path": env.project.join(path), "content": "x"}
+        });
+        let out = env.run_stdin(&["run", "claude-code", "PreToolUse"], p.to_string());
+        out.code(0);
+        out.stdout.clone()
+    };
+    assert!(!write("src/main.rs").contains("deny"));
+    assert!(write(".env.local").contains("not the env file"));
+    assert_eq!(read(&env.project.join("env-guard-runs")), "run\n");
+}

@@ -178,6 +178,15 @@ fn row_text(row: &Row, profile: Profile, off: Option<NotRun>) -> String {
         escape(&r.matcher.source()),
         r.timeout_ms,
     );
+    if let Some(c) = &r.condition {
+        s.push_str(&format!(" if={}", escape(c.source())));
+    }
+    if let Some(p) = r.command().and_then(|c| c.protocol) {
+        s.push_str(&format!(" protocol={}", p.host.name()));
+        if p.fail_closed {
+            s.push_str(" failClosed=true");
+        }
+    }
     if r.command().is_some() {
         s.push_str(&format!(" runsIn={}", r.effective_runs_in(profile)));
         if r.network == crate::config::model::Network::Restricted {
@@ -218,7 +227,7 @@ fn row_json(row: &Row, profile: Profile) -> Value {
     let r = row.first;
     let handler = match &r.handler {
         Handler::Command(c) => {
-            json!({"kind": "command", "argv": c.argv, "cwd": c.cwd, "env": c.env, "envPassthrough": c.env_passthrough})
+            json!({"kind": "command", "argv": c.argv, "cwd": c.cwd, "env": c.env, "envPassthrough": c.env_passthrough, "protocol": c.protocol.map(|p| p.host.name()), "failClosed": c.protocol.map(|p| p.fail_closed)})
         }
         Handler::Builtin(p) => json!({"kind": "builtin", "port": format!("{p:?}")}),
     };
@@ -230,6 +239,7 @@ fn row_json(row: &Row, profile: Profile) -> Value {
         "appliesToChildAgents": r.applies_to_child_agents,
         "events": row.events,
         "matcher": r.matcher.source(),
+        "if": r.condition.as_ref().map(|c| c.source()),
         "timeoutMs": r.timeout_ms,
         "runsIn": r.runs_in.as_str(),
         "effectiveRunsIn": r.effective_runs_in(profile).as_str(),

@@ -73,6 +73,7 @@ fn reg(id: &str, event: Event, matcher: &str, class: HookClass, handler: Handler
         id: id.to_owned(),
         event,
         matcher: Matcher::compile(matcher).expect("built-in matchers compile"),
+        condition: None,
         class,
         handler,
         timeout_ms: Registration::DEFAULT_TIMEOUT_MS,

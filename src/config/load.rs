@@ -595,9 +595,10 @@ fn convert_registration(
     let obj: &Map<String, Value> = entry
         .as_object()
         .ok_or_else(|| schema_err("must be an object".into(), ""))?;
-    const KEYS: [&str; 12] = [
+    const KEYS: [&str; 13] = [
         "id",
         "matcher",
+        "if",
         "command",
         "class",
         "timeoutMs",
@@ -674,6 +675,19 @@ fn convert_registration(
             "/matcher".to_owned(),
         )
     })?;
+    let condition = match str_field("if")? {
+        None => None,
+        Some(_) if !event.is_per_tool() => {
+            return Err(schema_err(
+                format!("`if` narrows a tool event's hook to some calls; {event} has no tool"),
+                "/if",
+            ));
+        }
+        Some(src) => Some(
+            crate::config::condition::Condition::compile(src)
+                .map_err(|e| schema_err(format!("`if`: {e}"), "/if"))?,
+        ),
+    };
     let class = str_field("class")?
         .and_then(HookClass::parse)
         .ok_or_else(|| {
@@ -736,6 +750,7 @@ fn convert_registration(
         id: id.to_owned(),
         event,
         matcher,
+        condition,
         class,
         handler: Handler::Command(command),
         timeout_ms,

@@ -2,6 +2,7 @@
 //! layered loader with every load error.
 
 pub mod builtin;
+pub mod condition;
 pub mod diagnostic;
 pub mod load;
 pub mod locate;

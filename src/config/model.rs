@@ -120,6 +120,8 @@ pub struct Registration {
     pub id: String,
     pub event: Event,
     pub matcher: Matcher,
+    /// `if`: the calls of a matched tool it runs on (a permission rule).
+    pub condition: Option<crate::config::condition::Condition>,
     pub class: HookClass,
     pub handler: Handler,
     pub timeout_ms: u64,

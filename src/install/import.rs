@@ -346,14 +346,32 @@ fn plan_one(
             mapped
         }
     };
-    if let Some(cond) = l.handler.get("if") {
-        return leave(format!(
-            "its `if` condition `{}` narrows when it runs, which keryx-hooks cannot match; moved without it, it would run on every {} call",
-            cond.as_str()
-                .map_or_else(|| cond.to_string(), str::to_owned),
-            l.key
-        ));
-    }
+    // Claude Code's `if`: the same permission rule, matched the same way.
+    let condition = match l.handler.get("if") {
+        None => None,
+        Some(v) => {
+            let src = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+            let compiled = v
+                .as_str()
+                .filter(|_| event.is_per_tool())
+                .map(crate::config::condition::Condition::compile);
+            match compiled {
+                Some(Ok(_)) => Some(src),
+                Some(Err(e)) => {
+                    return leave(format!(
+                        "its `if` `{src}` cannot be matched by keryx-hooks ({e}); moved without it, it would run on every {} call",
+                        l.key
+                    ));
+                }
+                None => {
+                    return leave(format!(
+                        "its `if` `{src}` cannot be matched by keryx-hooks on {}; moved without it, it would run on every call",
+                        l.key
+                    ));
+                }
+            }
+        }
+    };
     let Some(contract) = host.hook_protocol() else {
         return leave(format!(
             "keryx-hooks does not know how {} reads a hook's answer",
@@ -377,10 +395,11 @@ fn plan_one(
         Ok(g) => g,
         Err(reason) => return leave(reason),
     };
-    let extra = match carried(&l.handler) {
+    let mut extra = match carried(&l.handler) {
         Ok(c) => c,
         Err(reason) => return leave(reason),
     };
+    extra.condition = condition;
     // A handler the host itself runs fail-closed (Cursor's `failClosed`)
     // keeps failing closed.
     let fail_closed =
@@ -450,6 +469,7 @@ fn can_decide(text: &str) -> bool {
 struct Carried {
     env: Map<String, Value>,
     cwd: Option<String>,
+    condition: Option<String>,
 }
 
 fn carried(handler: &Value) -> Result<Carried, String> {
@@ -480,6 +500,22 @@ fn carried(handler: &Value) -> Result<Carried, String> {
 /// The registration with its host's contract: the protocol it speaks,
 /// fail-closed when asked, and the handler's own env and cwd.
 fn with_contract(mut r: Value, host: &Adapter, fail_closed: bool, extra: &Carried) -> Value {
+    if let (Some(c), Some(obj)) = (&extra.condition, r.as_object_mut()) {
+        // After the matcher, where a reader looks for it.
+        let after = if obj.contains_key("matcher") {
+            "matcher"
+        } else {
+            "id"
+        };
+        let entries: Vec<(String, Value)> = std::mem::take(obj).into_iter().collect();
+        for (k, v) in entries {
+            let here = k == after;
+            obj.insert(k, v);
+            if here {
+                obj.insert("if".into(), c.clone().into());
+            }
+        }
+    }
     if let Some(c) = r.get_mut("command").and_then(Value::as_object_mut) {
         c.insert("protocol".into(), host.name().into());
         if fail_closed {

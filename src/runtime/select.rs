@@ -19,6 +19,8 @@ pub enum NotRun {
     OtherEvent,
     /// Its matcher does not accept this tool.
     Matcher { matcher: String, tool: String },
+    /// Its `if` does not name this call.
+    Condition { condition: String },
     /// `enabled: false`, in the file named (when known).
     Disabled { by: Option<PathBuf> },
     /// Its `profiles` leave out the session's profile.
@@ -41,6 +43,7 @@ impl NotRun {
         match self {
             NotRun::OtherEvent => "other-event",
             NotRun::Matcher { .. } => "matcher",
+            NotRun::Condition { .. } => "if",
             NotRun::Disabled { .. } => "disabled",
             NotRun::Profile(_) => "profile",
             NotRun::Trust(state) => state,
@@ -53,7 +56,10 @@ impl NotRun {
     /// Whether the hook was in the running for this very call (its event
     /// and matcher fit): only those leave a `skipped` record.
     pub fn considered(&self) -> bool {
-        !matches!(self, NotRun::OtherEvent | NotRun::Matcher { .. })
+        !matches!(
+            self,
+            NotRun::OtherEvent | NotRun::Matcher { .. } | NotRun::Condition { .. }
+        )
     }
 
     /// The reason in plain words.
@@ -65,6 +71,9 @@ impl NotRun {
                 escape(matcher),
                 escape(tool)
             ),
+            NotRun::Condition { condition } => {
+                format!("its `if` `{}` does not name this call", escape(condition))
+            }
             NotRun::Disabled { by: Some(p) } => format!(
                 "it is disabled (\"enabled\": false in `{}`)",
                 escape(&p.display().to_string())
@@ -163,6 +172,19 @@ pub fn verdict(reg: &Registration, input: &EventInput, f: &Filters) -> Option<No
             matcher: reg.matcher.source(),
             tool: tool.to_owned(),
         });
+    }
+    if let Some(c) = &reg.condition {
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        if !c.matches(
+            tool,
+            input.tool_input(),
+            input.cwd.as_deref(),
+            home.as_deref(),
+        ) {
+            return Some(NotRun::Condition {
+                condition: c.source().to_owned(),
+            });
+        }
     }
     if let Some(off) = standing(reg, f) {
         return Some(off);

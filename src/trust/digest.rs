@@ -87,6 +87,9 @@ pub fn canonical(hooks: &[&Registration]) -> Value {
                 names.sort_unstable();
                 entry["envPassthrough"] = json!(names);
             }
+            if let Some(c) = &r.condition {
+                entry["if"] = json!(c.source());
+            }
             // Which contract the answer is read with, and how failures
             // count: both change what a hook can decide.
             if let Some(p) = cmd.protocol {
