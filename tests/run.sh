@@ -15,6 +15,15 @@ if ! command -v bwrap >/dev/null 2>&1; then
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap
 fi
 
+# jq and git: the real-hooks corpus (tests/fixtures/real-hooks/) runs public
+# hooks that call them, as they do on a person's machine.
+for tool in jq git; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        as_root apt-get update -qq
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$tool"
+    fi
+done
+
 # cargo-nextest runs the suite; install it when missing.
 if ! cargo nextest --version >/dev/null 2>&1; then
     cargo install --locked cargo-nextest
