@@ -472,7 +472,7 @@ fn hosts() {
     claude-code  ~/.claude (found)   settings or plugin           yes     claude
     codex        ~/.codex            settings or plugin           yes     codex-cli, openai-codex
     copilot      ~/.copilot          settings                     yes     copilot-cli, github-copilot
-    cursor       ~/.cursor           settings                     no      cursor-agent, cursor-cli
+    cursor       ~/.cursor           settings                     yes     cursor-agent, cursor-cli
     gemini-cli   ~/.gemini           settings or plugin           yes     gemini
     keryx        -                   - (runs keryx-hooks itself)  no
     kimi         ~/.kimi-code        settings                     yes     kimi-code, kimi-cli

@@ -65,13 +65,13 @@ fn a_misspelt_host_is_refused_with_the_nearest_host_and_the_list() {
     env.run(&["uninstall", "opencod"])
         .code(1)
         .stderr_has("did you mean `opencode`?");
-    // Only hosts the command takes are suggested: Cursor's hooks cannot be
-    // imported, so a typo of it gets the list alone.
-    env.run(&["import", "cursr"])
+    // Only hosts the command takes are suggested: OpenCode's hooks (a
+    // plugin) cannot be imported, so a typo of it gets the list alone.
+    env.run(&["import", "opencod"])
         .code(1)
-        .stderr_has("error: unknown host `cursr`")
+        .stderr_has("error: unknown host `opencod`")
         .stderr_has(
-            "hint: hosts to import from: claude-code, codex, copilot, gemini-cli, kimi, qwen-code",
+            "hint: hosts to import from: claude-code, codex, copilot, cursor, gemini-cli, kimi, qwen-code",
         );
     env.run(&["import", "geminii"])
         .code(1)
@@ -111,6 +111,7 @@ fn hosts_of(command: &str) -> Vec<&'static str> {
             "claude-code",
             "codex",
             "copilot",
+            "cursor",
             "gemini-cli",
             "kimi",
             "qwen-code",

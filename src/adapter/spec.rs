@@ -404,9 +404,22 @@ impl Package {
 #[serde(deny_unknown_fields)]
 pub struct Import {
     pub reads: ImportReads,
+    /// Where the host runs a hook's command: `project` (the default), or
+    /// `file`, the directory of the file the hook is in (Cursor: a
+    /// `./hooks/x.sh` beside `~/.cursor/hooks.json`).
+    #[serde(default, rename(deserialize = "runsFrom"))]
+    pub runs_from: RunsFrom,
     /// Files beside each settings file that hold hooks too.
     #[serde(borrow, default, deserialize_with = "list")]
     pub siblings: &'static [Sibling],
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all(deserialize = "lowercase"))]
+pub enum RunsFrom {
+    #[default]
+    Project,
+    File,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -441,6 +454,9 @@ pub struct HookProtocol {
     /// are read as allow and deny).
     #[serde(default, deserialize_with = "list")]
     pub(crate) decision: &'static [&'static str],
+    /// Where `false` refuses (`continue: false`): read as a deny.
+    #[serde(default, deserialize_with = "list")]
+    pub(crate) denies_when_false: &'static [&'static str],
     #[serde(default, deserialize_with = "list")]
     pub(crate) reason: &'static [&'static str],
     /// Where it adds context for the model; every one present is kept.

@@ -14,7 +14,8 @@ pub mod stdin_guard;
 pub(crate) use crate::adapter::ADAPTER_SOURCES;
 pub use crate::adapter::{
     Adapter, AlsoRead, AlsoRuns, Bridge, ConfigFiles, ConfigFormat, HomeEnv, HookReview, HostEvent,
-    Import, ImportReads, Layout, Package, PackageKind, ProjectTrust, Sibling, TimeoutUnit,
+    Import, ImportReads, Layout, Package, PackageKind, ProjectTrust, RunsFrom, Sibling,
+    TimeoutUnit,
 };
 pub use crate::adapter::{adapter, all, closest, host_names, lookup, native};
 pub use decode::DecodeError;

@@ -251,7 +251,7 @@ pub fn plan_file(
         let outcome = plan_one(
             host,
             scope,
-            file.format,
+            file,
             l,
             command.as_deref(),
             read_script,
@@ -288,12 +288,13 @@ pub fn plan_file(
 fn plan_one(
     host: &Adapter,
     scope: Scope,
-    format: Format,
+    file: &SourceFile,
     l: &Listed,
     command: Option<&str>,
     read_script: ReadScript,
     fail_closed: bool,
 ) -> Outcome {
+    let format = file.format;
     let leave = |reason: String| Outcome::Leave { reason };
     let Some(event) = host.canonical_event(&l.key) else {
         return leave(format!(
@@ -380,7 +381,11 @@ fn plan_one(
     };
     let host_ev = host.events().iter().find(|e| e.name() == l.key);
     let timeout_ms = timeout_ms(host, format, &l.handler, &mut notes);
-    let (scripts, unread) = script_texts(command, read_script);
+    let runs_from_file = host
+        .import()
+        .is_some_and(|i| i.runs_from == crate::hosts::RunsFrom::File);
+    let base = runs_from_file.then(|| file.path.parent()).flatten();
+    let (scripts, unread) = script_texts(command, read_script, base);
     let decides = unread
         || contract.error_denies.iter().any(|o| o.0 == event)
         || std::iter::once(command)
@@ -400,6 +405,9 @@ fn plan_one(
         Err(reason) => return leave(reason),
     };
     extra.condition = condition;
+    if extra.cwd.is_none() && runs_from_file {
+        extra.cwd = file_dir(host, scope, &file.path);
+    }
     // A handler the host itself runs fail-closed (Cursor's `failClosed`)
     // keeps failing closed.
     let fail_closed =
@@ -529,6 +537,23 @@ fn with_contract(mut r: Value, host: &Adapter, fail_closed: bool, extra: &Carrie
         }
     }
     r
+}
+
+/// The directory of the host file `path`, where the host runs its hooks:
+/// absolute for a user file, relative to the project for a project file.
+fn file_dir(host: &Adapter, scope: Scope, path: &Path) -> Option<String> {
+    let dir = path.parent()?;
+    if scope == Scope::Project {
+        // The project file's own directory, as the adapter names it.
+        let named = host
+            .config_files()
+            .project
+            .iter()
+            .find(|p| path.ends_with(p))?;
+        let rel = Path::new(named).parent()?.to_string_lossy().into_owned();
+        return Some(if rel.is_empty() { ".".into() } else { rel });
+    }
+    Some(dir.to_string_lossy().into_owned())
 }
 
 /// One sentence on what the hook's failures do once imported.
@@ -689,7 +714,7 @@ pub fn registration(
 /// The text of the scripts `command` names that can be read: an absolute
 /// path, or one under `~`, `$HOME` or the project directory variables.
 /// Also whether a word that names a script could not be read.
-fn script_texts(command: &str, read: ReadScript) -> (Vec<String>, bool) {
+fn script_texts(command: &str, read: ReadScript, base: Option<&Path>) -> (Vec<String>, bool) {
     let mut unread = false;
     let texts = command
         .split_whitespace()
@@ -705,6 +730,11 @@ fn script_texts(command: &str, read: ReadScript) -> (Vec<String>, bool) {
         })
         .take(4)
         .filter_map(|w| {
+            // Relative to the host file's directory, where the host runs it.
+            let w = match (base, w.strip_prefix("./")) {
+                (Some(b), Some(rest)) => b.join(rest).to_string_lossy().into_owned(),
+                _ => w,
+            };
             let text = read(&w);
             // A program such as /bin/sh or /usr/bin/env is not the script.
             if text.is_none() && !w.starts_with("/bin/") && !w.starts_with("/usr/") {
@@ -1439,6 +1469,7 @@ mod tests {
         script_texts(
             "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/a.sh --x '~/b.py' plain",
             &read,
+            None,
         );
         assert_eq!(
             *asked.borrow(),

@@ -211,7 +211,13 @@ fn read_stdout(protocol: &HookProtocol, event: Event, stdout: &[u8]) -> HookRepl
             .find_map(|p| get(&answer, p).and_then(Value::as_str))
             .map(str::to_owned)
     };
-    let decision = paths_decision(&answer, protocol.decision);
+    let decision = paths_decision(&answer, protocol.decision).or_else(|| {
+        protocol
+            .denies_when_false
+            .iter()
+            .any(|p| get(&answer, p) == Some(&Value::Bool(false)))
+            .then_some(Outcome::Deny)
+    });
     let reason = first(protocol.reason);
     let context: Vec<&str> = protocol
         .context
