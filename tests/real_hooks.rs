@@ -53,8 +53,8 @@ const DIFFERS: &[(&str, &str)] = &[
         "it appends to the project's `.gemini/tool-log.txt`, and the sandbox keeps `.gemini/` read-only (a host's project configuration); the log line is not written",
     ),
     (
-        "50-copilot-tool-guardian/rm-root",
-        "the built-in ctx-guard denies `rm -rf /` first; the decision is the same (deny), but the hook never runs and its log line is not written",
+        "37-codex-working-state/stop",
+        "the same state file in the project's `.codex/`: the Stop hook's write fails in the sandbox and the state file is not updated (the stop itself is not blocked, as under Codex)",
     ),
 ];
 
@@ -1147,15 +1147,24 @@ fn through_keryx(case: &Case, s: &Side) -> Result<Option<Answer>, String> {
         }
     }
     let kept = !kept_by_host(case, env).is_empty();
+    // A package's hooks stay with the host, which keeps running them; import
+    // must say so rather than report nothing to import.
     if kept && case.source.package != Package::File {
-        return Err(format!(
-            "not imported: `import {}` leaves the {} in place (the host keeps running it; keryx-hooks has no registration)",
-            m.name,
-            match case.source.package {
-                Package::ClaudePlugin => "plugin's hooks/hooks.json",
-                _ => "extension's hooks/hooks.json",
-            }
-        ));
+        if !import
+            .stdout
+            .contains("stays with the host: it comes with the")
+        {
+            return Err(format!(
+                "`import {}` did not list the {} as staying with the host: {}",
+                m.name,
+                match case.source.package {
+                    Package::ClaudePlugin => "plugin's hooks/hooks.json",
+                    _ => "extension's hooks/hooks.json",
+                },
+                first_line(&import.stdout, &import.stderr)
+            ));
+        }
+        return Ok(None);
     }
     if !m.shim_events.contains(&case.event.as_str()) {
         if !kept {

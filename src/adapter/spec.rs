@@ -412,6 +412,9 @@ pub struct Import {
     /// Files beside each settings file that hold hooks too.
     #[serde(borrow, default, deserialize_with = "list")]
     pub siblings: &'static [Sibling],
+    /// Hooks that come with the host's own packages (Claude Code plugins,
+    /// Gemini CLI extensions): where they are, so `import` can list them.
+    pub packages: Option<PackageHooks>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -430,6 +433,25 @@ pub enum ImportReads {
     /// Every file of the settings file's format in each settings file's
     /// directory (a host that loads every hooks file there).
     Directory,
+}
+
+/// Where a host's installed packages keep their hooks.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all(deserialize = "camelCase"))]
+pub struct PackageHooks {
+    /// What the host calls one (`plugin`, `extension`).
+    pub noun: &'static str,
+    /// A JSON file (`~/…`) listing them: `plugins.<id>[].installPath`.
+    pub registry: Option<&'static str>,
+    /// A directory (`~/…`) with one package per subdirectory.
+    pub directory: Option<&'static str>,
+    /// The settings key whose `<id>: true` turns a listed one on.
+    pub enabled_key: Option<&'static str>,
+    /// The hooks file inside a package.
+    pub hooks: &'static str,
+    /// The variable the host sets to the package's directory, or the text
+    /// it substitutes there (`${extensionPath}`).
+    pub root: &'static str,
 }
 
 /// A file beside a settings file, by name, and how it holds its hooks.

@@ -81,6 +81,24 @@ pub fn run(args: &ImportArgs) -> CmdResult {
         }
     }
 
+    // A plugin's or extension's hooks are listed, never moved.
+    for host in &hosts {
+        for pkg in import::package_files(host, scope, &loc) {
+            let listed = file::read(&pkg.file.path)
+                .ok()
+                .flatten()
+                .and_then(|text| import::list(&text, pkg.file.format).ok());
+            match listed {
+                Some(listed) => plan.extend(import::plan_package(host, &pkg, &listed)),
+                None => errors.push(format!(
+                    "{}: `{}` cannot be read as a hooks file",
+                    host.display_name(),
+                    pkg.file.path.display()
+                )),
+            }
+        }
+    }
+
     // Each id once: the same handler twice is one registration.
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut new_regs: Vec<(&'static str, Value)> = Vec::new();

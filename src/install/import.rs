@@ -163,6 +163,111 @@ fn timeout_keys(format: Format) -> &'static [&'static str] {
     }
 }
 
+/// A hooks file that came with one of the host's packages (a plugin, an
+/// extension).
+#[derive(Debug, Clone)]
+pub struct PackageFile {
+    /// The package's id or directory name.
+    pub name: String,
+    pub file: SourceFile,
+}
+
+/// The hooks files of `host`'s installed (and, where the host says which,
+/// enabled) packages, as its adapter's `import.packages` says. They are
+/// listed, never edited: they belong to the package.
+pub fn package_files(host: &Adapter, scope: Scope, loc: &Locations) -> Vec<PackageFile> {
+    let (Some(pkg), Some(format), Scope::User) = (
+        host.import().and_then(|i| i.packages.as_ref()),
+        wiring::format(host),
+        scope,
+    ) else {
+        return Vec::new();
+    };
+    let home = |p: &str| match p.strip_prefix("~/") {
+        Some(rest) => loc.home.join(rest),
+        None => PathBuf::from(p),
+    };
+    let read_json = |p: &Path| -> Option<Value> {
+        serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok()
+    };
+    let mut roots: Vec<(String, PathBuf)> = Vec::new();
+    if let Some(registry) = pkg.registry.map(home).as_deref().and_then(read_json) {
+        let enabled: Option<BTreeSet<String>> = pkg.enabled_key.map(|key| {
+            config_files(host, Scope::User, loc)
+                .iter()
+                .filter_map(|f| read_json(f))
+                .filter_map(|v| v.get(key).and_then(Value::as_object).cloned())
+                .flat_map(|o| o.into_iter())
+                .filter(|(_, on)| on == &Value::Bool(true))
+                .map(|(id, _)| id)
+                .collect()
+        });
+        for (id, installs) in registry
+            .get("plugins")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            if enabled.as_ref().is_some_and(|on| !on.contains(id)) {
+                continue;
+            }
+            for install in installs.as_array().into_iter().flatten() {
+                if let Some(path) = install.get("installPath").and_then(Value::as_str) {
+                    roots.push((id.clone(), PathBuf::from(path)));
+                }
+            }
+        }
+    }
+    if let Some(dir) = pkg.directory.map(home) {
+        let mut found: Vec<(String, PathBuf)> = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().is_dir())
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+            .collect();
+        found.sort();
+        roots.extend(found);
+    }
+    roots
+        .into_iter()
+        .map(|(name, root)| (name, root.join(pkg.hooks)))
+        .filter(|(_, path)| path.is_file())
+        .map(|(name, path)| PackageFile {
+            name,
+            file: SourceFile { path, format },
+        })
+        .collect()
+}
+
+/// Every handler in a package's hooks file, each staying with the host.
+pub fn plan_package(host: &Adapter, pkg: &PackageFile, handlers: &[Listed]) -> Vec<Planned> {
+    let noun = host
+        .import()
+        .and_then(|i| i.packages.as_ref())
+        .map_or("package", |p| p.noun);
+    handlers
+        .iter()
+        .map(|l| Planned {
+            host: host.name().to_owned(),
+            file: pkg.file.path.clone(),
+            host_event: l.key.clone(),
+            matcher: l.matcher.clone(),
+            command: command_keys(pkg.file.format)
+                .iter()
+                .find_map(|k| l.handler.get(*k).and_then(Value::as_str))
+                .map(str::to_owned),
+            outcome: Outcome::Leave {
+                reason: format!(
+                    "it comes with the {noun} `{}`, which {} installs, updates and runs; a copy in keryx-hooks would run it twice, so it stays there (keryx-hooks still guards the calls it sees)",
+                    pkg.name,
+                    host.display_name()
+                ),
+            },
+        })
+        .collect()
+}
+
 /// What a handler's command needs beyond the sandbox's defaults.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -727,6 +832,7 @@ fn script_texts(command: &str, read: ReadScript, base: Option<&Path>) -> (Vec<St
                 || w.contains("_PROJECT_DIR")
                 || w.contains("_PLUGIN_ROOT")
                 || w.starts_with("./")
+                || is_relative_script(w)
         })
         .take(4)
         .filter_map(|w| {
@@ -744,6 +850,17 @@ fn script_texts(command: &str, read: ReadScript, base: Option<&Path>) -> (Vec<St
         })
         .collect();
     (texts, unread)
+}
+
+/// A relative path to a script (`.github/hooks/log.sh`): run from the
+/// project, as a host runs it.
+fn is_relative_script(w: &str) -> bool {
+    const SCRIPTS: &[&str] = &[
+        ".sh", ".bash", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl",
+    ];
+    w.contains('/')
+        && !w.starts_with(['/', '-', '$', '~'])
+        && SCRIPTS.iter().any(|x| w.ends_with(x))
 }
 
 /// What `command` (and the script text it runs) needs: the ambient
@@ -1029,6 +1146,7 @@ fn home_form(word: &str) -> Option<String> {
 /// home path on a line that opens a file for writing (`open(…, "a")`,
 /// `appendFile`, `writeFile`, `mkdirSync`, `makedirs`, `write_text`).
 pub fn home_writes(text: &str) -> Vec<String> {
+    let text = &with_home_variables(text);
     let mut out: Vec<String> = Vec::new();
     let mut push = |p: String| {
         if !out.contains(&p) {
@@ -1087,6 +1205,63 @@ pub fn home_writes(text: &str) -> Vec<String> {
         for p in built_home_paths(text) {
             push(p);
         }
+    }
+    out
+}
+
+/// `text` with each shell variable assigned a home path
+/// (`LOG="$HOME/.x/log"`, `DIR="${WORK_DIR:-$HOME/.y}"`) written out where
+/// it is used, so a write through the variable names the path.
+fn with_home_variables(text: &str) -> String {
+    let mut vars: Vec<(String, String)> = Vec::new();
+    for line in text.lines() {
+        let line = line.trim_start();
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        let line = line.strip_prefix("local ").unwrap_or(line);
+        let Some((name, value)) = line.split_once('=') else {
+            continue;
+        };
+        if name.is_empty()
+            || name.starts_with(|c: char| c.is_ascii_digit())
+            || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        {
+            continue;
+        }
+        let value = value.split_whitespace().next().unwrap_or("");
+        let value = value.trim_matches(['"', '\'']);
+        // `${NAME:-default}`: the default is what it is when unset.
+        let value = match value
+            .strip_prefix("${")
+            .and_then(|v| v.strip_suffix('}'))
+            .and_then(|v| v.split_once(":-"))
+        {
+            Some((_, default)) => default,
+            None => value,
+        };
+        let value = value.trim_matches(['"', '\'']);
+        if home_form(value).is_some() {
+            vars.push((name.to_owned(), value.to_owned()));
+        }
+    }
+    let mut out = text.to_owned();
+    for (name, value) in vars.iter().rev() {
+        out = out
+            .replace(&format!("${{{name}}}"), value)
+            .replace(&format!("\"${name}\""), value)
+            .replace(&format!("${name}/"), &format!("{value}/"));
+        // `$NAME` at the end of a word.
+        let bare = format!("${name}");
+        let mut rebuilt = String::new();
+        let mut rest = out.as_str();
+        while let Some(i) = rest.find(&bare) {
+            let after = &rest[i + bare.len()..];
+            let boundary = !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+            rebuilt.push_str(&rest[..i]);
+            rebuilt.push_str(if boundary { value } else { &bare });
+            rest = after;
+        }
+        rebuilt.push_str(rest);
+        out = rebuilt;
     }
     out
 }

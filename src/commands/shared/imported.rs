@@ -35,6 +35,8 @@ pub(crate) fn read_script(word: &str, loc: &Here, root: Option<&Path>) -> Option
         project.join(rest)
     } else if let Some(rest) = word.strip_prefix("./") {
         project.join(rest)
+    } else if !word.starts_with('/') {
+        project.join(word)
     } else {
         PathBuf::from(word)
     };
