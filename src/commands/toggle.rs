@@ -133,8 +133,8 @@ fn toggle(req: &Request) -> CmdResult {
     let mut edited = edit::Doc::new(&text);
     let mut expected = doc.clone();
     for op in &ops {
-        edited.apply(op).map_err(edit_failed)?;
-        edit::apply_value(&mut expected, op).map_err(edit_failed)?;
+        edited.edit(op).map_err(edit_failed)?;
+        edit::edit_value(&mut expected, op).map_err(edit_failed)?;
     }
     let reparsed: Value = serde_json::from_str(edited.text()).map_err(edit_failed)?;
     if serde_json::to_vec(&reparsed).ok() != serde_json::to_vec(&expected).ok() {
