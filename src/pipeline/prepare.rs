@@ -14,6 +14,7 @@ use crate::config::{self};
 use crate::escape::escape;
 use crate::events::Event;
 use crate::hosts::{self, Adapter};
+use crate::install::SnapshotError;
 use crate::install::wired::WiredSnapshot;
 use crate::paths::Locations;
 use crate::runtime::fire::{self};
@@ -185,7 +186,7 @@ pub(crate) fn prepare(
                 .iter()
                 .find(|f| f.path == "hooks.json")
                 .map(|f| f.sha256.clone())
-                .ok_or_else(|| "its manifest lists no `hooks.json`".to_owned())
+                .ok_or(SnapshotError::ManifestLacksHooksJson)
         })
     });
     let digest = manifest.as_ref().and_then(|m| m.as_ref().ok()).cloned();
@@ -205,7 +206,7 @@ pub(crate) fn prepare(
                 "hook-snapshot-tampered",
                 format!(
                     "snapshot `{key}` cannot be checked against its manifest ({}); move `{}` away, then run `keryx-hooks install <host>...` to take it again",
-                    escape(why),
+                    escape(&why.to_string()),
                     escape(&loc.snapshot_dir(key).display().to_string())
                 ),
             ));
