@@ -1022,13 +1022,12 @@ fn sandbox_check(loc: &Here, regs: &[config::model::Registration], out: &mut Vec
         .map(|i| format!("`{}`", escape(i)))
         .collect::<Vec<_>>()
         .join(", ");
-    let pin = loc.settings().launcher.as_ref().map(Option::as_deref);
     let search = crate::runner::LauncherSearch {
-        pin: pin.map_err(String::as_str),
+        pin: loc.settings().launcher.as_ref().map(Option::as_deref),
         project: loc.project_root.as_deref(),
         cwd: Some(&loc.cwd),
     };
-    out.push(match crate::runner::sandbox_launcher(&search) {
+    out.push(match crate::runner::find_launcher(&search) {
         Ok(l) => Check::new(
             "sandbox",
             Level::Ok,
@@ -1043,7 +1042,7 @@ fn sandbox_check(loc: &Here, regs: &[config::model::Registration], out: &mut Vec
             Level::Warn,
             format!(
                 "no sandbox launcher ({}); no hook needs one under profile `{}`",
-                escape(&why),
+                escape(&why.to_string()),
                 profile.as_str()
             ),
         ),
@@ -1053,7 +1052,7 @@ fn sandbox_check(loc: &Here, regs: &[config::model::Registration], out: &mut Vec
             format!(
                 "no sandbox launcher ({}); these hooks fail without one under profile `{}` \
                  (a failing gate denies): {list}",
-                escape(&why),
+                escape(&why.to_string()),
                 profile.as_str()
             ),
         )
