@@ -58,8 +58,7 @@ pub fn run(args: &ExplainArgs) -> CmdResult {
             stdin_guard::read_json(f, &stdin_guard::Limits::default())
         }
         None => stdin_guard::read_json(std::io::stdin().lock(), &stdin_guard::Limits::default()),
-    }
-    .map_err(|e| e.to_string());
+    };
     // Without --snapshot, `prepare` reads the snapshot the host's wiring
     // names, as `run` does; which one is said on stderr.
     let settings = RunSettings {

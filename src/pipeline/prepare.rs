@@ -13,6 +13,7 @@ use crate::config::model::Profile;
 use crate::config::{self};
 use crate::escape::escape;
 use crate::events::Event;
+use crate::hosts::stdin_guard::StdinError;
 use crate::hosts::{self, Adapter};
 use crate::install::SnapshotError;
 use crate::install::wired::WiredSnapshot;
@@ -124,7 +125,7 @@ pub(crate) fn prepare(
     adapter: &Adapter,
     event: Event,
     s: &RunSettings,
-    payload: Result<Value, String>,
+    payload: Result<Value, StdinError>,
 ) -> Result<Prepared, Stopped> {
     let payload = match payload {
         Ok(v) => v,
