@@ -160,15 +160,6 @@ pub enum SourceError {
     TooLarge { rel: String, size: u64 },
 }
 
-// TODO(typed-errors): the installer (`install::snapshot::sync` and `build`,
-// `install::classify::assess_summary`, `install::manifest::verify`) still
-// returns text and takes these with `?`; this goes once it returns enums.
-impl From<SourceError> for String {
-    fn from(e: SourceError) -> String {
-        e.to_string()
-    }
-}
-
 fn megabytes(size: u64) -> f64 {
     size as f64 / (1024.0 * 1024.0)
 }

@@ -260,10 +260,7 @@ pub struct Settings {
     pub pin_scripts: Result<bool, SettingError>,
     /// `sandbox.launcher`: the bubblewrap to use instead of searching, or
     /// why the setting cannot be used (raw; sandboxed hooks then fail).
-    // TODO(typed-errors): a `SettingError` once `install::preflight`,
-    // `commands::explain` and `commands::doctor` stop passing the reason on
-    // as `&str` (`pin.map_err(String::as_str)`).
-    pub launcher: Result<Option<PathBuf>, String>,
+    pub launcher: Result<Option<PathBuf>, SettingError>,
     /// `ctx_guard.max_cat_bytes`.
     pub max_cat_bytes: u64,
     /// `[learning]`, unless `enabled = false` (on by default).
@@ -395,7 +392,7 @@ impl Settings {
             fix: format!("fix `{}`", self.shown()),
         });
         self.pin_scripts = Err(why.clone().into());
-        self.launcher = Err(why.to_string());
+        self.launcher = Err(why.clone().into());
         self.broken = Some(why);
     }
 
@@ -486,13 +483,11 @@ impl Settings {
                 Some(p) if Path::new(p).is_absolute() => Ok(Some(PathBuf::from(p))),
                 _ => Err(SettingError::LauncherNotAbsolute {
                     path: self.path.clone(),
-                }
-                .to_string()),
+                }),
             },
             Lookup::NotATable(_) => Err(SettingError::SandboxNotATable {
                 path: self.path.clone(),
-            }
-            .to_string()),
+            }),
         };
         self.max_cat_bytes =
             int_setting(table("ctx_guard"), "max_cat_bytes", DEFAULT_MAX_CAT_BYTES);
@@ -961,7 +956,7 @@ mod tests {
             format!("`{path}`: `trust.pin_scripts` must be true or false, not an integer")
         );
         assert_eq!(
-            s.launcher.unwrap_err(),
+            s.launcher.unwrap_err().to_string(),
             format!("`{path}`: `sandbox.launcher` must be an absolute path")
         );
         let s = of("trust = []\nsandbox = 1\n");
@@ -971,7 +966,7 @@ mod tests {
             format!("`{path}`: `trust` must be a table, not an array")
         );
         assert_eq!(
-            s.launcher.unwrap_err(),
+            s.launcher.unwrap_err().to_string(),
             format!("`{path}`: `sandbox` must be a table")
         );
         let fallback = |text: &str| {

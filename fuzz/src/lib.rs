@@ -10,7 +10,7 @@ use keryx_hooks::config::load::{self, Loaded, Sources};
 use keryx_hooks::config::model::{Profile, Scope};
 use keryx_hooks::config::schema;
 use keryx_hooks::hosts::{self, Adapter, DecodeError, stdin_guard};
-use keryx_hooks::install::hostfile::{self, Desired, json, toml, wiring};
+use keryx_hooks::install::hostfile::{self, Desired, HostFileError, json, toml, wiring};
 use keryx_hooks::runtime::codec::{self, PayloadContext};
 use keryx_hooks::runtime::events::Event;
 use keryx_hooks::runtime::fire;
@@ -713,7 +713,7 @@ fn check_file_layer(
     name: &str,
     wanted: &[Desired],
     data: &[u8],
-    text_result: Option<&Result<String, String>>,
+    text_result: Option<&Result<String, HostFileError>>,
     had_ours: bool,
 ) {
     let s = Scratch::new(name, data);
@@ -736,7 +736,8 @@ fn check_file_layer(
     match (&wet, text_result) {
         (Err(e), None | Some(Err(_))) => {
             assert!(
-                e.contains("nothing was written") || e.contains("left as it is"),
+                e.to_string().contains("nothing was written")
+                    || e.to_string().contains("left as it is"),
                 "{e}"
             );
             assert_eq!(
@@ -819,8 +820,8 @@ fn json_split(
 
 /// One host-file format's text editor, as the edit properties see it.
 trait Editor {
-    fn install(&self, text: &str, want: &[(String, Value)]) -> Result<String, String>;
-    fn uninstall(&self, text: &str) -> Result<String, String>;
+    fn install(&self, text: &str, want: &[(String, Value)]) -> Result<String, HostFileError>;
+    fn uninstall(&self, text: &str) -> Result<String, HostFileError>;
     /// The file as data; `Err` when it does not parse.
     fn doc(&self, text: &str) -> Result<Value, String>;
     /// The foreign content (as comparable text) and our entries, by key.
@@ -842,7 +843,7 @@ fn edit_case(
     name: &str,
     want: &[(String, Value)],
     text: &str,
-) -> Result<String, String> {
+) -> Result<String, HostFileError> {
     let out = ed.install(text, want)?;
     let before = ed
         .doc(text)
@@ -912,11 +913,11 @@ struct JsonEditor<'a, F> {
 }
 
 impl<F: Fn(&str) -> bool> Editor for JsonEditor<'_, F> {
-    fn install(&self, text: &str, want: &[(String, Value)]) -> Result<String, String> {
+    fn install(&self, text: &str, want: &[(String, Value)]) -> Result<String, HostFileError> {
         json::install(text, self.shape, &as_entries(want), &self.ours)
     }
 
-    fn uninstall(&self, text: &str) -> Result<String, String> {
+    fn uninstall(&self, text: &str) -> Result<String, HostFileError> {
         json::uninstall(text, self.shape, &self.ours)
     }
 
@@ -962,7 +963,7 @@ fn json_case(
     shape: &json::Shape,
     wanted: &[Desired],
     text: &str,
-) -> Result<String, String> {
+) -> Result<String, HostFileError> {
     let ed = JsonEditor {
         shape,
         ours: ours_of(host),
@@ -1082,11 +1083,11 @@ struct TomlEditor<F> {
 }
 
 impl<F: Fn(&str) -> bool> Editor for TomlEditor<F> {
-    fn install(&self, text: &str, want: &[(String, Value)]) -> Result<String, String> {
+    fn install(&self, text: &str, want: &[(String, Value)]) -> Result<String, HostFileError> {
         toml::install(text, self.shape, &as_entries(want), &self.ours)
     }
 
-    fn uninstall(&self, text: &str) -> Result<String, String> {
+    fn uninstall(&self, text: &str) -> Result<String, HostFileError> {
         toml::uninstall(text, self.shape, &self.ours)
     }
 
@@ -1105,7 +1106,7 @@ fn toml_case(
     shape: toml::Shape,
     wanted: &[Desired],
     text: &str,
-) -> Result<String, String> {
+) -> Result<String, HostFileError> {
     let ed = TomlEditor {
         shape,
         ours: ours_of(host),

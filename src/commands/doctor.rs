@@ -239,7 +239,7 @@ fn host_checks(loc: &Here, out: &mut Vec<Check>) -> BTreeSet<String> {
                         Check::new(
                             format!("host-config ({name})"),
                             Level::Fail,
-                            format!("`{shown}` cannot be read: {}", escape(&e)),
+                            format!("`{shown}` cannot be read: {}", escape(&e.to_string())),
                         )
                         .fix(format!(
                             "repair `{shown}` by hand, then run `keryx-hooks install {name}`"
@@ -424,7 +424,7 @@ fn codex_review_check(loc: &Here, codex: &hosts::Adapter, source: &Path, plugin:
                 Level::Warn,
                 format!(
                     "cannot tell whether Codex trusts the keryx-hooks entries in `{shown}`: {}",
-                    escape(&e)
+                    escape(&e.to_string())
                 ),
             )
             .fix(fix);
@@ -515,7 +515,7 @@ fn plugin_checks(loc: &Here, out: &mut Vec<Check>, wired: &mut BTreeSet<String>)
                 }
                 Ok(e) => e,
                 Err(e) => {
-                    out.push(Check::new(name, Level::Fail, escape(&e)).fix(reinstall));
+                    out.push(Check::new(name, Level::Fail, escape(&e.to_string())).fix(reinstall));
                     continue;
                 }
             };
@@ -680,9 +680,11 @@ fn snapshot_checks(loc: &Here, out: &mut Vec<Check>) {
         let name = format!("snapshot ({})", s.key);
         let shown = escape(&s.dir.to_string_lossy());
         match &s.manifest {
-            Err(e) => out.push(Check::new(name, Level::Fail, escape(e)).fix(format!(
-                "move `{shown}` away, then run `keryx-hooks install <host>...`"
-            ))),
+            Err(e) => out.push(
+                Check::new(name, Level::Fail, escape(&e.to_string())).fix(format!(
+                    "move `{shown}` away, then run `keryx-hooks install <host>...`"
+                )),
+            ),
             Ok(m) => match manifest::verify(&s.dir, m) {
                 Ok(()) => out.push(Check::new(
                     name,
@@ -700,7 +702,10 @@ fn snapshot_checks(loc: &Here, out: &mut Vec<Check>) {
                     Check::new(
                         name,
                         Level::Fail,
-                        format!("the snapshot differs from its manifest: {}", escape(&e)),
+                        format!(
+                            "the snapshot differs from its manifest: {}",
+                            escape(&e.to_string())
+                        ),
                     )
                     .fix("keryx-hooks doctor --fix"),
                 ),
@@ -750,7 +755,10 @@ fn drift_checks(loc: &Here, statuses: &[classify::SourceStatus], out: &mut Vec<C
             Err(w) => Check::new(
                 name,
                 Level::Warn,
-                format!("the state could not be determined: {}", escape(w)),
+                format!(
+                    "the state could not be determined: {}",
+                    escape(&w.to_string())
+                ),
             ),
         };
         // A resync of a source that fails its checks is refused: say what
@@ -1014,13 +1022,12 @@ fn sandbox_check(loc: &Here, regs: &[config::model::Registration], out: &mut Vec
         .map(|i| format!("`{}`", escape(i)))
         .collect::<Vec<_>>()
         .join(", ");
-    let pin = loc.settings().launcher.as_ref().map(Option::as_deref);
     let search = crate::runner::LauncherSearch {
-        pin: pin.map_err(String::as_str),
+        pin: loc.settings().launcher.as_ref().map(Option::as_deref),
         project: loc.project_root.as_deref(),
         cwd: Some(&loc.cwd),
     };
-    out.push(match crate::runner::sandbox_launcher(&search) {
+    out.push(match crate::runner::find_launcher(&search) {
         Ok(l) => Check::new(
             "sandbox",
             Level::Ok,
@@ -1035,7 +1042,7 @@ fn sandbox_check(loc: &Here, regs: &[config::model::Registration], out: &mut Vec
             Level::Warn,
             format!(
                 "no sandbox launcher ({}); no hook needs one under profile `{}`",
-                escape(&why),
+                escape(&why.to_string()),
                 profile.as_str()
             ),
         ),
@@ -1045,7 +1052,7 @@ fn sandbox_check(loc: &Here, regs: &[config::model::Registration], out: &mut Vec
             format!(
                 "no sandbox launcher ({}); these hooks fail without one under profile `{}` \
                  (a failing gate denies): {list}",
-                escape(&why),
+                escape(&why.to_string()),
                 profile.as_str()
             ),
         )
@@ -1206,7 +1213,7 @@ fn fix(loc: &Here, source: Option<&Path>, consent: &mut Consent) -> Vec<FixActio
                 actions.push(FixAction {
                     action: "resync".into(),
                     ok: false,
-                    detail: format!("`{shown}`: {}", escape(&e)),
+                    detail: format!("`{shown}`: {}", escape(&e.to_string())),
                     command: Some(format!(
                         "fix the cause, then `keryx-hooks doctor --fix --source '{shown}'`"
                     )),
@@ -1379,7 +1386,7 @@ fn rewire_recorded(loc: &Here, source: &Path, key: &str, w: &Wiring) -> FixActio
                 ),
                 Err(e) => format!(
                     "{what}: the project is gone, but the manifest could not forget it: {}",
-                    escape(&e)
+                    escape(&e.to_string())
                 ),
             },
             command: None,
@@ -1395,7 +1402,7 @@ fn rewire_recorded(loc: &Here, source: &Path, key: &str, w: &Wiring) -> FixActio
     };
     let binary = match hostfile::shim_binary() {
         Ok(b) => b,
-        Err(e) => return failed(e),
+        Err(e) => return failed(e.to_string()),
     };
     let wanted = hostfile::desired(adapter, &binary, key, &regs);
     let path = Path::new(&w.path);
@@ -1403,7 +1410,7 @@ fn rewire_recorded(loc: &Here, source: &Path, key: &str, w: &Wiring) -> FixActio
         && let Some(root) = project
         && let Err(e) = hostfile::file::refuse_outside(path, root)
     {
-        return failed(e);
+        return failed(e.to_string());
     }
     let result = match w.format {
         WiringFormat::Plugin => plugin::install(adapter, path, &wanted, false),
@@ -1416,7 +1423,7 @@ fn rewire_recorded(loc: &Here, source: &Path, key: &str, w: &Wiring) -> FixActio
             detail: format!("wired {what} to snapshot `{key}`"),
             command: None,
         },
-        Err(e) => failed(e),
+        Err(e) => failed(e.to_string()),
     }
 }
 
@@ -1441,7 +1448,8 @@ fn rewire(loc: &Here, hosts: &[String], source: &Path) -> Result<String, String>
         for scope in scopes {
             let regs = hostfile::budget_registrations(&budget_source(loc, source), scope, loc)
                 .map_err(|errors| format!("the hooks do not load: {}", errors.join("; ")))?;
-            let files = hostfile::wire_host(adapter, scope, loc, &key, &regs, false)?;
+            let files = hostfile::wire_host(adapter, scope, loc, &key, &regs, false)
+                .map_err(|e| e.to_string())?;
             for f in files {
                 done.push(format!("`{}`", escape(&f.path.to_string_lossy())));
             }

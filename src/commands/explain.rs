@@ -58,8 +58,7 @@ pub fn run(args: &ExplainArgs) -> CmdResult {
             stdin_guard::read_json(f, &stdin_guard::Limits::default())
         }
         None => stdin_guard::read_json(std::io::stdin().lock(), &stdin_guard::Limits::default()),
-    }
-    .map_err(|e| e.to_string());
+    };
     // Without --snapshot, `prepare` reads the snapshot the host's wiring
     // names, as `run` does; which one is said on stderr.
     let settings = RunSettings {
@@ -313,16 +312,15 @@ fn caveat(reg: &Registration, p: &Prepared) -> Option<String> {
     if runs_in == RunsIn::Sandbox {
         // The launcher `run` would use (probed once, then cached on disk,
         // as `run` and `doctor` do).
-        let pin = p.loc.settings().launcher.as_ref().map(Option::as_deref);
         let search = crate::runner::LauncherSearch {
-            pin: pin.map_err(String::as_str),
+            pin: p.loc.settings().launcher.as_ref().map(Option::as_deref),
             project: p.loc.project_root.as_deref(),
             cwd: Some(&p.loc.cwd),
         };
-        if let Err(why) = crate::runner::sandbox_launcher(&search) {
+        if let Err(why) = crate::runner::find_launcher(&search) {
             return Some(format!(
                 "the sandbox is unavailable ({}): it fails as sandbox-unavailable",
-                escape(&why)
+                escape(&why.to_string())
             ));
         }
     }

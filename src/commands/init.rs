@@ -345,7 +345,7 @@ fn resync_examples(source: &Path, examples: &serde_json::Value) -> String {
             "copied into snapshot `{}`, which your agents run: the examples are live",
             escape(&key)
         ),
-        Err(e) => format!("{later} (copying now failed: {})", escape(&e)),
+        Err(e) => format!("{later} (copying now failed: {})", escape(&e.to_string())),
     }
 }
 

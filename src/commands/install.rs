@@ -27,7 +27,7 @@ use crate::hosts::{Adapter, HookReview, TimeoutUnit};
 use crate::install::classify::wiring_scope;
 use crate::install::hostfile::{self, Change, FileReport, Scope};
 use crate::install::manifest::{Wiring, WiringFormat};
-use crate::install::{plugin, preflight, resync, snapshot};
+use crate::install::{SnapshotError, plugin, preflight, resync, snapshot};
 use crate::output;
 use crate::paths::{self};
 
@@ -226,7 +226,7 @@ pub fn run(args: &InstallArgs) -> CmdResult {
             Err(e) => HostOutcome {
                 host,
                 files: Vec::new(),
-                error: Some(e),
+                error: Some(e.to_string()),
             },
         }
     }));
@@ -269,7 +269,7 @@ fn record_wirings(
     loc: &Here,
     key: &str,
     outcomes: &[HostOutcome],
-) -> Result<(), String> {
+) -> Result<(), SnapshotError> {
     let wirings: Vec<Wiring> = outcomes
         .iter()
         .filter(|o| o.error.is_none())

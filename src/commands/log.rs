@@ -15,6 +15,7 @@ use crate::cli::LogArgs;
 use crate::error::{CmdResult, CommandError};
 use crate::escape::escape;
 use crate::output;
+use crate::session::records::StoredRecord;
 
 /// Widest a table cell is shown; longer text is cut with `…`.
 const TOOL_WIDTH: usize = 48;
@@ -33,46 +34,64 @@ pub struct Filter {
 }
 
 impl Filter {
-    fn keeps(&self, r: &Value) -> bool {
-        let s = |k: &str| r.get(k).and_then(Value::as_str);
+    fn keeps(&self, r: &StoredRecord) -> bool {
         if let Some(since) = &self.since
-            && s("time").is_none_or(|t| t < since.as_str())
+            && r.time.as_deref().is_none_or(|t| t < since.as_str())
         {
             return false;
         }
         if self
             .session
             .as_deref()
-            .is_some_and(|w| s("sessionId") != Some(w))
+            .is_some_and(|w| r.session_id.as_deref() != Some(w))
         {
             return false;
         }
-        if self.host.as_deref().is_some_and(|w| s("host") != Some(w)) {
+        if self
+            .host
+            .as_deref()
+            .is_some_and(|w| r.host.as_deref() != Some(w))
+        {
             return false;
         }
         if let Some(p) = &self.project
-            && s("projectRoot").is_none_or(|root| !Path::new(root).starts_with(p))
+            && r.project_root
+                .as_deref()
+                .is_none_or(|root| !Path::new(root).starts_with(p))
         {
             return false;
         }
         if self
             .hook
             .as_deref()
-            .is_some_and(|w| rec(r, "hookId") != Some(w))
+            .is_some_and(|w| r.record.hook_id.as_deref() != Some(w))
         {
             return false;
         }
-        if self.deny && rec(r, "outcome") != Some("deny") {
+        if self.deny && r.record.outcome.as_deref() != Some("deny") {
             return false;
         }
         true
     }
 }
 
-fn rec<'a>(r: &'a Value, k: &str) -> Option<&'a str> {
-    r.get("record")
-        .and_then(|x| x.get(k))
-        .and_then(Value::as_str)
+/// One line of a `records.jsonl`: the record, and the line as written
+/// (with the host and session its directory names filled in), which
+/// `--json` prints as it is.
+#[derive(Debug, Clone)]
+pub struct Line {
+    pub record: StoredRecord,
+    pub json: Value,
+}
+
+impl Line {
+    /// `None` when `json` is not a record (not a JSON object).
+    pub fn of(json: Value) -> Option<Line> {
+        Some(Line {
+            record: StoredRecord::of(&json)?,
+            json,
+        })
+    }
 }
 
 pub fn run(args: &LogArgs) -> CmdResult {
@@ -85,7 +104,7 @@ pub fn run(args: &LogArgs) -> CmdResult {
             .as_deref()
             .map(|s| parse_since(s, now))
             .transpose()
-            .map_err(CommandError::user)?,
+            .map_err(|e| CommandError::user(e.to_string()))?,
         session: args.session.clone(),
         host: args
             .host
@@ -110,7 +129,7 @@ pub fn run(args: &LogArgs) -> CmdResult {
     let kept = select(records, &filter, args.lines);
     if args.json {
         for r in &kept {
-            output::line(&r.to_string());
+            output::line(&r.json.to_string());
         }
     } else if kept.is_empty() {
         output::line("no records match");
@@ -138,7 +157,7 @@ fn follow(sessions: &Path, filter: &Filter, json: bool, offsets: &mut Offsets) {
             continue;
         }
         let text = if json {
-            kept.iter().map(|r| format!("{r}\n")).collect()
+            kept.iter().map(|r| format!("{}\n", r.json)).collect()
         } else {
             rows_text(&kept, false)
         };
@@ -156,12 +175,9 @@ fn follow(sessions: &Path, filter: &Filter, json: bool, offsets: &mut Offsets) {
 /// `--since`: `30m`, `1h`, `2d` before `now`, a date (`2026-12-01`, its
 /// start in UTC) or an RFC 3339 UTC time; as the RFC 3339 text records
 /// carry, which compares in time order.
-pub fn parse_since(s: &str, now: SystemTime) -> Result<String, String> {
-    let bad = || {
-        format!(
-            "`--since {}`: expected a duration such as `30m`, `1h` or `2d`, or a date such as `2026-12-01`",
-            escape(s)
-        )
+pub fn parse_since(s: &str, now: SystemTime) -> Result<String, BadSince> {
+    let bad = || BadSince {
+        given: s.to_owned(),
     };
     let s = s.trim();
     if let Some(unit) = s.chars().last().filter(|c| "smhd".contains(*c)) {
@@ -198,16 +214,26 @@ pub fn parse_since(s: &str, now: SystemTime) -> Result<String, String> {
     Err(bad())
 }
 
+/// A `--since` that is neither a duration nor a date.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "`--since {}`: expected a duration such as `30m`, `1h` or `2d`, or a date such as `2026-12-01`",
+    escape(given)
+)]
+pub struct BadSince {
+    given: String,
+}
+
 /// Every record under `sessions`, and how many lines were not records.
 /// The host and session of a line written before they were recorded come
 /// from its directory's name.
-pub fn read_all(sessions: &Path) -> (Vec<Value>, usize) {
+pub fn read_all(sessions: &Path) -> (Vec<Line>, usize) {
     read_new(sessions, &mut Offsets::new())
 }
 
 /// Like [`read_all`], only the complete lines past each file's offset,
 /// which then moves past them.
-fn read_new(sessions: &Path, offsets: &mut Offsets) -> (Vec<Value>, usize) {
+fn read_new(sessions: &Path, offsets: &mut Offsets) -> (Vec<Line>, usize) {
     let mut out = Vec::new();
     let mut bad = 0;
     let Ok(dirs) = std::fs::read_dir(sessions) else {
@@ -229,12 +255,13 @@ fn read_new(sessions: &Path, offsets: &mut Offsets) -> (Vec<Value>, usize) {
         let text = String::from_utf8_lossy(&bytes[from..end]);
         let name = d.file_name().to_string_lossy().into_owned();
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            match serde_json::from_str::<Value>(line) {
-                Ok(mut v @ Value::Object(_)) => {
-                    fill_from_dir(&mut v, &name);
-                    out.push(v);
-                }
-                _ => bad += 1,
+            let line = serde_json::from_str::<Value>(line).ok().and_then(|mut v| {
+                fill_from_dir(&mut v, &name);
+                Line::of(v)
+            });
+            match line {
+                Some(line) => out.push(line),
+                None => bad += 1,
             }
         }
     }
@@ -242,7 +269,7 @@ fn read_new(sessions: &Path, offsets: &mut Offsets) -> (Vec<Value>, usize) {
 }
 
 fn fill_from_dir(v: &mut Value, dir: &str) {
-    if v.get("host").is_some() {
+    if !v.is_object() || v.get("host").is_some() {
         return;
     }
     let Some(host) = crate::hosts::host_names()
@@ -260,15 +287,10 @@ fn fill_from_dir(v: &mut Value, dir: &str) {
 
 /// The records `filter` keeps, oldest first, the last `n` of them (all
 /// with 0). Records without a time sort first.
-pub fn select(mut records: Vec<Value>, filter: &Filter, n: usize) -> Vec<Value> {
-    records.retain(|r| filter.keeps(r));
+pub fn select(mut records: Vec<Line>, filter: &Filter, n: usize) -> Vec<Line> {
+    records.retain(|r| filter.keeps(&r.record));
     records.sort_by(|a, b| {
-        let t = |r: &Value| {
-            r.get("time")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned()
-        };
+        let t = |r: &Line| r.record.time.clone().unwrap_or_default();
         t(a).cmp(&t(b))
     });
     if n > 0 && records.len() > n {
@@ -290,11 +312,11 @@ fn cell(s: &str, width: usize) -> String {
 }
 
 /// The table: one row per record, columns padded to their widest cell.
-pub fn render(records: &[Value]) -> String {
+pub fn render(records: &[Line]) -> String {
     rows_text(records, true)
 }
 
-fn rows_text(records: &[Value], header: bool) -> String {
+fn rows_text(records: &[Line], header: bool) -> String {
     let dash = |o: Option<&str>| o.unwrap_or("-").to_owned();
     let mut rows: Vec<[String; 8]> = vec![[
         "TIME".into(),
@@ -306,41 +328,41 @@ fn rows_text(records: &[Value], header: bool) -> String {
         "OUTCOME".into(),
         "REASON".into(),
     ]];
-    for r in records {
-        let s = |k: &str| r.get(k).and_then(Value::as_str);
-        let time = s("time").map_or("-".to_owned(), |t| {
+    for Line { record: r, .. } in records {
+        let inv = &r.record;
+        let time = r.time.as_deref().map_or("-".to_owned(), |t| {
             t.get(..19).unwrap_or(t).replacen('T', " ", 1)
         });
-        let project = s("projectRoot").map(|p| {
+        let project = r.project_root.as_deref().map(|p| {
             Path::new(p)
                 .file_name()
                 .map_or_else(|| p.to_owned(), |n| n.to_string_lossy().into_owned())
         });
-        let tool = match (s("tool"), s("summary")) {
+        let tool = match (r.tool.as_deref(), r.summary.as_deref()) {
             (Some(t), Some(sum)) => format!("{t} {sum}"),
             (Some(t), None) => t.to_owned(),
             (None, _) => "-".to_owned(),
         };
-        let kind = s("kind").unwrap_or("hook");
+        let kind = r.kind.as_deref().unwrap_or("hook");
         let mut outcome = if kind == "skipped" {
             "skipped".to_owned()
         } else {
-            dash(rec(r, "outcome"))
+            dash(inv.outcome.as_deref())
         };
-        if let Some(f) = rec(r, "failure") {
+        if let Some(f) = &inv.failure {
             outcome.push_str(&format!(" ({f})"));
         }
         if !matches!(kind, "hook" | "skipped") {
             outcome.push_str(&format!(" [{kind}]"));
         }
-        let reason = rec(r, "reason").or(s("skippedBecause"));
+        let reason = inv.reason.as_deref().or(r.skipped_because.as_deref());
         rows.push([
             time,
-            cell(&dash(s("host")), 20),
+            cell(&dash(r.host.as_deref()), 20),
             cell(&dash(project.as_deref()), 24),
-            cell(&dash(rec(r, "event")), 20),
+            cell(&dash(inv.event.as_deref()), 20),
             cell(&tool, TOOL_WIDTH),
-            cell(&dash(rec(r, "hookId")), 32),
+            cell(&dash(inv.hook_id.as_deref()), 32),
             cell(&outcome, 40),
             cell(&dash(reason), REASON_WIDTH),
         ]);
@@ -374,10 +396,10 @@ mod tests {
 
     const FIXTURE: &str = include_str!("../../tests/fixtures/records/records.jsonl");
 
-    fn fixture() -> Vec<Value> {
+    fn fixture() -> Vec<Line> {
         FIXTURE
             .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
+            .map(|l| Line::of(serde_json::from_str(l).unwrap()).unwrap())
             .collect()
     }
 
@@ -429,7 +451,7 @@ mod tests {
         );
         let last = select(fixture(), &Filter::default(), 2);
         assert_eq!(last.len(), 2);
-        assert_eq!(last[1]["time"], "2026-12-01T21:05:00.000Z");
+        assert_eq!(last[1].json["time"], "2026-12-01T21:05:00.000Z");
     }
 
     #[test]
@@ -451,6 +473,39 @@ mod tests {
         }
     }
 
+    /// A line from an older version (no `kind`, `time` or `host`) and one
+    /// from a later one (a field and an outcome this version does not
+    /// know, a field in another shape) are both listed; `--json` prints
+    /// each line as it was written.
+    #[test]
+    fn lines_of_other_versions_are_listed_as_they_are() {
+        let old = r#"{"type":"hook_invocation","correlationId":"c","runId":"r","artifactRef":null,"record":{"hookId":"old","event":"Stop","class":"observe","scope":"user","outcome":"none","durationMs":1,"changedOutcome":false}}"#;
+        let later = r#"{"type":"hook_invocation","schemaVersion":2,"kind":"hook","time":"2026-12-02T08:00:00.000Z","host":"codex","sessionId":"s9","projectRoot":7,"tool":"Bash","summary":"ls","record":{"hookId":"new","event":"PreToolUse","outcome":"defer","durationMs":"3 ms","budget":{"ms":5}},"addedLater":[1,2]}"#;
+        let lines: Vec<Line> = [old, later]
+            .iter()
+            .map(|l| Line::of(serde_json::from_str(l).unwrap()).unwrap())
+            .collect();
+        let kept = select(lines, &Filter::default(), 0);
+        assert_eq!(kept.len(), 2);
+        let table = render(&kept);
+        assert!(table.contains("old") && table.contains("none"), "{table}");
+        let row = table.lines().find(|l| l.contains("new")).unwrap();
+        assert!(row.contains("codex") && row.contains("defer"), "{row}");
+        assert_eq!(kept[1].json.to_string(), later);
+        assert_eq!(
+            select(
+                kept,
+                &Filter {
+                    hook: Some("new".into()),
+                    ..Filter::default()
+                },
+                0
+            )
+            .len(),
+            1
+        );
+    }
+
     #[test]
     fn old_lines_take_host_and_session_from_their_directory() {
         let tmp = tempfile::tempdir().unwrap();
@@ -463,8 +518,8 @@ mod tests {
         .unwrap();
         let (records, bad) = read_all(tmp.path());
         assert_eq!(bad, 1);
-        assert_eq!(records[0]["host"], "claude-code");
-        assert_eq!(records[0]["sessionId"], "abc-1");
+        assert_eq!(records[0].record.host.as_deref(), Some("claude-code"));
+        assert_eq!(records[0].json["sessionId"], "abc-1");
         assert!(render(&records).contains("claude-code"));
     }
 }

@@ -107,8 +107,7 @@ pub fn run(args: &RunArgs) -> ExitStatus {
         }
         return emit(adapter, &settings.host_event, event, &off);
     }
-    let payload = stdin_guard::read_json(std::io::stdin().lock(), &stdin_guard::Limits::default())
-        .map_err(|e| e.to_string());
+    let payload = stdin_guard::read_json(std::io::stdin().lock(), &stdin_guard::Limits::default());
     let result = pipeline::handle(adapter, event, &settings, payload, |layer, loc| {
         note_layer(adapter, layer, loc)
     });

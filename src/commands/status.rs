@@ -81,7 +81,7 @@ fn to_json(st: &SourceStatus) -> Value {
                 })
                 .collect();
         }
-        Err(w) => v["warning"] = json!(w),
+        Err(w) => v["warning"] = json!(w.to_string()),
     }
     v
 }
@@ -110,7 +110,7 @@ fn to_text(st: &SourceStatus) -> String {
         }
         Err(w) => format!(
             "`{src}`: unknown\n  warning: the state could not be determined: {}\n",
-            escape(w)
+            escape(&w.to_string())
         ),
     };
     if let Some(fix) = st.fix() {

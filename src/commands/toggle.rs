@@ -133,8 +133,8 @@ fn toggle(req: &Request) -> CmdResult {
     let mut edited = edit::Doc::new(&text);
     let mut expected = doc.clone();
     for op in &ops {
-        edited.apply(op).map_err(edit_failed)?;
-        edit::apply_value(&mut expected, op).map_err(edit_failed)?;
+        edited.edit(op).map_err(edit_failed)?;
+        edit::edit_value(&mut expected, op).map_err(edit_failed)?;
     }
     let reparsed: Value = serde_json::from_str(edited.text()).map_err(edit_failed)?;
     if serde_json::to_vec(&reparsed).ok() != serde_json::to_vec(&expected).ok() {
@@ -545,12 +545,12 @@ fn carry_trust(loc: &Here, root: &Path, before: &Loaded, after: &Loaded, shown: 
                     "{shown} stays trusted: the edit changes no command hook."
                 ));
             } else {
-                let stored = Store::open(loc).and_then(|s| s.set(root, Some(record)));
+                let stored = Store::locate(loc).and_then(|s| s.write(root, Some(record)));
                 if let Err(why) = stored {
                     return Err(CommandError::internal(
                         "the edit was written, but trust could not be re-recorded for it",
                     )
-                    .cause(escape(&why))
+                    .cause(escape(&why.to_string()))
                     .hint("review and trust the new version with `keryx-hooks trust`"));
                 }
                 output::line(&format!(

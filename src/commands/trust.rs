@@ -101,7 +101,7 @@ pub fn run(args: &TrustArgs) -> CmdResult {
     }
     ensure_unchanged(&loc, &root, &shown)?;
     store
-        .set(&root, Some(shown.clone()))
+        .write(&root, Some(shown.clone()))
         .map_err(|why| CommandError::internal("could not record trust").cause(why))?;
     output::line(&format!(
         "Trusted: {} command {} in `{}` now {} in this project. `keryx-hooks untrust` withdraws this.",

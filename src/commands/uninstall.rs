@@ -76,7 +76,7 @@ pub fn run(args: &UninstallArgs) -> CmdResult {
             };
             if let Some(e) = outside {
                 failed = true;
-                output::err_line(&format!("error: {name}: {}", escape(&e)));
+                output::err_line(&format!("error: {name}: {}", escape(&e.to_string())));
                 continue;
             }
             match hostfile::uninstall(host, &path, dry_run) {
@@ -86,7 +86,7 @@ pub fn run(args: &UninstallArgs) -> CmdResult {
                 }
                 Err(e) => {
                     failed = true;
-                    output::err_line(&format!("error: {name}: {}", escape(&e)));
+                    output::err_line(&format!("error: {name}: {}", escape(&e.to_string())));
                 }
             }
         }
@@ -98,7 +98,7 @@ pub fn run(args: &UninstallArgs) -> CmdResult {
                 }
                 Err(e) => {
                     failed = true;
-                    output::err_line(&format!("error: {name}: {}", escape(&e)));
+                    output::err_line(&format!("error: {name}: {}", escape(&e.to_string())));
                 }
             }
         }
@@ -157,7 +157,7 @@ fn forget(
         Err(e) => {
             output::err_line(&format!(
                 "warning: snapshots kept: cannot tell which are still in use ({})",
-                escape(&e)
+                escape(&e.to_string())
             ));
             return true;
         }
@@ -190,7 +190,7 @@ fn forget(
                     .iter()
                     .any(|s| &s.key == key)
                 {
-                    output::err_line(&format!("warning: {}", escape(&e)));
+                    output::err_line(&format!("warning: {}", escape(&e.to_string())));
                 }
                 continue;
             }
@@ -215,7 +215,7 @@ fn forget(
             Ok(false) => {}
             Err(e) => {
                 ok = false;
-                output::err_line(&format!("error: {}", escape(&e)));
+                output::err_line(&format!("error: {}", escape(&e.to_string())));
             }
         }
     }

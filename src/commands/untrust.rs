@@ -24,7 +24,7 @@ pub fn run(_args: &UntrustArgs) -> CmdResult {
         return Ok(ExitStatus::Success);
     }
     store
-        .set(&root, None)
+        .write(&root, None)
         .map_err(|why| CommandError::internal("could not withdraw trust").cause(why))?;
     output::line(&format!(
         "Withdrew trust for `{shown}`: its command hooks no longer run. `keryx-hooks trust` reviews and trusts them again."

@@ -7,10 +7,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use super::SnapshotError;
 use super::hash;
+use super::hostfile::HostFileError;
 use super::manifest::{self, Manifest, Summary, Wiring, WiringFormat, WiringScope};
 use super::snapshot;
 use crate::escape::escape;
+use crate::hash::SourceError;
 use crate::hosts::{self, ConfigFormat};
 use crate::paths::Locations;
 
@@ -64,7 +67,7 @@ pub struct Recorded<'a> {
 
 /// Answers "does this recorded host point at snapshot `key` for every event
 /// it maps?". A parameter so the classifier can be tested without host files.
-pub type WiredCheck<'a> = &'a dyn Fn(&Recorded<'_>, &str) -> Result<bool, String>;
+pub type WiredCheck<'a> = &'a dyn Fn(&Recorded<'_>, &str) -> Result<bool, SnapshotError>;
 
 /// One recorded host and whether it is wired where the manifest says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,7 +121,7 @@ pub fn classify(
     source: &Path,
     snapshot_root: &Path,
     hosts_wired_check: WiredCheck,
-) -> Result<DriftState, String> {
+) -> Result<DriftState, SnapshotError> {
     assess(source, snapshot_root, None, hosts_wired_check).map(|a| a.state)
 }
 
@@ -128,7 +131,7 @@ pub fn assess(
     snapshot_root: &Path,
     cache: Option<&Path>,
     wired: WiredCheck,
-) -> Result<Assessment, String> {
+) -> Result<Assessment, SnapshotError> {
     let key = snapshot::snapshot_key(source);
     let dir = snapshot_root.join(&key);
     assess_at(source, key, dir, cache, wired)
@@ -140,15 +143,15 @@ fn assess_at(
     dir: PathBuf,
     cache: Option<&Path>,
     wired: WiredCheck,
-) -> Result<Assessment, String> {
+) -> Result<Assessment, SnapshotError> {
     match std::fs::symlink_metadata(&dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             // "Never migrated" only means something for a hook source.
             if !source.join("hooks.json").is_file() {
-                return Err(format!(
-                    "`{}` has no `hooks.json`, so it is not a hook source",
-                    source.display()
-                ));
+                return Err(SourceError::NoHooksJson {
+                    root: source.to_path_buf(),
+                }
+                .into());
             }
             return Ok(Assessment {
                 state: DriftState::NeverMigrated,
@@ -160,7 +163,7 @@ fn assess_at(
                 hosts: Vec::new(),
             });
         }
-        Err(e) => return Err(format!("cannot read `{}`: {e}", dir.display())),
+        Err(error) => return Err(SnapshotError::Read { path: dir, error }),
         Ok(_) => {}
     }
     let m = manifest::read(&dir)?;
@@ -196,7 +199,7 @@ fn assess_summary(
     s: &Summary,
     cache: Option<&Path>,
     wired: WiredCheck,
-) -> Result<Assessment, String> {
+) -> Result<Assessment, SnapshotError> {
     let mut hosts = Vec::new();
     for r in recorded(s) {
         hosts.push(HostWiring {
@@ -330,7 +333,7 @@ fn drift_line(loc: &Locations, key: &str) -> Option<String> {
         },
         Err(w) => Some(format!(
             "keryx-hooks: could not check whether hook snapshot `{key}` is current ({}); run `keryx-hooks doctor --fix`",
-            escape(&w)
+            escape(&w.to_string())
         )),
     }
 }
@@ -339,12 +342,11 @@ fn drift_line(loc: &Locations, key: &str) -> Option<String> {
 /// in the file or plugin the wiring names, wherever that is (a project-scope
 /// wiring is checked in its project, not in the current directory); for a
 /// host recorded without a wiring, in any config file it reads from here.
-pub fn recorded_wired(loc: &Locations, r: &Recorded<'_>, key: &str) -> Result<bool, String> {
+pub fn recorded_wired(loc: &Locations, r: &Recorded<'_>, key: &str) -> Result<bool, SnapshotError> {
     let Some(w) = r.wiring else {
         return host_wired(loc, r.host, key);
     };
-    let adapter =
-        hosts::adapter(r.host).ok_or_else(|| format!("unknown host `{}`", escape(r.host)))?;
+    let adapter = hosts::adapter(r.host).ok_or_else(|| unknown_host(r.host))?;
     let path = Path::new(&w.path);
     let entries = match w.format {
         WiringFormat::Settings => super::hostfile::wired_events(adapter, path)?,
@@ -448,8 +450,8 @@ pub fn wiring_scope(scope: Scope) -> WiringScope {
 /// Whether `host` points at snapshot `key` for every event it maps, in any
 /// config file it reads (user or project scope). A host the user runs by
 /// hand (`keryx`) has nothing to wire.
-pub fn host_wired(loc: &Locations, host: &str, key: &str) -> Result<bool, String> {
-    let adapter = hosts::adapter(host).ok_or_else(|| format!("unknown host `{}`", escape(host)))?;
+pub fn host_wired(loc: &Locations, host: &str, key: &str) -> Result<bool, SnapshotError> {
+    let adapter = hosts::adapter(host).ok_or_else(|| unknown_host(host))?;
     if adapter.config_files().format == ConfigFormat::None {
         return Ok(true);
     }
@@ -469,11 +471,22 @@ pub fn host_wired(loc: &Locations, host: &str, key: &str) -> Result<bool, String
                     return Ok(true);
                 }
             }
-            Err(e) if e.contains(&file.display().to_string()) => error = Some(e),
-            Err(e) => error = Some(format!("`{}`: {e}", file.display())),
+            Err(e) if e.names(&file) => error = Some(e),
+            Err(e) => {
+                error = Some(HostFileError::In {
+                    path: file,
+                    error: Box::new(e),
+                });
+            }
         }
     }
-    error.map_or(Ok(false), Err)
+    error.map_or(Ok(false), |e| Err(e.into()))
+}
+
+fn unknown_host(host: &str) -> SnapshotError {
+    SnapshotError::UnknownHost {
+        host: host.to_owned(),
+    }
 }
 
 pub use super::hostfile::{Scope, WiredEntry};
@@ -483,7 +496,7 @@ pub use super::hostfile::{Scope, WiredEntry};
 pub struct HostFile {
     pub scope: Scope,
     pub path: PathBuf,
-    pub entries: Result<Vec<WiredEntry>, String>,
+    pub entries: Result<Vec<WiredEntry>, HostFileError>,
 }
 
 /// Every existing config file `host` reads (user scope, then this
@@ -522,7 +535,7 @@ pub struct SourceStatus {
     pub source: PathBuf,
     /// Whether this is `$KERYX_HOME`, the source used without `--source`.
     pub is_default: bool,
-    pub result: Result<Assessment, String>,
+    pub result: Result<Assessment, SnapshotError>,
 }
 
 impl SourceStatus {
@@ -597,33 +610,36 @@ mod tests {
         write(&src, "hooks.json", "{}");
         let wired_none = |_: &Recorded<'_>, _: &str| Ok(false);
         let wired_all = |_: &Recorded<'_>, _: &str| Ok(true);
-        let broken = |_: &Recorded<'_>, _: &str| Err("unreadable settings".to_owned());
+        let broken = |_: &Recorded<'_>, _: &str| Err(unknown_host("nowhere"));
 
         assert_eq!(
-            classify(&src, &root, &wired_all),
-            Ok(DriftState::NeverMigrated)
+            classify(&src, &root, &wired_all).ok(),
+            Some(DriftState::NeverMigrated)
         );
         snapshot::sync(&src, &root, &[], false).unwrap();
         // No host recorded: nothing points at it yet.
         assert_eq!(
-            classify(&src, &root, &wired_all),
-            Ok(DriftState::HalfApplied)
+            classify(&src, &root, &wired_all).ok(),
+            Some(DriftState::HalfApplied)
         );
         snapshot::sync(&src, &root, &["claude-code".into()], false).unwrap();
         assert_eq!(
-            classify(&src, &root, &wired_none),
-            Ok(DriftState::HalfApplied)
+            classify(&src, &root, &wired_none).ok(),
+            Some(DriftState::HalfApplied)
         );
-        assert_eq!(classify(&src, &root, &wired_all), Ok(DriftState::Current));
+        assert_eq!(
+            classify(&src, &root, &wired_all).ok(),
+            Some(DriftState::Current)
+        );
         write(&src, "extra.sh", "echo");
         assert_eq!(
-            classify(&src, &root, &wired_all),
-            Ok(DriftState::StaleButStable)
+            classify(&src, &root, &wired_all).ok(),
+            Some(DriftState::StaleButStable)
         );
         // Half applied wins over stale: the order is the contract.
         assert_eq!(
-            classify(&src, &root, &wired_none),
-            Ok(DriftState::HalfApplied)
+            classify(&src, &root, &wired_none).ok(),
+            Some(DriftState::HalfApplied)
         );
         // Errors are warnings, never current.
         assert!(classify(&src, &root, &broken).is_err());

@@ -29,7 +29,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::hostfile::{self, file};
+use super::hostfile::{self, HostFileError, file};
 use crate::base::text::hex;
 use crate::hosts::HookReview;
 
@@ -127,13 +127,13 @@ type States = Vec<(String, Option<String>, Option<bool>)>;
 
 /// The `[hooks.state]` table of the user's Codex config; empty when the
 /// file does not exist.
-fn states(user_config: &Path) -> Result<States, String> {
+fn states(user_config: &Path) -> Result<States, HostFileError> {
     let Some(text) = file::read(&file::resolve(user_config)?)? else {
         return Ok(Vec::new());
     };
     let doc: toml_edit::DocumentMut = text
         .parse()
-        .map_err(|e| format!("`{}` is not valid TOML: {e}", user_config.display()))?;
+        .map_err(|e| unparsable(user_config, "TOML", e))?;
     let Some(state) = doc
         .get("hooks")
         .and_then(|h| h.get("state"))
@@ -154,13 +154,25 @@ fn states(user_config: &Path) -> Result<States, String> {
         .collect())
 }
 
+fn unparsable(path: &Path, format: &'static str, e: impl std::fmt::Display) -> HostFileError {
+    HostFileError::Unparsable {
+        path: path.to_path_buf(),
+        format,
+        message: e.to_string(),
+    }
+}
+
 /// Our hooks in one Codex hooks source and where each stands with Codex.
 ///
 /// `source` is the file holding them: a `config.toml` (user or project
 /// layer) or a plugin's `hooks/hooks.json`; `plugin` says which, and for a
 /// plugin the key's source is `<name>@<marketplace>:hooks/hooks.json`
 /// (matched on its suffix). `user_config` is where Codex keeps trust.
-pub fn review(source: &Path, plugin: bool, user_config: &Path) -> Result<Vec<Entry>, String> {
+pub fn review(
+    source: &Path,
+    plugin: bool,
+    user_config: &Path,
+) -> Result<Vec<Entry>, HostFileError> {
     // Our entries name the host whose adapter reviews hooks this way.
     let host = crate::hosts::all()
         .find(|a| a.reviews_hooks() == Some(HookReview::CodexTrustedHash))
@@ -169,13 +181,11 @@ pub fn review(source: &Path, plugin: bool, user_config: &Path) -> Result<Vec<Ent
         return Ok(Vec::new());
     };
     let hooks: Value = if plugin {
-        let v: Value = serde_json::from_str(&text)
-            .map_err(|e| format!("`{}` is not valid JSON: {e}", source.display()))?;
+        let v: Value = serde_json::from_str(&text).map_err(|e| unparsable(source, "JSON", e))?;
         v.get("hooks").cloned().unwrap_or(Value::Null)
     } else {
-        let doc: toml_edit::DocumentMut = text
-            .parse()
-            .map_err(|e| format!("`{}` is not valid TOML: {e}", source.display()))?;
+        let doc: toml_edit::DocumentMut =
+            text.parse().map_err(|e| unparsable(source, "TOML", e))?;
         doc.get("hooks")
             .map(super::hostfile::toml::item_json)
             .unwrap_or(Value::Null)

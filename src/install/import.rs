@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 
 use super::hostfile::json::{Listed, Shape};
 use super::hostfile::wiring::{self, Format};
-use super::hostfile::{Scope, config_files};
+use super::hostfile::{HostFileError, Scope, config_files};
 use crate::config::model::HookClass;
 use crate::events::Event;
 use crate::hosts::{Adapter, ConfigFormat, ImportReads, TimeoutUnit};
@@ -128,7 +128,7 @@ pub fn source_files(host: &Adapter, scope: Scope, loc: &Locations) -> Vec<Source
 }
 
 /// Every handler in `text`, laid out as `format`.
-pub fn list(text: &str, format: Format) -> Result<Vec<Listed>, String> {
+pub fn list(text: &str, format: Format) -> Result<Vec<Listed>, HostFileError> {
     match format {
         Format::Json(shape) => super::hostfile::json::list(text, &shape),
         Format::Toml(shape) => super::hostfile::toml::list(text, shape),
@@ -141,7 +141,7 @@ pub fn remove(
     text: &str,
     format: Format,
     pick: super::hostfile::json::Pick,
-) -> Result<String, String> {
+) -> Result<String, HostFileError> {
     match format {
         Format::Json(shape) => super::hostfile::json::remove(text, &shape, pick),
         Format::Toml(shape) => super::hostfile::toml::remove(text, shape, pick),

@@ -9,6 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use super::SnapshotError;
 use super::hash::{self, Stamp, StampKey};
 
 pub const MANIFEST_FILE: &str = "manifest.json";
@@ -152,14 +153,31 @@ impl Manifest {
 /// only the source, its hash and the wiring, each checked for shape; the
 /// file list is skipped unparsed (`status` and `doctor` read and check all
 /// of it with [`read`]).
-pub fn read_summary(dir: &Path) -> Result<Summary, String> {
+pub fn read_summary(dir: &Path) -> Result<Summary, SnapshotError> {
+    read_checked(dir, check_summary)
+}
+
+/// The manifest in `dir`, parsed as `T` and passed by `check`.
+fn read_checked<T: serde::de::DeserializeOwned>(
+    dir: &Path,
+    check: fn(&T) -> Result<(), SnapshotError>,
+) -> Result<T, SnapshotError> {
     let path = dir.join(MANIFEST_FILE);
-    let bytes =
-        std::fs::read(&path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-    let s: Summary = serde_json::from_slice(&bytes)
-        .map_err(|e| format!("`{}` is not a keryx-hooks manifest: {e}", path.display()))?;
-    check_summary(&s).map_err(|e| format!("`{}` is invalid: {e}", path.display()))?;
-    Ok(s)
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(error) => return Err(SnapshotError::Read { path, error }),
+    };
+    let m: T = match serde_json::from_slice(&bytes) {
+        Ok(m) => m,
+        Err(error) => return Err(SnapshotError::NotAManifest { path, error }),
+    };
+    match check(&m) {
+        Ok(()) => Ok(m),
+        Err(e) => Err(SnapshotError::InvalidManifest {
+            path,
+            error: Box::new(e),
+        }),
+    }
 }
 
 /// [`read_summary`] through a memo at `memo` (a file under the state
@@ -167,7 +185,7 @@ pub fn read_summary(dir: &Path) -> Result<Summary, String> {
 /// manifest unchanged since is not read again. The SessionStart check runs
 /// this; a manifest of 1,000 files is ~160 KB. A memo that is missing,
 /// stale or unreadable only costs the read.
-pub fn read_summary_memo(dir: &Path, memo: &Path) -> Result<Summary, String> {
+pub fn read_summary_memo(dir: &Path, memo: &Path) -> Result<Summary, SnapshotError> {
     #[derive(Serialize, Deserialize)]
     struct Memo {
         version: u32,
@@ -217,37 +235,30 @@ fn manifest_stamp(path: &Path) -> Option<(String, bool)> {
     Some((StampKey::new(stamp, false).as_str().to_owned(), racy))
 }
 
-fn check_summary(s: &Summary) -> Result<(), String> {
+fn check_summary(s: &Summary) -> Result<(), SnapshotError> {
     if s.schema_version != SCHEMA_VERSION {
-        return Err(format!(
-            "schemaVersion `{}` is not `{SCHEMA_VERSION}` (written by another keryx-hooks version)",
-            s.schema_version
-        ));
+        return Err(SnapshotError::SchemaVersion {
+            found: s.schema_version.clone(),
+        });
     }
     if !Path::new(&s.source_path).is_absolute() {
-        return Err("sourcePath is not absolute".into());
+        return Err(SnapshotError::SourcePathNotAbsolute);
     }
     if !is_hex64(&s.source_hash) {
-        return Err("sourceHash is not a sha256".into());
+        return Err(SnapshotError::SourceHashNotSha256);
     }
     if let Some(w) = s.wirings.iter().find(|w| !Path::new(&w.path).is_absolute()) {
-        return Err(format!(
-            "the {} wiring path `{}` is not absolute",
-            w.host, w.path
-        ));
+        return Err(SnapshotError::WiringNotAbsolute {
+            host: w.host.clone(),
+            path: w.path.clone(),
+        });
     }
     Ok(())
 }
 
 /// Reads and checks the manifest of the snapshot at `dir`.
-pub fn read(dir: &Path) -> Result<Manifest, String> {
-    let path = dir.join(MANIFEST_FILE);
-    let bytes =
-        std::fs::read(&path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-    let m: Manifest = serde_json::from_slice(&bytes)
-        .map_err(|e| format!("`{}` is not a keryx-hooks manifest: {e}", path.display()))?;
-    check(&m).map_err(|e| format!("`{}` is invalid: {e}", path.display()))?;
-    Ok(m)
+pub fn read(dir: &Path) -> Result<Manifest, SnapshotError> {
+    read_checked(dir, check)
 }
 
 fn is_hex64(s: &str) -> bool {
@@ -263,35 +274,42 @@ fn safe_rel(p: &str) -> bool {
         && p.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
 }
 
-fn check(m: &Manifest) -> Result<(), String> {
+fn check(m: &Manifest) -> Result<(), SnapshotError> {
     check_summary(&Summary::from(m))?;
     for f in &m.files {
         if !safe_rel(&f.path) || f.path == MANIFEST_FILE {
-            return Err(format!("file path `{}` is not allowed", f.path));
+            return Err(SnapshotError::PathNotAllowed {
+                path: f.path.clone(),
+            });
         }
         if !is_hex64(&f.sha256) {
-            return Err(format!("the sha256 of `{}` is malformed", f.path));
+            return Err(SnapshotError::MalformedSha256 {
+                path: f.path.clone(),
+            });
         }
     }
     if !m.files.iter().any(|f| f.path == "hooks.json") {
-        return Err("it lists no `hooks.json`".into());
+        return Err(SnapshotError::NoHooksJson);
     }
     if m.files_hash() != m.source_hash {
-        return Err("sourceHash does not match the file list".into());
+        return Err(SnapshotError::HashMismatch);
     }
     Ok(())
 }
 
 /// Writes `m` into `dir` (temp file, fsync, rename), so a reader never sees
 /// half a manifest.
-pub fn write(dir: &Path, m: &Manifest) -> Result<(), String> {
+pub fn write(dir: &Path, m: &Manifest) -> Result<(), SnapshotError> {
     use std::io::Write;
-    let fail = |e: std::io::Error| format!("cannot write the manifest in `{}`: {e}", dir.display());
+    let fail = |error| SnapshotError::WriteManifest {
+        dir: dir.to_path_buf(),
+        error,
+    };
     let mut tmp = tempfile::Builder::new()
         .prefix(".manifest.tmp-")
         .tempfile_in(dir)
         .map_err(fail)?;
-    let mut text = serde_json::to_string_pretty(m).map_err(|e| e.to_string())?;
+    let mut text = serde_json::to_string_pretty(m).map_err(SnapshotError::Serialize)?;
     text.push('\n');
     tmp.write_all(text.as_bytes()).map_err(fail)?;
     tmp.as_file()
@@ -305,11 +323,11 @@ pub fn write(dir: &Path, m: &Manifest) -> Result<(), String> {
 
 /// Checks that the snapshot at `dir` holds exactly the files its manifest
 /// lists, with those digests and exec bits; the first difference is the error.
-pub fn verify(dir: &Path, m: &Manifest) -> Result<(), String> {
+pub fn verify(dir: &Path, m: &Manifest) -> Result<(), SnapshotError> {
     let mut expected: std::collections::BTreeMap<&str, &FileEntry> =
         m.files.iter().map(|f| (f.path.as_str(), f)).collect();
     for entry in walkdir::WalkDir::new(dir).follow_links(false).min_depth(1) {
-        let entry = entry.map_err(|e| format!("cannot read the snapshot: {e}"))?;
+        let entry = entry.map_err(SnapshotError::Walk)?;
         let rel = entry
             .path()
             .strip_prefix(dir)
@@ -321,24 +339,27 @@ pub fn verify(dir: &Path, m: &Manifest) -> Result<(), String> {
             continue;
         }
         if !ft.is_file() {
-            return Err(format!("`{rel}` in the snapshot is not a regular file"));
+            return Err(SnapshotError::NotRegular { rel });
         }
         let Some(want) = expected.remove(rel.as_str()) else {
-            return Err(format!("`{rel}` in the snapshot is not in its manifest"));
+            return Err(SnapshotError::NotInManifest { rel });
         };
-        let meta = entry
-            .metadata()
-            .map_err(|e| format!("cannot read `{rel}`: {e}"))?;
+        let meta = match entry.metadata() {
+            Ok(m) => m,
+            Err(error) => return Err(SnapshotError::ReadEntry { rel, error }),
+        };
         if (meta.permissions().mode() & 0o111 != 0) != want.executable {
-            return Err(format!("the exec bit of `{rel}` differs from the manifest"));
+            return Err(SnapshotError::ExecBit { rel });
         }
         let bytes = hash::read_capped(entry.path(), &rel)?;
         if hash::digest_bytes(&bytes) != want.sha256 {
-            return Err(format!("`{rel}` differs from the manifest"));
+            return Err(SnapshotError::Differs { rel });
         }
     }
     match expected.keys().next() {
-        Some(missing) => Err(format!("`{missing}` is missing from the snapshot")),
+        Some(missing) => Err(SnapshotError::Missing {
+            rel: (*missing).to_owned(),
+        }),
         None => Ok(()),
     }
 }
@@ -430,7 +451,7 @@ mod tests {
             wirings: vec![],
         };
         m.source_hash = m.files_hash();
-        assert_eq!(check(&m), Ok(()));
+        assert!(check(&m).is_ok());
         for bad in ["../x", "/etc/passwd", "a//b", "./a", "manifest.json"] {
             let mut b = m.clone();
             b.files.push(f(bad));
@@ -439,6 +460,11 @@ mod tests {
         }
         let mut b = m.clone();
         b.source_hash = "1".repeat(64);
-        assert!(check(&b).unwrap_err().contains("does not match"));
+        assert!(
+            check(&b)
+                .unwrap_err()
+                .to_string()
+                .contains("does not match")
+        );
     }
 }

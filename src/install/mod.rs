@@ -6,6 +6,7 @@
 
 pub mod classify;
 pub mod codex_trust;
+mod error;
 pub use crate::hash;
 pub mod hostfile;
 pub mod import;
@@ -15,3 +16,5 @@ pub mod preflight;
 pub mod resync;
 pub mod snapshot;
 pub mod wired;
+
+pub use error::SnapshotError;

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::hostfile::{self, Change, Desired, FileReport, WiredEntry, diff, file};
+use super::hostfile::{self, Change, Desired, FileReport, HostFileError, WiredEntry, diff, file};
 use crate::base::text::hex;
 use crate::hosts::{Adapter, Package, PackageKind};
 
@@ -96,13 +96,13 @@ pub fn how_to_load(host: &Adapter, path: &Path) -> Option<String> {
 
 /// The bytes of every file of the package for `host` holding `wanted`, by
 /// path relative to the package directory (OpenCode: the one file, by name).
-pub fn render(host: &Adapter, wanted: &[Desired]) -> Result<Vec<(String, String)>, String> {
+pub fn render(host: &Adapter, wanted: &[Desired]) -> Result<Vec<(String, String)>, HostFileError> {
     let package = kind(host).ok_or_else(|| no_plugin_format(host))?;
     if is_module(package) {
         return Ok(vec![(OPENCODE_FILE.to_owned(), opencode_file(wanted)?)]);
     }
     let hooks: Value = serde_json::from_str(&hostfile::render_hooks_json(host, wanted)?)
-        .map_err(|e| format!("internal error: generated hooks.json does not parse: {e}"))?;
+        .map_err(HostFileError::GeneratedHooks)?;
     let hooks_value = |p: &str| match p {
         "$hooks" => hooks.get("hooks").cloned(),
         "$description" => Some(DESCRIPTION.into()),
@@ -136,11 +136,10 @@ fn pretty(v: &Value) -> String {
     s
 }
 
-fn no_plugin_format(host: &Adapter) -> String {
-    format!(
-        "{} has no plugin or extension format; wire it with `--format settings`",
-        host.display_name()
-    )
+fn no_plugin_format(host: &Adapter) -> HostFileError {
+    HostFileError::NoPluginFormat {
+        host: host.display_name(),
+    }
 }
 
 /// The OpenCode plugin: OpenCode (which runs plugins on Bun) loads it from
@@ -149,12 +148,12 @@ fn no_plugin_format(host: &Adapter) -> String {
 /// is how OpenCode refuses a tool call. Written in the JavaScript subset of
 /// TypeScript (types in JSDoc comments), so it needs no build step and no
 /// type package, and plain Node can load a copy of it in the tests.
-fn opencode_file(wanted: &[Desired]) -> Result<String, String> {
+fn opencode_file(wanted: &[Desired]) -> Result<String, HostFileError> {
     let first = wanted
         .first()
-        .ok_or("internal error: OpenCode has no event to wire")?;
+        .ok_or(HostFileError::Generated("OpenCode has no event to wire"))?;
     let cmd = hostfile::parse_shim_command(&first.command, None)
-        .ok_or("internal error: the shim command does not parse")?;
+        .ok_or(HostFileError::Generated("the shim command does not parse"))?;
     let events: serde_json::Map<String, Value> = wanted
         .iter()
         .map(|d| (d.host_event.clone(), json!(d.timeout)))
@@ -165,7 +164,7 @@ fn opencode_file(wanted: &[Desired]) -> Result<String, String> {
         "snapshot": cmd.snapshot,
         "events": events,
     });
-    let wiring = serde_json::to_string(&wiring).map_err(|e| e.to_string())?;
+    let wiring = serde_json::to_string(&wiring).map_err(HostFileError::Serialize)?;
     Ok(OPENCODE_TEMPLATE.replace("__WIRING__", &wiring))
 }
 
@@ -425,24 +424,26 @@ export const KeryxHooksPlugin = async (ctx) => {
 
 /// Our entries in the package (or OpenCode file) at `path`: nothing when it
 /// does not exist; an error when something else is there.
-pub fn wired_events(host: &Adapter, path: &Path) -> Result<Vec<WiredEntry>, String> {
+pub fn wired_events(host: &Adapter, path: &Path) -> Result<Vec<WiredEntry>, HostFileError> {
     let kind = kind(host).ok_or_else(|| no_plugin_format(host))?;
     if is_module(kind) {
         return match file::read(&file::resolve(path)?)? {
             None => Ok(Vec::new()),
-            Some(text) => opencode_entries(&text)
-                .ok_or_else(|| format!("`{}` was not written by keryx-hooks", path.display())),
+            Some(text) => opencode_entries(&text).ok_or_else(|| HostFileError::NotWrittenByUs {
+                path: path.to_path_buf(),
+                left_alone: false,
+            }),
         };
     }
     if std::fs::symlink_metadata(path).is_err() {
         return Ok(Vec::new());
     }
     if !is_ours(kind, path)? {
-        return Err(format!(
-            "`{}` is not a keryx-hooks {}",
-            path.display(),
-            kind.noun()
-        ));
+        return Err(HostFileError::NotOurPackage {
+            path: path.to_path_buf(),
+            noun: kind.noun(),
+            left_alone: false,
+        });
     }
     hostfile::wired_in_hooks_json(host, &path.join(HOOKS_FILE))
 }
@@ -483,12 +484,14 @@ fn opencode_entries(text: &str) -> Option<Vec<WiredEntry>> {
 /// Whether the directory at `dir` is a package we generated: its manifest
 /// names `keryx-hooks`. A directory without the manifest is ours only when
 /// it is empty (a package whose files are already gone).
-fn is_ours(kind: &Package, dir: &Path) -> Result<bool, String> {
+fn is_ours(kind: &Package, dir: &Path) -> Result<bool, HostFileError> {
     let Some(manifest) = kind.manifest() else {
         return Ok(false);
     };
-    let meta = std::fs::symlink_metadata(dir)
-        .map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?;
+    let meta = std::fs::symlink_metadata(dir).map_err(|error| HostFileError::Read {
+        path: dir.to_path_buf(),
+        error,
+    })?;
     if !meta.is_dir() {
         return Ok(false);
     }
@@ -513,7 +516,7 @@ pub fn install(
     path: &Path,
     wanted: &[Desired],
     dry_run: bool,
-) -> Result<FileReport, String> {
+) -> Result<FileReport, HostFileError> {
     let kind = kind(host).ok_or_else(|| no_plugin_format(host))?;
     let files = render(host, wanted)?;
     let _lock = file::lock_parent(path, !dry_run)?;
@@ -565,8 +568,10 @@ pub fn install(
         }
         for (target, text) in changed {
             if let Some(dir) = target.parent() {
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+                std::fs::create_dir_all(dir).map_err(|error| HostFileError::CreateDir {
+                    path: dir.to_path_buf(),
+                    error,
+                })?;
             }
             file::write_atomic(target, text, file::NEW_FILE_MODE)?;
         }
@@ -589,28 +594,30 @@ pub fn install(
 
 /// Our entries in a generated `hooks/hooks.json` text (for a dry run, where
 /// the file may not be on disk yet).
-fn entries_of_hooks_text(host: &Adapter, text: &str) -> Result<Vec<WiredEntry>, String> {
+fn entries_of_hooks_text(host: &Adapter, text: &str) -> Result<Vec<WiredEntry>, HostFileError> {
     let tmp = tempfile::Builder::new()
         .prefix("keryx-hooks-plugin-")
         .tempdir()
-        .map_err(|e| format!("cannot create a temp directory: {e}"))?;
+        .map_err(HostFileError::TempDir)?;
     let f = tmp.path().join("hooks.json");
-    std::fs::write(&f, text).map_err(|e| format!("cannot write `{}`: {e}", f.display()))?;
+    std::fs::write(&f, text).map_err(|error| HostFileError::WriteTemp {
+        path: f.clone(),
+        error,
+    })?;
     hostfile::wired_in_hooks_json(host, &f)
 }
 
-fn not_ours(path: &Path, kind: &Package) -> String {
-    format!(
-        "`{}` exists and is not a keryx-hooks {}; move it away or choose another place (`--out DIR`); nothing was written",
-        path.display(),
-        kind.noun()
-    )
+fn not_ours(path: &Path, kind: &Package) -> HostFileError {
+    HostFileError::Occupied {
+        path: path.to_path_buf(),
+        noun: kind.noun(),
+    }
 }
 
 /// Removes the package at `path`: our files, then the directories that
 /// leaves empty (the package directory included). Anything else stays, and
 /// something that is not ours is refused.
-pub fn uninstall(host: &Adapter, path: &Path, dry_run: bool) -> Result<FileReport, String> {
+pub fn uninstall(host: &Adapter, path: &Path, dry_run: bool) -> Result<FileReport, HostFileError> {
     let kind = kind(host).ok_or_else(|| no_plugin_format(host))?;
     let mut report = FileReport::unchanged(path);
     if std::fs::symlink_metadata(path).is_err() {
@@ -626,11 +633,9 @@ pub fn uninstall(host: &Adapter, path: &Path, dry_run: bool) -> Result<FileRepor
         let Some(text) = file::read(&real)? else {
             return Ok(report);
         };
-        report.removed = opencode_entries(&text).ok_or_else(|| {
-            format!(
-                "`{}` was not written by keryx-hooks; left alone",
-                path.display()
-            )
+        report.removed = opencode_entries(&text).ok_or_else(|| HostFileError::NotWrittenByUs {
+            path: path.to_path_buf(),
+            left_alone: true,
         })?;
         report.diff = diff::unified(&path.display().to_string(), Some(&text), None);
         report.change = Change::Removed;
@@ -641,11 +646,11 @@ pub fn uninstall(host: &Adapter, path: &Path, dry_run: bool) -> Result<FileRepor
         return Ok(report);
     }
     if !is_ours(kind, path)? {
-        return Err(format!(
-            "`{}` is not a keryx-hooks {}; left alone",
-            path.display(),
-            kind.noun()
-        ));
+        return Err(HostFileError::NotOurPackage {
+            path: path.to_path_buf(),
+            noun: kind.noun(),
+            left_alone: true,
+        });
     }
     report.removed = hostfile::wired_in_hooks_json(host, &path.join(HOOKS_FILE))?;
     for rel in package_files(kind) {
@@ -758,7 +763,9 @@ mod tests {
             r#"{"name": "someone-else"}"#,
         )
         .unwrap();
-        let e = install(host, &dir, &wanted(host), false).unwrap_err();
+        let e = install(host, &dir, &wanted(host), false)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not a keryx-hooks plugin"), "{e}");
         assert!(uninstall(host, &dir, false).is_err());
         assert!(dir.join(".claude-plugin/plugin.json").exists());

@@ -11,6 +11,7 @@ use std::path::Path;
 use crate::config::load::{self, Loaded};
 use crate::config::model::{Registration, RunsIn};
 use crate::escape::escape;
+use crate::runner::LauncherError;
 
 /// One reason a source may not be snapshotted, and what fixes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,14 +83,13 @@ pub fn needing_sandbox(regs: &[Registration], loc: &Here) -> Vec<String> {
 }
 
 /// Whether a sandbox launcher works here, or why not.
-pub fn launcher_works(loc: &Here) -> Result<(), String> {
-    let pin = loc.settings().launcher.as_ref().map(Option::as_deref);
+pub fn launcher_works(loc: &Here) -> Result<(), LauncherError> {
     let search = crate::runner::LauncherSearch {
-        pin: pin.map_err(String::as_str),
+        pin: loc.settings().launcher.as_ref().map(Option::as_deref),
         project: loc.project_root.as_deref(),
         cwd: Some(&loc.cwd),
     };
-    crate::runner::sandbox_launcher(&search).map(|_| ())
+    crate::runner::find_launcher(&search).map(|_| ())
 }
 
 /// The problem when `ids` need a sandbox and none works here.
@@ -106,7 +106,7 @@ pub fn sandbox_problem(loc: &Here, ids: &[String]) -> Option<Problem> {
                 .collect::<Vec<_>>()
                 .join(", "),
             if ids.len() == 1 { "s" } else { "" },
-            escape(&why),
+            escape(&why.to_string()),
             if ids.len() == 1 { "it" } else { "they" },
         ),
         fix: SANDBOX_FIX.to_owned(),

@@ -11,6 +11,7 @@ use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use super::SnapshotError;
 use super::hash::{self, Listing};
 use super::manifest::{self, FileEntry, MANIFEST_FILE, Manifest, Wiring};
 use crate::paths;
@@ -44,33 +45,31 @@ pub fn sync(
     snapshot_root: &Path,
     hosts: &[String],
     dry_run: bool,
-) -> Result<SyncReport, String> {
+) -> Result<SyncReport, SnapshotError> {
     let listing = hash::list_source(source)?;
     let source = listing.root.clone();
     let source_str = source
         .to_str()
-        .ok_or_else(|| format!("the source path `{}` is not UTF-8", source.display()))?
+        .ok_or_else(|| SnapshotError::SourceNotUtf8 {
+            path: source.clone(),
+        })?
         .to_owned();
     let root = paths::absolute(snapshot_root);
     let root_real = paths::real_path(&root);
     if root_real.starts_with(&source) {
-        return Err(format!(
-            "the snapshot root `{}` is inside the hook source `{}`, so a snapshot would copy itself",
-            root.display(),
-            source.display()
-        ));
+        return Err(SnapshotError::RootInSource {
+            root,
+            hook_source: source,
+        });
     }
     if source.starts_with(&root_real) {
-        return Err(format!(
-            "the hook source `{}` is inside the snapshot root `{}`",
-            source.display(),
-            root.display()
-        ));
+        return Err(SnapshotError::SourceInRoot {
+            hook_source: source,
+            root,
+        });
     }
     if listing.files.iter().any(|f| f.rel == MANIFEST_FILE) {
-        return Err(format!(
-            "the source has its own `{MANIFEST_FILE}`, a name the snapshot keeps for its manifest; rename it"
-        ));
+        return Err(SnapshotError::OwnManifest);
     }
     let key = snapshot_key(&source);
     let dir = root.join(&key);
@@ -115,25 +114,25 @@ pub fn sync(
         .recursive(true)
         .mode(0o700)
         .create(&root)
-        .map_err(|e| format!("cannot create the snapshot root `{}`: {e}", root.display()))?;
+        .map_err(|error| SnapshotError::CreateRoot {
+            root: root.clone(),
+            error,
+        })?;
     let _lock = lock_dir(&root)?;
     clean_leftovers(&root, &key, true);
 
     let existing = match std::fs::symlink_metadata(&dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("cannot read `{}`: {e}", dir.display())),
-        Ok(m) if m.is_dir() => Some(manifest::read(&dir).map_err(|e| {
-            format!(
-                "`{}` exists but is not a keryx-hooks snapshot ({e}); move it away and run again",
-                dir.display()
+        Err(error) => return Err(SnapshotError::Read { path: dir, error }),
+        Ok(m) if m.is_dir() => {
+            Some(
+                manifest::read(&dir).map_err(|e| SnapshotError::NotASnapshot {
+                    dir: dir.clone(),
+                    error: Box::new(e),
+                })?,
             )
-        })?),
-        Ok(_) => {
-            return Err(format!(
-                "`{}` is not a directory; move it away and run again",
-                dir.display()
-            ));
         }
+        Ok(_) => return Err(SnapshotError::NotADirectory { dir }),
     };
     let mut all_hosts: Vec<String> = existing
         .as_ref()
@@ -149,8 +148,8 @@ pub fn sync(
         .prefix(&format!("{key}.tmp-"))
         .rand_bytes(RAND_LEN)
         .tempdir_in(&root)
-        .map_err(|e| write_error(&root, "the temp directory", &e))?;
-    let files = build(&listing, tmp.path()).map_err(|e| format!("{e}; {}", untouched(&dir)))?;
+        .map_err(|e| write_error(&root, "the temp directory", e))?;
+    let files = build(&listing, tmp.path()).map_err(|e| untouched(&dir, e))?;
     let (binary_path, binary_version) = binary();
     let m = Manifest {
         schema_version: manifest::SCHEMA_VERSION.to_owned(),
@@ -178,12 +177,12 @@ pub fn sync(
         report.changed = false;
         return Ok(report);
     }
-    manifest::write(tmp.path(), &m).map_err(|e| format!("{e}; {}", untouched(&dir)))?;
-    seal(&listing, tmp.path()).map_err(|e| format!("{e}; {}", untouched(&dir)))?;
+    manifest::write(tmp.path(), &m).map_err(|e| untouched(&dir, e))?;
+    seal(&listing, tmp.path()).map_err(|e| untouched(&dir, e))?;
     let tmp = tmp.keep();
     if let Err(e) = swap(&tmp, &dir, &root, &key, existing.is_some()) {
         let _ = std::fs::remove_dir_all(&tmp);
-        return Err(format!("{e}; {}", untouched(&dir)));
+        return Err(untouched(&dir, e));
     }
     let _ = File::open(&root).and_then(|d| d.sync_all());
     Ok(report)
@@ -192,7 +191,7 @@ pub fn sync(
 /// Replaces the recorded hosts of the snapshot `key` (for `uninstall`,
 /// which must drop a host; [`sync`] only ever adds). Wirings of hosts no
 /// longer listed are dropped with them.
-pub fn set_hosts(snapshot_root: &Path, key: &str, hosts: &[String]) -> Result<(), String> {
+pub fn set_hosts(snapshot_root: &Path, key: &str, hosts: &[String]) -> Result<(), SnapshotError> {
     update_wirings(snapshot_root, key, |recorded, wirings| {
         *recorded = hosts.to_vec();
         wirings.retain(|w| hosts.contains(&w.host));
@@ -210,7 +209,7 @@ pub fn update_wirings(
     snapshot_root: &Path,
     key: &str,
     edit: impl FnOnce(&mut Vec<String>, &mut Vec<Wiring>),
-) -> Result<Manifest, String> {
+) -> Result<Manifest, SnapshotError> {
     let dir = snapshot_root.join(checked_key(key)?);
     let _lock = lock_dir(snapshot_root)?;
     let mut m = manifest::read(&dir)?;
@@ -230,7 +229,7 @@ pub fn update_wirings(
 /// Deletes the snapshot `key`, but only a directory directly inside the root
 /// that carries our manifest; anything else is refused and left alone.
 /// `Ok(false)` when there was nothing to delete.
-pub fn remove_snapshot(snapshot_root: &Path, key: &str) -> Result<bool, String> {
+pub fn remove_snapshot(snapshot_root: &Path, key: &str) -> Result<bool, SnapshotError> {
     let key = checked_key(key)?;
     if !snapshot_root.is_dir() {
         return Ok(false);
@@ -242,25 +241,21 @@ pub fn remove_snapshot(snapshot_root: &Path, key: &str) -> Result<bool, String> 
             clean_leftovers(snapshot_root, key, false);
             return Ok(false);
         }
-        Err(e) => return Err(format!("cannot read `{}`: {e}", dir.display())),
-        Ok(m) if !m.is_dir() => {
-            return Err(format!(
-                "`{}` is not a snapshot directory; left alone",
-                dir.display()
-            ));
-        }
+        Err(error) => return Err(SnapshotError::Read { path: dir, error }),
+        Ok(m) if !m.is_dir() => return Err(SnapshotError::NotASnapshotDir { dir }),
         Ok(_) => {}
     }
-    manifest::read(&dir).map_err(|e| {
-        format!(
-            "`{}` carries no keryx-hooks manifest ({e}); left alone",
-            dir.display()
-        )
+    manifest::read(&dir).map_err(|e| SnapshotError::NoManifest {
+        dir: dir.clone(),
+        error: Box::new(e),
     })?;
     // Rename first so the key disappears at once, then delete at leisure; a
     // `.del-` leftover is never restored.
     let gone = reserve(snapshot_root, key, ".del-")?;
-    std::fs::rename(&dir, &gone).map_err(|e| format!("cannot remove `{}`: {e}", dir.display()))?;
+    std::fs::rename(&dir, &gone).map_err(|error| SnapshotError::Remove {
+        path: dir.clone(),
+        error,
+    })?;
     let _ = std::fs::remove_dir_all(&gone);
     clean_leftovers(snapshot_root, key, false);
     Ok(true)
@@ -271,7 +266,7 @@ pub fn remove_snapshot(snapshot_root: &Path, key: &str) -> Result<bool, String> 
 pub struct Installed {
     pub key: String,
     pub dir: PathBuf,
-    pub manifest: Result<Manifest, String>,
+    pub manifest: Result<Manifest, SnapshotError>,
 }
 
 /// Every snapshot directory under `snapshot_root`, sorted by key; temp
@@ -344,12 +339,11 @@ pub fn clean_all_leftovers(snapshot_root: &Path) -> usize {
     leftovers(snapshot_root).len()
 }
 
-fn checked_key(key: &str) -> Result<&str, String> {
+fn checked_key(key: &str) -> Result<&str, SnapshotError> {
     if key.is_empty() || paths::sanitize_component(key) != key || leftover_of(key).is_some() {
-        return Err(format!(
-            "`{}` is not a snapshot key",
-            crate::escape::escape(key)
-        ));
+        return Err(SnapshotError::NotAKey {
+            key: key.to_owned(),
+        });
     }
     Ok(key)
 }
@@ -401,34 +395,39 @@ fn clean_leftovers(root: &Path, key: &str, recover: bool) {
 }
 
 /// An empty, uniquely named directory `<key><kind><random>` to rename onto.
-fn reserve(root: &Path, key: &str, kind: &str) -> Result<PathBuf, String> {
+fn reserve(root: &Path, key: &str, kind: &str) -> Result<PathBuf, SnapshotError> {
     tempfile::Builder::new()
         .prefix(&format!("{key}{kind}"))
         .rand_bytes(RAND_LEN)
         .tempdir_in(root)
         .map(tempfile::TempDir::keep)
-        .map_err(|e| write_error(root, "a temp directory", &e))
+        .map_err(|e| write_error(root, "a temp directory", e))
 }
 
 /// Serialises syncs and deletes under one root (a second installer waits):
 /// without it one run could clean up another's temp copy mid-build. An
 /// advisory lock on the root directory itself leaves no lock file behind.
-fn lock_dir(root: &Path) -> Result<File, String> {
-    let f = File::open(root).map_err(|e| format!("cannot open `{}`: {e}", root.display()))?;
-    f.lock()
-        .map_err(|e| format!("cannot lock `{}`: {e}", root.display()))?;
+fn lock_dir(root: &Path) -> Result<File, SnapshotError> {
+    let f = File::open(root).map_err(|error| SnapshotError::Open {
+        path: root.to_path_buf(),
+        error,
+    })?;
+    f.lock().map_err(|error| SnapshotError::Lock {
+        path: root.to_path_buf(),
+        error,
+    })?;
     Ok(f)
 }
 
 /// Copies every listed file into `tmp`, returning the manifest entries. The
 /// digest is of the bytes actually written, so the manifest describes the
 /// copy even if the source changes meanwhile.
-fn build(listing: &Listing, tmp: &Path) -> Result<Vec<FileEntry>, String> {
+fn build(listing: &Listing, tmp: &Path) -> Result<Vec<FileEntry>, SnapshotError> {
     for d in &listing.dirs {
         std::fs::DirBuilder::new()
             .mode(0o700)
             .create(tmp.join(&d.rel))
-            .map_err(|e| write_error(tmp, &d.rel, &e))?;
+            .map_err(|e| write_error(tmp, &d.rel, e))?;
     }
     let mut entries = Vec::with_capacity(listing.files.len());
     for f in &listing.files {
@@ -438,11 +437,11 @@ fn build(listing: &Listing, tmp: &Path) -> Result<Vec<FileEntry>, String> {
             .create_new(true)
             .mode(0o600)
             .open(tmp.join(&f.rel))
-            .map_err(|e| write_error(tmp, &f.rel, &e))?;
+            .map_err(|e| write_error(tmp, &f.rel, e))?;
         out.write_all(&bytes)
-            .map_err(|e| write_error(tmp, &f.rel, &e))?;
+            .map_err(|e| write_error(tmp, &f.rel, e))?;
         out.set_permissions(std::fs::Permissions::from_mode(f.mode))
-            .map_err(|e| write_error(tmp, &f.rel, &e))?;
+            .map_err(|e| write_error(tmp, &f.rel, e))?;
         entries.push(FileEntry {
             path: f.rel.clone(),
             sha256: hash::digest_bytes(&bytes),
@@ -455,11 +454,11 @@ fn build(listing: &Listing, tmp: &Path) -> Result<Vec<FileEntry>, String> {
 /// Gives directories their modes (the owner keeps full access, so the old
 /// snapshot can always be deleted) and fsyncs every file and directory, so
 /// the rename can only ever publish a complete copy.
-fn seal(listing: &Listing, tmp: &Path) -> Result<(), String> {
+fn seal(listing: &Listing, tmp: &Path) -> Result<(), SnapshotError> {
     for f in &listing.files {
         File::open(tmp.join(&f.rel))
             .and_then(|h| h.sync_all())
-            .map_err(|e| write_error(tmp, &f.rel, &e))?;
+            .map_err(|e| write_error(tmp, &f.rel, e))?;
     }
     let root_mode = std::fs::metadata(&listing.root)
         .map(|m| m.permissions().mode() & 0o777)
@@ -473,7 +472,7 @@ fn seal(listing: &Listing, tmp: &Path) -> Result<(), String> {
     for (path, mode) in dirs {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode | 0o700))
             .and_then(|()| File::open(&path)?.sync_all())
-            .map_err(|e| write_error(tmp, &path.to_string_lossy(), &e))?;
+            .map_err(|e| write_error(tmp, &path.to_string_lossy(), e))?;
     }
     Ok(())
 }
@@ -482,8 +481,14 @@ fn seal(listing: &Listing, tmp: &Path) -> Result<(), String> {
 /// in one `renameat2(RENAME_EXCHANGE)`; elsewhere (or on a filesystem
 /// without it) the old one is renamed away and the new one in, and a kill in
 /// between is repaired by the next sync (see [`clean_leftovers`]).
-fn swap(tmp: &Path, dir: &Path, root: &Path, key: &str, replace: bool) -> Result<(), String> {
-    let fail = |e: std::io::Error| format!("cannot move the new snapshot into place: {e}");
+fn swap(
+    tmp: &Path,
+    dir: &Path,
+    root: &Path,
+    key: &str,
+    replace: bool,
+) -> Result<(), SnapshotError> {
+    let fail = SnapshotError::Swap;
     if !replace {
         return std::fs::rename(tmp, dir).map_err(fail);
     }
@@ -540,12 +545,19 @@ fn binary() -> (String, String) {
     (path, env!("CARGO_PKG_VERSION").to_owned())
 }
 
-fn write_error(dir: &Path, what: &str, e: &std::io::Error) -> String {
-    format!("cannot write {what} under `{}`: {e}", dir.display())
+fn write_error(dir: &Path, what: &str, error: std::io::Error) -> SnapshotError {
+    SnapshotError::Write {
+        dir: dir.to_path_buf(),
+        what: what.to_owned(),
+        error,
+    }
 }
 
-fn untouched(dir: &Path) -> String {
-    format!("the installed snapshot `{}` is unchanged", dir.display())
+fn untouched(dir: &Path, e: SnapshotError) -> SnapshotError {
+    SnapshotError::Unchanged {
+        dir: dir.to_path_buf(),
+        error: Box::new(e),
+    }
 }
 
 #[cfg(test)]
@@ -674,6 +686,7 @@ mod tests {
         assert!(
             remove_snapshot(&root, "foreign-0123456789ab")
                 .unwrap_err()
+                .to_string()
                 .contains("left alone")
         );
         assert!(foreign.join("keep").exists());
@@ -687,7 +700,9 @@ mod tests {
     #[test]
     fn refuses_a_root_inside_the_source() {
         let (_t, src, _) = setup();
-        let e = sync(&src, &src.join("snap"), &[], false).unwrap_err();
+        let e = sync(&src, &src.join("snap"), &[], false)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("copy itself"), "{e}");
     }
 }

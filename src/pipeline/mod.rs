@@ -20,6 +20,7 @@ use serde_json::Value;
 use crate::config::model::Profile;
 use crate::events::Event;
 use crate::hosts::Adapter;
+use crate::hosts::stdin_guard::StdinError;
 use crate::runtime::select::{self as runtime_select, NotRun};
 use crate::runtime::types::{FireResult, RecordEntry};
 
@@ -68,7 +69,7 @@ pub(crate) fn handle(
     adapter: &Adapter,
     event: Event,
     s: &RunSettings,
-    payload: Result<Value, String>,
+    payload: Result<Value, StdinError>,
     note_layer: impl Fn(&UserLayer, &Here),
 ) -> FireResult {
     // decode, locate, load

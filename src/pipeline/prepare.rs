@@ -13,7 +13,9 @@ use crate::config::model::Profile;
 use crate::config::{self};
 use crate::escape::escape;
 use crate::events::Event;
+use crate::hosts::stdin_guard::StdinError;
 use crate::hosts::{self, Adapter};
+use crate::install::SnapshotError;
 use crate::install::wired::WiredSnapshot;
 use crate::paths::Locations;
 use crate::runtime::fire::{self};
@@ -123,7 +125,7 @@ pub(crate) fn prepare(
     adapter: &Adapter,
     event: Event,
     s: &RunSettings,
-    payload: Result<Value, String>,
+    payload: Result<Value, StdinError>,
 ) -> Result<Prepared, Stopped> {
     let payload = match payload {
         Ok(v) => v,
@@ -185,7 +187,7 @@ pub(crate) fn prepare(
                 .iter()
                 .find(|f| f.path == "hooks.json")
                 .map(|f| f.sha256.clone())
-                .ok_or_else(|| "its manifest lists no `hooks.json`".to_owned())
+                .ok_or(SnapshotError::ManifestLacksHooksJson)
         })
     });
     let digest = manifest.as_ref().and_then(|m| m.as_ref().ok()).cloned();
@@ -205,7 +207,7 @@ pub(crate) fn prepare(
                 "hook-snapshot-tampered",
                 format!(
                     "snapshot `{key}` cannot be checked against its manifest ({}); move `{}` away, then run `keryx-hooks install <host>...` to take it again",
-                    escape(why),
+                    escape(&why.to_string()),
                     escape(&loc.snapshot_dir(key).display().to_string())
                 ),
             ));

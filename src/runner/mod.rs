@@ -18,7 +18,7 @@ pub use env::{hook_env, hook_env_with, name_matches};
 pub use groups::{install_signal_handlers, kill_all_live_groups};
 pub use sandbox::{
     HOME_SECRETS, Launcher, LauncherError, LauncherKind, LauncherSearch, PROJECT_PROTECTED,
-    find_launcher, macos_profile, probe_bwrap, sandbox_launcher, set_probe_cache_dir,
+    find_launcher, macos_profile, probe_bwrap, set_probe_cache_dir,
 };
 pub use spawn::{SpawnError, spawn, spawn_with_launcher};
 

@@ -12,6 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::{Exit, Sandbox, SandboxSpec, SpawnRequest, sys};
 use crate::escape::escape;
+use crate::settings::SettingError;
 
 /// Which wrapper a [`Launcher`] runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +39,7 @@ pub enum LauncherError {
     Unsupported { os: &'static str },
     /// `[sandbox] launcher` is set but unusable; `why` is the setting's.
     #[error("the pinned launcher cannot be used: {why}")]
-    PinUnusable { why: String },
+    PinUnusable { why: SettingError },
     #[error(
         "bubblewrap (`bwrap`) is not installed; install it (e.g. `apt-get install bubblewrap`) \
          or mark the hook `runsIn: \"unsandboxed\"` where the profile allows it"
@@ -133,7 +134,7 @@ fn probe_advice(kind: LauncherKind) -> &'static str {
 #[derive(Debug, Clone)]
 pub struct LauncherSearch<'a> {
     /// `Err` = the setting is there but unusable (fail closed).
-    pub pin: Result<Option<&'a Path>, &'a str>,
+    pub pin: Result<Option<&'a Path>, &'a SettingError>,
     pub project: Option<&'a Path>,
     pub cwd: Option<&'a Path>,
 }
@@ -162,14 +163,6 @@ static PROBE_CACHE_DIR: OnceLock<PathBuf> = OnceLock::new();
 /// call wins.
 pub fn set_probe_cache_dir(dir: PathBuf) {
     let _ = PROBE_CACHE_DIR.set(dir);
-}
-
-/// [`find_launcher`] with the reason as text.
-// TODO(typed-errors): `install::preflight::launcher_works`,
-// `commands::explain` and `commands::doctor` still take the reason as text;
-// once they take a `LauncherError` they call `find_launcher` and this goes.
-pub fn sandbox_launcher(search: &LauncherSearch) -> Result<Launcher, String> {
-    find_launcher(search).map_err(|e| e.to_string())
 }
 
 /// The launcher usable here, or why there is none. Probed once per process
@@ -209,9 +202,7 @@ const ON_PATH: &str = "PATH entry";
 fn find_bwrap(search: &LauncherSearch) -> Result<(PathBuf, &'static str), LauncherError> {
     match search.pin {
         Err(why) => {
-            return Err(LauncherError::PinUnusable {
-                why: why.to_owned(),
-            });
+            return Err(LauncherError::PinUnusable { why: why.clone() });
         }
         Ok(Some(pin)) => {
             return launcher_refusal(pin, search)

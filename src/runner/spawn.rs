@@ -138,7 +138,7 @@ fn interpreter_advice(interpreter: &Path) -> &'static str {
 
 /// Runs `req` to completion and reports how it ended. Blocking, and safe to
 /// call from many threads at once. A required sandbox is looked up with
-/// [`super::sandbox_launcher`].
+/// [`super::find_launcher`].
 pub fn spawn(req: &SpawnRequest) -> SpawnOutcome {
     match &req.sandbox {
         SandboxSpec::None => run(req, None, false),

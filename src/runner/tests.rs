@@ -866,12 +866,15 @@ fn no_launcher_says_why() {
         "bubblewrap (`bwrap`) is not installed; install it (e.g. `apt-get install bubblewrap`) \
          or mark the hook `runsIn: \"unsandboxed\"` where the profile allows it"
     );
+    let pin_error = crate::settings::SettingError::SandboxNotATable {
+        path: "runtime.toml".into(),
+    };
     let pin = LauncherSearch {
-        pin: Err("`runtime.toml`: `sandbox` must be a table"),
+        pin: Err(&pin_error),
         ..search
     };
     assert_eq!(
-        sandbox_launcher(&pin).unwrap_err(),
+        find_launcher(&pin).unwrap_err().to_string(),
         "the pinned launcher cannot be used: `runtime.toml`: `sandbox` must be a table"
     );
 }
@@ -892,14 +895,14 @@ fn a_launcher_someone_else_could_replace_is_refused() {
     }
     // The real one, pinned (a copy elsewhere may lack the AppArmor profile
     // that lets bwrap create namespaces, so only refusals use the copy).
-    let ok = sandbox_launcher(&search(&launcher.program));
-    assert_eq!(ok.map(|l| l.source), Ok("pinned in runtime.toml"));
+    let ok = find_launcher(&search(&launcher.program));
+    assert_eq!(ok.map(|l| l.source).ok(), Some("pinned in runtime.toml"));
     if let Some(why) = launcher_refusal_of(&copy) {
         panic!("{why}");
     }
     for mode in [0o775, 0o757] {
         std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(mode)).unwrap();
-        let why = sandbox_launcher(&search(&copy)).unwrap_err();
+        let why = find_launcher(&search(&copy)).unwrap_err().to_string();
         assert_eq!(
             why,
             format!(
@@ -911,7 +914,7 @@ fn a_launcher_someone_else_could_replace_is_refused() {
     std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
     // A group-writable directory (tempdir is 0700) lets others swap it.
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o770)).unwrap();
-    let why = sandbox_launcher(&search(&copy)).unwrap_err();
+    let why = find_launcher(&search(&copy)).unwrap_err().to_string();
     assert!(why.contains("writable by others"), "{why}");
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
     // Inside the project or the cwd, never.
@@ -921,8 +924,9 @@ fn a_launcher_someone_else_could_replace_is_refused() {
         cwd: None,
     };
     assert!(
-        sandbox_launcher(&inside)
+        find_launcher(&inside)
             .unwrap_err()
+            .to_string()
             .contains("inside the project")
     );
     let in_cwd = LauncherSearch {
@@ -931,8 +935,9 @@ fn a_launcher_someone_else_could_replace_is_refused() {
         cwd: Some(dir.path()),
     };
     assert!(
-        sandbox_launcher(&in_cwd)
+        find_launcher(&in_cwd)
             .unwrap_err()
+            .to_string()
             .contains("inside the working directory")
     );
 }

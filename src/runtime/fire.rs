@@ -333,11 +333,12 @@ fn sandbox_for(
     env: &mut Vec<(String, String)>,
 ) -> Result<Sandbox, (FailureKind, String)> {
     let loc = ctx.locations;
-    let launcher = loc
-        .settings()
-        .launcher
-        .clone()
-        .map_err(|why| (FailureKind::SandboxUnavailable, crate::escape::escape(&why)))?;
+    let launcher = loc.settings().launcher.clone().map_err(|why| {
+        (
+            FailureKind::SandboxUnavailable,
+            crate::escape::escape(&why.to_string()),
+        )
+    })?;
     let cache = hook_cache_dir(loc, reg);
     make_private_dir(&cache).map_err(|e| {
         (

@@ -5,6 +5,7 @@
 //! de-duplication answers in [`calls`].
 
 pub mod calls;
+pub mod records;
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{ErrorKind, Write};

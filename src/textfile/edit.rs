@@ -125,14 +125,6 @@ impl Doc {
         &self.text
     }
 
-    /// [`Doc::edit`] with the error as text.
-    // TODO(typed-errors): commands/shared/hooks_file.rs takes the error as a
-    // `String` (`failed`); once it takes an `EditError`, it calls `edit` and
-    // this goes.
-    pub fn apply(&mut self, op: &Op) -> Result<(), String> {
-        self.edit(op).map_err(|e| e.to_string())
-    }
-
     /// Applies `op` to the text, touching only the bytes it changes.
     pub fn edit(&mut self, op: &Op) -> Result<(), EditError> {
         let root = json::parse(&self.text)?;
@@ -284,14 +276,6 @@ pub fn inline(v: &Value) -> String {
         ),
         other => other.to_string(),
     }
-}
-
-/// [`edit_value`] with the error as text.
-// TODO(typed-errors): commands/shared/hooks_file.rs takes the error as a
-// `String` (`failed`); once it takes an `EditError`, it calls `edit_value`
-// and this goes.
-pub fn apply_value(doc: &mut Value, op: &Op) -> Result<(), String> {
-    edit_value(doc, op).map_err(|e| e.to_string())
 }
 
 /// The same edit as [`Doc::edit`], on a parsed value.
@@ -482,16 +466,15 @@ mod tests {
             err(&mut doc, Op::Remove(Vec::new())),
             "cannot remove the document"
         );
-        assert_eq!(
-            Doc::new("{").apply(&Op::Remove(at("a"))).unwrap_err(),
-            Doc::new("{")
-                .edit(&Op::Remove(at("a")))
-                .unwrap_err()
-                .to_string()
-        );
+        assert!(matches!(
+            Doc::new("{").edit(&Op::Remove(at("a"))),
+            Err(EditError::NotJson(_))
+        ));
         let mut value = json!({"a": 1});
         assert_eq!(
-            apply_value(&mut value, &Op::Remove(at("b"))).unwrap_err(),
+            edit_value(&mut value, &Op::Remove(at("b")))
+                .unwrap_err()
+                .to_string(),
             r#"nothing at Remove([Key("b")])"#
         );
     }

@@ -110,14 +110,6 @@ pub fn key(project_root: &Path) -> String {
 }
 
 impl Store {
-    /// [`Store::locate`] with the reason as text.
-    // TODO(typed-errors): `commands::shared::open_store` and
-    // `commands::toggle` escape the reason as a `&str`; once they take a
-    // `StoreError` they call `locate` and this goes.
-    pub fn open(loc: &Locations) -> Result<Store, String> {
-        Store::locate(loc).map_err(|e| e.to_string())
-    }
-
     /// The store for `loc`, or why it must not be used. Does not create it.
     pub fn locate(loc: &Locations) -> Result<Store, StoreError> {
         if let Some(reason) = loc.trust_store_refusal() {
@@ -163,14 +155,6 @@ impl Store {
     /// The record for `project_root`, if there is one.
     pub fn get(&self, project_root: &Path) -> Result<Option<Record>, StoreError> {
         Ok(self.read()?.projects.remove(&key(project_root)))
-    }
-
-    /// [`Store::write`] with the reason as text.
-    // TODO(typed-errors): `commands::toggle` chains it with `Store::open`
-    // and escapes the reason as a `&str`; once it takes a `StoreError` it
-    // calls `write` and this goes.
-    pub fn set(&self, project_root: &Path, record: Option<Record>) -> Result<bool, String> {
-        self.write(project_root, record).map_err(|e| e.to_string())
     }
 
     /// Sets (or with `None`, removes) the record for `project_root`.
@@ -360,11 +344,11 @@ mod tests {
         std::fs::create_dir_all(&store.dir).unwrap();
         std::fs::write(&store.path, "not json").unwrap();
         assert!(store.get(tmp.path()).is_err());
-        assert!(store.set(tmp.path(), Some(record("x"))).is_err());
+        assert!(store.write(tmp.path(), Some(record("x"))).is_err());
         assert_eq!(std::fs::read(&store.path).unwrap(), b"not json");
         let json_error = serde_json::from_slice::<StoreFile>(b"not json").unwrap_err();
         assert_eq!(
-            store.set(tmp.path(), None).unwrap_err(),
+            store.write(tmp.path(), None).unwrap_err().to_string(),
             format!(
                 "`{}` is not a readable trust store ({json_error}); move it aside to start over",
                 store.path.display()

@@ -114,6 +114,7 @@ fn snapshots_consistent(root: &Path, ctx: &str) {
             panic!("{ctx}: snapshot `{name}` has no readable manifest: {err}")
         });
         if let Err(err) = manifest::verify(&e.path(), &m) {
+            let err = err.to_string();
             let stray_manifest_temp =
                 err.contains("`.manifest.tmp-") && err.ends_with("is not in its manifest");
             assert!(

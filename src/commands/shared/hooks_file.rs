@@ -81,7 +81,7 @@ pub(crate) fn edit_hooks(
     path: &Path,
     ops: impl Fn(&Value) -> Vec<Op>,
 ) -> Result<(), CommandError> {
-    let failed = |e: String| {
+    let failed = |e: &dyn std::fmt::Display| {
         CommandError::internal(format!(
             "could not edit `{}`; nothing was written",
             path.display()
@@ -92,7 +92,7 @@ pub(crate) fn edit_hooks(
     if let Some(dir) = real.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let _lock = file::lock_parent(&real, true).map_err(failed)?;
+    let _lock = file::lock_parent(&real, true).map_err(|e| failed(&e))?;
     let (text, mut doc) = match read_hooks(&real)? {
         Some(t) => t,
         None => {
@@ -103,14 +103,12 @@ pub(crate) fn edit_hooks(
     };
     let mut d = edit::Doc::new(&text);
     for op in ops(&doc) {
-        d.apply(&op).map_err(failed)?;
-        edit::apply_value(&mut doc, &op).map_err(failed)?;
+        d.edit(&op).map_err(|e| failed(&e))?;
+        edit::edit_value(&mut doc, &op).map_err(|e| failed(&e))?;
     }
-    let reparsed: Value = serde_json::from_str(d.text()).map_err(|e| failed(e.to_string()))?;
+    let reparsed: Value = serde_json::from_str(d.text()).map_err(|e| failed(&e))?;
     if serde_json::to_vec(&reparsed).ok() != serde_json::to_vec(&doc).ok() {
-        return Err(failed(
-            "the edited text does not say what was intended".into(),
-        ));
+        return Err(failed(&"the edited text does not say what was intended"));
     }
     if d.text() == text && real.exists() {
         return Ok(());
@@ -132,10 +130,10 @@ pub(crate) fn edit_hooks(
         e.to_string()
             .contains(&*staged.file_name().unwrap_or_default().to_string_lossy())
     }) {
-        return Err(failed(e.to_string()));
+        return Err(failed(&e));
     }
     let mode = file::mode(&real).unwrap_or(file::NEW_FILE_MODE);
-    file::write_atomic(&real, d.text(), mode).map_err(failed)
+    file::write_atomic(&real, d.text(), mode).map_err(|e| failed(&e))
 }
 
 /// Adds `regs` (event, registration) to the hooks file.

@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 
 use crate::escape::escape;
 use crate::hosts::Adapter;
-use crate::install::hostfile::{self, Scope, file};
+use crate::install::hostfile::{self, HostFileError, Scope, file};
 use crate::install::import::{self, Outcome, Planned};
 use crate::output;
 
@@ -122,9 +122,9 @@ pub(crate) fn read_record(path: &Path) -> Option<Record> {
     serde_json::from_slice(&std::fs::read(path).ok()?).ok()
 }
 
-pub(crate) fn write_record(path: &Path, r: &Record) -> Result<(), String> {
+pub(crate) fn write_record(path: &Path, r: &Record) -> Result<(), HostFileError> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(dir).map_err(HostFileError::RecordDir)?;
     }
     let text = serde_json::to_string_pretty(r).expect("a record serializes");
     file::write_atomic(path, &text, 0o600)
@@ -139,7 +139,7 @@ pub(crate) fn take_out(
     src: &import::SourceFile,
     picked: &[&Planned],
     hooks_file: &Path,
-) -> Result<bool, String> {
+) -> Result<bool, HostFileError> {
     let real = file::resolve(&src.path)?;
     let _lock = file::lock_parent(&real, false)?;
     let Some(before) = file::read(&real)? else {
@@ -150,8 +150,11 @@ pub(crate) fn take_out(
         .filter_map(|p| Some((p.host_event.clone(), p.command.clone()?)))
         .collect();
     let pick = |key: &str, c: &str| pairs.contains(&(key.to_owned(), c.to_owned()));
-    let after = import::remove(&before, src.format, &pick)
-        .map_err(|e| format!("`{}`: {e}; nothing was taken out", src.path.display()))?;
+    let after =
+        import::remove(&before, src.format, &pick).map_err(|e| HostFileError::NotTakenOut {
+            path: src.path.clone(),
+            error: Box::new(e),
+        })?;
     let ids: Vec<String> = picked
         .iter()
         .filter_map(|p| match &p.outcome {
@@ -258,7 +261,7 @@ pub(crate) fn undo(
                     r.steps.pop();
                 }
                 Err(e) => {
-                    u.error = Some(e);
+                    u.error = Some(e.to_string());
                     break;
                 }
             }
@@ -271,7 +274,7 @@ pub(crate) fn undo(
                     let _ = file::remove(&backup_path(&real));
                 }
             } else if let Err(e) = write_record(&rec_path, &r) {
-                u.error.get_or_insert(e);
+                u.error.get_or_insert(e.to_string());
             }
         }
         out.push(u);
@@ -287,7 +290,7 @@ pub(crate) fn restore_step(
     r: &Step,
     dry_run: bool,
     dry_current: &mut Option<String>,
-) -> Result<(), String> {
+) -> Result<(), HostFileError> {
     let real = file::resolve(path)?;
     // Codex's `hooks.json` is JSON beside its TOML config.
     let format = match hostfile::wiring::format(host) {
@@ -295,7 +298,11 @@ pub(crate) fn restore_step(
             hostfile::Format::Json(hostfile::wiring::NESTED_JSON)
         }
         Some(f) => f,
-        None => return Err(format!("{} has no config file", host.display_name())),
+        None => {
+            return Err(HostFileError::NoConfigFile {
+                host: host.display_name(),
+            });
+        }
     };
     let _lock = file::lock_parent(&real, !dry_run)?;
     let current = match dry_current.take() {
@@ -310,11 +317,10 @@ pub(crate) fn restore_step(
         match (strip(&current), strip(&r.after)) {
             (Ok(a), Ok(b)) if a == b => hostfile::rewire_like(host, format, &r.before, &current)?,
             _ => {
-                return Err(format!(
-                    "`{}` changed since the import; its bytes from before are in `{}`",
-                    path.display(),
-                    backup_path(&real).display()
-                ));
+                return Err(HostFileError::ChangedSinceImport {
+                    path: path.to_path_buf(),
+                    backup: backup_path(&real),
+                });
             }
         }
     };

@@ -50,9 +50,9 @@ pub(crate) fn project_root(loc: &Here) -> Result<PathBuf, CommandError> {
 
 /// The trust store, or a refusal saying why it cannot be used.
 pub(crate) fn open_store(loc: &Here) -> Result<Store, CommandError> {
-    Store::open(loc).map_err(|why| {
+    Store::locate(loc).map_err(|why| {
         CommandError::user("refusing to use the trust store; nothing was read or written")
-            .cause(escape(&why))
+            .cause(escape(&why.to_string()))
             .hint("set XDG_DATA_HOME to a directory outside the project that only you can write")
     })
 }

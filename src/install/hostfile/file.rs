@@ -8,29 +8,38 @@ use std::io::{ErrorKind, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use super::HostFileError;
+
 /// Mode of a file we create: what hosts create themselves.
 pub const NEW_FILE_MODE: u32 = 0o644;
 
 /// The file to edit behind `path`: a symlink is followed (dotfile managers
 /// link these files), a dead one is refused rather than replaced by a file.
-pub fn resolve(path: &Path) -> Result<PathBuf, String> {
+pub fn resolve(path: &Path) -> Result<PathBuf, HostFileError> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(path.to_path_buf()),
-        Err(e) => Err(format!("cannot read `{}`: {e}", path.display())),
+        Err(error) => Err(HostFileError::Read {
+            path: path.to_path_buf(),
+            error,
+        }),
         Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(path) {
-            Ok(real) if real.is_dir() => Err(format!("`{}` links to a directory", path.display())),
+            Ok(real) if real.is_dir() => Err(HostFileError::LinksToDirectory {
+                path: path.to_path_buf(),
+            }),
             Ok(real) => Ok(real),
             Err(_) => {
                 let target = std::fs::read_link(path)
                     .map(|t| t.display().to_string())
                     .unwrap_or_else(|_| "?".into());
-                Err(format!(
-                    "`{}` is a symlink to `{target}`, which does not exist; fix or remove the link, then run this again",
-                    path.display()
-                ))
+                Err(HostFileError::DeadLink {
+                    path: path.to_path_buf(),
+                    target,
+                })
             }
         },
-        Ok(m) if m.is_dir() => Err(format!("`{}` is a directory", path.display())),
+        Ok(m) if m.is_dir() => Err(HostFileError::Directory {
+            path: path.to_path_buf(),
+        }),
         Ok(_) => Ok(path.to_path_buf()),
     }
 }
@@ -40,23 +49,30 @@ pub struct DirLock(#[allow(dead_code)] File);
 
 /// Locks `dir` (flock on the directory itself, so no lock file is left
 /// beside the user's config).
-pub fn lock(dir: &Path) -> Result<DirLock, String> {
-    let f = File::open(dir).map_err(|e| format!("cannot open `{}`: {e}", dir.display()))?;
-    f.lock()
-        .map_err(|e| format!("cannot lock `{}`: {e}", dir.display()))?;
+pub fn lock(dir: &Path) -> Result<DirLock, HostFileError> {
+    let f = File::open(dir).map_err(|error| HostFileError::Open {
+        path: dir.to_path_buf(),
+        error,
+    })?;
+    f.lock().map_err(|error| HostFileError::Lock {
+        path: dir.to_path_buf(),
+        error,
+    })?;
     Ok(DirLock(f))
 }
 
 /// Locks the directory `path` lives in, creating it first when `create` is
 /// set; a directory that does not exist (a dry run) is not locked.
-pub fn lock_parent(path: &Path, create: bool) -> Result<Option<DirLock>, String> {
+pub fn lock_parent(path: &Path, create: bool) -> Result<Option<DirLock>, HostFileError> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     if create {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|error| HostFileError::CreateDir {
+            path: dir.to_path_buf(),
+            error,
+        })?;
     }
     if dir.is_dir() {
         lock(dir).map(Some)
@@ -73,10 +89,13 @@ pub const MAX_HOST_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// is refused (it cannot be edited without changing bytes we do not own),
 /// and so is anything but a regular file (a FIFO, a device: it is opened
 /// without blocking and never read) or a file over [`MAX_HOST_FILE_BYTES`].
-pub fn read(path: &Path) -> Result<Option<String>, String> {
+pub fn read(path: &Path) -> Result<Option<String>, HostFileError> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
-    let cannot = |e: std::io::Error| format!("cannot read `{}`: {e}", path.display());
+    let cannot = |error| HostFileError::Read {
+        path: path.to_path_buf(),
+        error,
+    };
     let f = match std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -88,17 +107,12 @@ pub fn read(path: &Path) -> Result<Option<String>, String> {
     };
     let m = f.metadata().map_err(cannot)?;
     if !m.is_file() {
-        return Err(format!(
-            "`{}` is not a regular file (a FIFO, device or socket); left as it is",
-            path.display()
-        ));
+        return Err(HostFileError::NotRegular {
+            path: path.to_path_buf(),
+        });
     }
-    let too_big = || {
-        format!(
-            "`{}` is larger than {} MiB, too large for a host config file; left as it is",
-            path.display(),
-            MAX_HOST_FILE_BYTES / (1024 * 1024)
-        )
+    let too_big = || HostFileError::TooLarge {
+        path: path.to_path_buf(),
     };
     if m.len() > MAX_HOST_FILE_BYTES {
         return Err(too_big());
@@ -110,13 +124,12 @@ pub fn read(path: &Path) -> Result<Option<String>, String> {
     if bytes.len() as u64 > MAX_HOST_FILE_BYTES {
         return Err(too_big());
     }
-    String::from_utf8(bytes).map(Some).map_err(|e| {
-        format!(
-            "`{}` is not UTF-8 text (invalid byte at offset {}); left as it is",
-            path.display(),
-            e.utf8_error().valid_up_to()
-        )
-    })
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|e| HostFileError::NotUtf8 {
+            path: path.to_path_buf(),
+            offset: e.utf8_error().valid_up_to(),
+        })
 }
 
 /// Refuses `path` (a project-scope host file, which may not exist yet)
@@ -124,9 +137,11 @@ pub fn read(path: &Path) -> Result<Option<String>, String> {
 /// `root`: a committed `.claude/settings.json -> ~/.claude/settings.json`
 /// (or a linked `.claude` directory) would otherwise have `install --scope
 /// project` write the user's own config, or `/etc`.
-pub fn refuse_outside(path: &Path, root: &Path) -> Result<(), String> {
-    let real_root = std::fs::canonicalize(root)
-        .map_err(|e| format!("cannot resolve the project `{}`: {e}", root.display()))?;
+pub fn refuse_outside(path: &Path, root: &Path) -> Result<(), HostFileError> {
+    let real_root = std::fs::canonicalize(root).map_err(|error| HostFileError::ProjectRoot {
+        root: root.to_path_buf(),
+        error,
+    })?;
     // The deepest part of `path` that exists is what a write goes through.
     let mut probe = path.to_path_buf();
     let real = loop {
@@ -135,10 +150,7 @@ pub fn refuse_outside(path: &Path, root: &Path) -> Result<(), String> {
             Err(_) if std::fs::symlink_metadata(&probe).is_ok() => {
                 // A dangling link: `resolve` names it; here it leads nowhere
                 // we can check, so it is refused too.
-                return Err(format!(
-                    "`{}` is a symlink that leads nowhere; remove it, then run this again",
-                    probe.display()
-                ));
+                return Err(HostFileError::LeadsNowhere { path: probe });
             }
             Err(_) => match probe.parent() {
                 Some(p) if !p.as_os_str().is_empty() => probe = p.to_path_buf(),
@@ -149,13 +161,11 @@ pub fn refuse_outside(path: &Path, root: &Path) -> Result<(), String> {
     if real.starts_with(&real_root) {
         return Ok(());
     }
-    Err(format!(
-        "`{}` resolves to `{}`, outside the project `{}` (through a symlink); refusing to write \
-         a project-scope file there; nothing was written",
-        path.display(),
-        real.display(),
-        real_root.display()
-    ))
+    Err(HostFileError::OutsideProject {
+        path: path.to_path_buf(),
+        real,
+        root: real_root,
+    })
 }
 
 pub fn mode(path: &Path) -> Option<u32> {
@@ -173,13 +183,12 @@ pub fn backup_path(path: &Path) -> PathBuf {
 
 /// Replaces `path` with `text` in one rename; `mode` is kept. On any error
 /// the original is untouched and the temp file is gone.
-pub fn write_atomic(path: &Path, text: &str, mode: u32) -> Result<(), String> {
+pub fn write_atomic(path: &Path, text: &str, mode: u32) -> Result<(), HostFileError> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let fail = |what: &str, e: std::io::Error| {
-        format!(
-            "cannot {what} `{}`: {e}; the file is unchanged",
-            path.display()
-        )
+    let fail = |what, error| HostFileError::Write {
+        path: path.to_path_buf(),
+        what,
+        error,
     };
     let mut tmp = tempfile::Builder::new()
         .prefix(&temp_prefix(path))
@@ -232,8 +241,11 @@ pub fn remove_leftovers(path: &Path) {
 }
 
 /// Removes a file we created, durably.
-pub fn remove(path: &Path) -> Result<(), String> {
-    std::fs::remove_file(path).map_err(|e| format!("cannot remove `{}`: {e}", path.display()))?;
+pub fn remove(path: &Path) -> Result<(), HostFileError> {
+    std::fs::remove_file(path).map_err(|error| HostFileError::Remove {
+        path: path.to_path_buf(),
+        error,
+    })?;
     if let Some(dir) = path.parent() {
         let _ = File::open(dir).and_then(|d| d.sync_all());
     }
@@ -290,11 +302,16 @@ mod tests {
 
         let dead = tmp.path().join("dead.json");
         std::os::unix::fs::symlink(tmp.path().join("gone/x.json"), &dead).unwrap();
-        assert!(resolve(&dead).unwrap_err().contains("does not exist"));
+        assert!(
+            resolve(&dead)
+                .unwrap_err()
+                .to_string()
+                .contains("does not exist")
+        );
 
         let bin = tmp.path().join("bin.json");
         std::fs::write(&bin, b"{\"a\": \"\xff\"}").unwrap();
-        assert!(read(&bin).unwrap_err().contains("not UTF-8"));
+        assert!(read(&bin).unwrap_err().to_string().contains("not UTF-8"));
         assert_eq!(read(&tmp.path().join("none.json")).unwrap(), None);
         assert_eq!(
             backup_path(&real).file_name().unwrap(),

@@ -7,6 +7,8 @@
 
 use serde_json::{Map, Value};
 
+use super::HostFileError;
+
 pub use crate::textfile::json::{
     Child, Container, Node, ParseError, Splice, apply, parse, to_value,
 };
@@ -370,10 +372,6 @@ fn body_of(text: &str) -> (&'static str, String) {
     }
 }
 
-fn describe(e: &ParseError) -> String {
-    format!("it is not valid JSON (with comments) at {e}")
-}
-
 /// Whether `c` holds one child and no comment beside it.
 fn bare_only_child(text: &str, c: &Container) -> bool {
     let [ch] = c.children.as_slice() else {
@@ -426,18 +424,23 @@ fn removal(text: &str, root: &Node, hooks_idx: usize, hit: Hit) -> Vec<Splice> {
 /// Adds or updates our entries, one per event in `entries`, and removes any
 /// other entry of ours (an event no longer wired, a duplicate, our handler
 /// inside someone else's group).
-pub fn install(text: &str, shape: &Shape, entries: &[Entry], ours: Ours) -> Result<String, String> {
+pub fn install(
+    text: &str,
+    shape: &Shape,
+    entries: &[Entry],
+    ours: Ours,
+) -> Result<String, HostFileError> {
     edit(text, shape, entries, &|_, c| ours(c), true)
 }
 
 /// Removes every entry of ours, and the containers that only held ours.
-pub fn uninstall(text: &str, shape: &Shape, ours: Ours) -> Result<String, String> {
+pub fn uninstall(text: &str, shape: &Shape, ours: Ours) -> Result<String, HostFileError> {
     edit(text, shape, &[], &|_, c| ours(c), false)
 }
 
 /// Removes the handlers `pick` names (by event key and command), and the
 /// containers that only held them; everything else stays byte for byte.
-pub fn remove(text: &str, shape: &Shape, pick: Pick) -> Result<String, String> {
+pub fn remove(text: &str, shape: &Shape, pick: Pick) -> Result<String, HostFileError> {
     edit(text, shape, &[], pick, false)
 }
 
@@ -447,7 +450,7 @@ fn edit(
     entries: &[Entry],
     ours: Pick,
     install: bool,
-) -> Result<String, String> {
+) -> Result<String, HostFileError> {
     if !install && text.trim_start_matches(BOM).trim().is_empty() {
         return Ok(text.to_owned());
     }
@@ -456,7 +459,7 @@ fn edit(
     // One edit per pass, re-reading the file after each: simple to get right
     // and these files are small. The bound only guards against a bug.
     for _ in 0..10_000 {
-        let root = parse(&body).map_err(|e| describe(&e))?;
+        let root = parse(&body).map_err(HostFileError::Json)?;
         match next_edit(&body, &root, shape, entries, ours, install)? {
             Some(splices) => body = apply(&body, splices),
             None => {
@@ -469,7 +472,7 @@ fn edit(
             }
         }
     }
-    Err("internal error: the edit did not settle".into())
+    Err(HostFileError::Unsettled)
 }
 
 fn next_edit(
@@ -479,10 +482,10 @@ fn next_edit(
     entries: &[Entry],
     ours: Pick,
     install: bool,
-) -> Result<Option<Vec<Splice>>, String> {
+) -> Result<Option<Vec<Splice>>, HostFileError> {
     let Some(rootc) = root.object() else {
         return if install {
-            Err("its top level is not an object".into())
+            Err(HostFileError::TopLevelNotObject)
         } else {
             Ok(None)
         };
@@ -512,7 +515,7 @@ fn next_edit(
     };
     let Some(hooksc) = hooks.value.object() else {
         return if install {
-            Err("its `hooks` is not an object".into())
+            Err(HostFileError::HooksShape { shape: "an object" })
         } else {
             Ok(None)
         };
@@ -522,7 +525,10 @@ fn next_edit(
         let wanted = entries.iter().find(|e| e.key == key);
         let Some(arr) = member.value.array() else {
             if wanted.is_some() {
-                return Err(format!("its `hooks.{key}` is not an array"));
+                return Err(HostFileError::EventShape {
+                    key: key.to_owned(),
+                    shape: "an array",
+                });
             }
             continue;
         };
@@ -590,15 +596,11 @@ fn verify(
     shape: &Shape,
     entries: &[Entry],
     ours: Pick,
-) -> Result<(), String> {
-    let fail = |why: String| {
-        Err(format!(
-            "internal error: the edited text failed its check ({why}); nothing was written"
-        ))
-    };
+) -> Result<(), HostFileError> {
+    let fail = |why: String| Err(HostFileError::FailedCheck { why });
     let root = match parse(result) {
         Ok(r) => r,
-        Err(e) => return fail(describe(&e)),
+        Err(e) => return fail(HostFileError::Json(e).to_string()),
     };
     if serde_json::from_str::<Value>(original).is_ok()
         && serde_json::from_str::<Value>(result).is_err()
@@ -688,12 +690,12 @@ pub struct Listed {
 }
 
 /// Every handler under `hooks.<Event>`, in file order.
-pub fn list(text: &str, shape: &Shape) -> Result<Vec<Listed>, String> {
+pub fn list(text: &str, shape: &Shape) -> Result<Vec<Listed>, HostFileError> {
     let body = text.strip_prefix(BOM).unwrap_or(text);
     if body.trim().is_empty() {
         return Ok(Vec::new());
     }
-    let root = parse(body).map_err(|e| describe(&e))?;
+    let root = parse(body).map_err(HostFileError::Json)?;
     let v = to_value(body, &root);
     Ok(listed(v.get("hooks"), shape.nested))
 }
@@ -733,12 +735,12 @@ pub fn listed(hooks: Option<&Value>, nested: bool) -> Vec<Listed> {
 }
 
 /// Our handlers in a file, in file order.
-pub fn find(text: &str, shape: &Shape, ours: Ours) -> Result<Vec<Found>, String> {
+pub fn find(text: &str, shape: &Shape, ours: Ours) -> Result<Vec<Found>, HostFileError> {
     let body = text.strip_prefix(BOM).unwrap_or(text);
     if body.trim().is_empty() {
         return Ok(Vec::new());
     }
-    let root = parse(body).map_err(|e| describe(&e))?;
+    let root = parse(body).map_err(HostFileError::Json)?;
     Ok(find_in(body, &root, shape, &|_, c| ours(c)))
 }
 
@@ -964,11 +966,13 @@ mod tests {
         assert!(
             install("[1]", &NESTED, &[group("Stop", 1)], &ours)
                 .unwrap_err()
+                .to_string()
                 .contains("top level")
         );
         assert!(
             install("{\"hooks\": []}", &NESTED, &[group("Stop", 1)], &ours)
                 .unwrap_err()
+                .to_string()
                 .contains("`hooks`")
         );
         assert!(
@@ -979,11 +983,13 @@ mod tests {
                 &ours
             )
             .unwrap_err()
+            .to_string()
             .contains("hooks.Stop")
         );
         assert!(
             install("{\"a\": 1,, }", &NESTED, &[group("Stop", 1)], &ours)
                 .unwrap_err()
+                .to_string()
                 .contains("line 1")
         );
         // Uninstall of something that is not ours leaves it alone.

@@ -6,6 +6,7 @@
 //! when its bytes change, atomically, under a lock, after a one-time backup.
 
 pub(crate) mod diff;
+mod error;
 pub(crate) mod file;
 pub mod json;
 pub mod toml;
@@ -20,6 +21,7 @@ use crate::config::model::Registration;
 use crate::hosts::{Adapter, ConfigFiles};
 use crate::paths::Locations;
 
+pub use error::HostFileError;
 pub use wiring::Format;
 pub use wiring::{
     Desired, ShimCommand, desired, needed_timeouts, parse_shim_command, shim_command, worst_case_ms,
@@ -183,8 +185,8 @@ fn current_exe() -> Option<PathBuf> {
 }
 
 /// The binary hosts are wired to run: this one, by its canonical path.
-pub fn shim_binary() -> Result<PathBuf, String> {
-    current_exe().ok_or_else(|| "cannot tell where this keryx-hooks binary is".to_owned())
+pub fn shim_binary() -> Result<PathBuf, HostFileError> {
+    current_exe().ok_or(HostFileError::NoBinary)
 }
 
 /// The editor for one host's file format.
@@ -195,22 +197,18 @@ struct Editor<'a> {
 }
 
 impl<'a> Editor<'a> {
-    fn new(host: &'a Adapter) -> Result<Editor<'a>, String> {
-        let format = wiring::format(host).ok_or_else(|| {
-            format!(
-                "{} runs keryx-hooks itself; there is no config file to wire",
-                host.display_name()
-            )
+    fn new(host: &'a Adapter) -> Result<Editor<'a>, HostFileError> {
+        let format = wiring::format(host).ok_or(HostFileError::RunsItself {
+            host: host.display_name(),
         })?;
         Editor::with_format(host, format)
     }
 
-    fn with_format(host: &'a Adapter, format: Format) -> Result<Editor<'a>, String> {
+    fn with_format(host: &'a Adapter, format: Format) -> Result<Editor<'a>, HostFileError> {
         if matches!(format, Format::PluginFile) {
-            return Err(format!(
-                "{} is wired through a plugin file, not a settings file",
-                host.display_name()
-            ));
+            return Err(HostFileError::PluginFileHost {
+                host: host.display_name(),
+            });
         }
         Ok(Editor {
             host,
@@ -223,7 +221,7 @@ impl<'a> Editor<'a> {
         wiring::is_ours(command, self.host.name(), self.current.as_deref())
     }
 
-    fn install(&self, text: &str, wanted: &[Desired]) -> Result<String, String> {
+    fn install(&self, text: &str, wanted: &[Desired]) -> Result<String, HostFileError> {
         let ours = |c: &str| self.ours(c);
         let entries: Vec<json::Entry> = wanted
             .iter()
@@ -235,25 +233,25 @@ impl<'a> Editor<'a> {
         match self.format {
             Format::Json(shape) => json::install(text, &shape, &entries, &ours),
             Format::Toml(shape) => toml::install(text, shape, &entries, &ours),
-            Format::PluginFile => Err(PLUGIN_FILE.into()),
+            Format::PluginFile => Err(HostFileError::PluginFileEdit),
         }
     }
 
-    fn uninstall(&self, text: &str) -> Result<String, String> {
+    fn uninstall(&self, text: &str) -> Result<String, HostFileError> {
         let ours = |c: &str| self.ours(c);
         match self.format {
             Format::Json(shape) => json::uninstall(text, &shape, &ours),
             Format::Toml(shape) => toml::uninstall(text, shape, &ours),
-            Format::PluginFile => Err(PLUGIN_FILE.into()),
+            Format::PluginFile => Err(HostFileError::PluginFileEdit),
         }
     }
 
-    fn find(&self, text: &str) -> Result<Vec<WiredEntry>, String> {
+    fn find(&self, text: &str) -> Result<Vec<WiredEntry>, HostFileError> {
         let ours = |c: &str| self.ours(c);
         let found = match self.format {
             Format::Json(shape) => json::find(text, &shape, &ours)?,
             Format::Toml(shape) => toml::find(text, shape, &ours)?,
-            Format::PluginFile => return Err(PLUGIN_FILE.into()),
+            Format::PluginFile => return Err(HostFileError::PluginFileEdit),
         };
         Ok(found
             .into_iter()
@@ -281,11 +279,9 @@ impl<'a> Editor<'a> {
     }
 }
 
-const PLUGIN_FILE: &str = "a plugin file is generated whole, not edited";
-
 /// Our entries in `config_file` (nothing when the file does not exist). For
 /// a plugin-file host, the entries the generated plugin file declares.
-pub fn wired_events(host: &Adapter, config_file: &Path) -> Result<Vec<WiredEntry>, String> {
+pub fn wired_events(host: &Adapter, config_file: &Path) -> Result<Vec<WiredEntry>, HostFileError> {
     if is_plugin_file_host(host) {
         return super::plugin::wired_events(host, config_file);
     }
@@ -295,7 +291,7 @@ pub fn wired_events(host: &Adapter, config_file: &Path) -> Result<Vec<WiredEntry
 
 /// Our entries in a `{"hooks": {...}}` file in Claude Code's nested layout
 /// (a plugin's or extension's `hooks/hooks.json`), for `host`'s commands.
-pub fn wired_in_hooks_json(host: &Adapter, file: &Path) -> Result<Vec<WiredEntry>, String> {
+pub fn wired_in_hooks_json(host: &Adapter, file: &Path) -> Result<Vec<WiredEntry>, HostFileError> {
     let ed = Editor::with_format(host, Format::Json(wiring::NESTED_JSON))?;
     entries_in(&ed, file)
 }
@@ -303,23 +299,24 @@ pub fn wired_in_hooks_json(host: &Adapter, file: &Path) -> Result<Vec<WiredEntry
 /// `{"hooks": {...}}` holding exactly `wanted`, in Claude Code's nested
 /// layout with `host`'s entry shape, pretty-printed; the text a plugin's
 /// `hooks/hooks.json` is built from.
-pub fn render_hooks_json(host: &Adapter, wanted: &[Desired]) -> Result<String, String> {
+pub fn render_hooks_json(host: &Adapter, wanted: &[Desired]) -> Result<String, HostFileError> {
     let ed = Editor::with_format(host, Format::Json(wiring::NESTED_JSON))?;
     ed.install("", wanted)
 }
 
-fn entries_in(ed: &Editor<'_>, config_file: &Path) -> Result<Vec<WiredEntry>, String> {
+fn entries_in(ed: &Editor<'_>, config_file: &Path) -> Result<Vec<WiredEntry>, HostFileError> {
     let real = file::resolve(config_file)?;
     match file::read(&real)? {
         None => Ok(Vec::new()),
-        Some(text) => ed
-            .find(&text)
-            .map_err(|e| format!("`{}`: {e}", config_file.display())),
+        Some(text) => ed.find(&text).map_err(|e| HostFileError::In {
+            path: config_file.to_path_buf(),
+            error: Box::new(e),
+        }),
     }
 }
 
 /// `text` without our entries for `host`, laid out as `format`.
-pub fn strip_wiring(host: &Adapter, format: Format, text: &str) -> Result<String, String> {
+pub fn strip_wiring(host: &Adapter, format: Format, text: &str) -> Result<String, HostFileError> {
     Editor::with_format(host, format)?.uninstall(text)
 }
 
@@ -330,7 +327,7 @@ pub fn rewire_like(
     format: Format,
     base: &str,
     like: &str,
-) -> Result<String, String> {
+) -> Result<String, HostFileError> {
     let ed = Editor::with_format(host, format)?;
     let found = ed.find(like)?;
     if found.is_empty() {
@@ -397,11 +394,12 @@ impl FileReport {
     }
 }
 
-fn prefixed(path: &Path, e: String) -> String {
-    if e.contains(&format!("`{}`", path.display())) {
-        e
-    } else {
-        format!("cannot edit `{}`: {e}; nothing was written", path.display())
+/// An error in the text of `path` (which never names the file), as the
+/// refusal to edit it.
+fn prefixed(path: &Path, e: HostFileError) -> HostFileError {
+    HostFileError::Edit {
+        path: path.to_path_buf(),
+        error: Box::new(e),
     }
 }
 
@@ -409,8 +407,8 @@ fn prefixed(path: &Path, e: String) -> String {
 fn locked<T>(
     path: &Path,
     create_dir: bool,
-    f: impl FnOnce(&Path, Option<String>) -> Result<T, String>,
-) -> Result<T, String> {
+    f: impl FnOnce(&Path, Option<String>) -> Result<T, HostFileError>,
+) -> Result<T, HostFileError> {
     let real = file::resolve(path)?;
     let lock = file::lock_parent(&real, create_dir)?;
     if lock.is_some() {
@@ -431,7 +429,7 @@ pub fn install(
     path: &Path,
     wanted: &[Desired],
     dry_run: bool,
-) -> Result<FileReport, String> {
+) -> Result<FileReport, HostFileError> {
     if is_plugin_file_host(host) {
         return super::plugin::install(host, path, wanted, dry_run);
     }
@@ -473,7 +471,7 @@ pub fn install(
 /// Takes our entries out of `path`. When they were the only change since
 /// the first install, the original bytes come back exactly (from the backup,
 /// or by removing a file we created).
-pub fn uninstall(host: &Adapter, path: &Path, dry_run: bool) -> Result<FileReport, String> {
+pub fn uninstall(host: &Adapter, path: &Path, dry_run: bool) -> Result<FileReport, HostFileError> {
     if is_plugin_file_host(host) {
         return super::plugin::uninstall(host, path, dry_run);
     }
@@ -594,7 +592,7 @@ pub fn wire_host(
     key: &str,
     regs: &[Registration],
     dry_run: bool,
-) -> Result<Vec<FileReport>, String> {
+) -> Result<Vec<FileReport>, HostFileError> {
     let binary = shim_binary()?;
     let wanted = desired(host, &binary, key, regs);
     let targets = install_targets(host, scope, loc);
@@ -616,7 +614,7 @@ pub fn unwire_host(
     scope: Scope,
     loc: &Locations,
     dry_run: bool,
-) -> Result<Vec<FileReport>, String> {
+) -> Result<Vec<FileReport>, HostFileError> {
     config_files(host, scope, loc)
         .iter()
         .map(|path| uninstall(host, path, dry_run))
@@ -630,7 +628,7 @@ pub type Wired = Vec<(&'static str, PathBuf, Vec<WiredEntry>)>;
 /// this project's, for every host with a config file. `Err` names a file
 /// that could not be read, so a caller deciding what is still referenced
 /// can keep everything rather than guess.
-pub fn all_wired(loc: &Locations) -> Result<Wired, String> {
+pub fn all_wired(loc: &Locations) -> Result<Wired, HostFileError> {
     let mut out = Vec::new();
     for name in crate::hosts::host_names() {
         let Some(host) = crate::hosts::adapter(name) else {
@@ -767,7 +765,9 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let bad = tmp.path().join("bad.json");
         std::fs::write(&bad, "{\"hooks\": {\"Stop\": [}").unwrap();
-        let e = install(host, &bad, &wanted(host), false).unwrap_err();
+        let e = install(host, &bad, &wanted(host), false)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("line 1") && e.contains("nothing was written"),
             "{e}"
@@ -783,6 +783,7 @@ mod tests {
         assert!(
             install(host, &latin1, &wanted(host), false)
                 .unwrap_err()
+                .to_string()
                 .contains("UTF-8")
         );
 
@@ -791,6 +792,7 @@ mod tests {
         assert!(
             install(host, &dead, &wanted(host), false)
                 .unwrap_err()
+                .to_string()
                 .contains("does not exist")
         );
         assert!(

@@ -23,6 +23,7 @@ pub enum Shape {
 pub use super::json::{Entry, Found};
 
 type Ours<'a> = &'a dyn Fn(&str) -> bool;
+use super::HostFileError;
 use super::json::Pick;
 
 // ------------------------------------------------------------------ lists
@@ -198,33 +199,39 @@ fn count(key: &str, group: &dyn TableLike, ours: Pick) -> (usize, usize) {
 
 // ------------------------------------------------------------------ edits
 
-fn parse(text: &str) -> Result<DocumentMut, String> {
+fn parse(text: &str) -> Result<DocumentMut, HostFileError> {
     text.parse::<DocumentMut>().map_err(|e| {
         let at = e.span().map_or(0, |s| s.start).min(text.len());
         let before = &text[..at];
         let line = before.matches('\n').count() + 1;
-        let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
-        format!(
-            "it is not valid TOML at line {line}, column {col}: {}",
-            e.message()
-        )
+        let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+        HostFileError::Toml {
+            line,
+            column,
+            message: e.message().to_owned(),
+        }
     })
 }
 
 /// Adds or updates our entries, one per event in `entries`, and removes any
 /// other entry of ours.
-pub fn install(text: &str, shape: Shape, entries: &[Entry], ours: Ours) -> Result<String, String> {
+pub fn install(
+    text: &str,
+    shape: Shape,
+    entries: &[Entry],
+    ours: Ours,
+) -> Result<String, HostFileError> {
     edit(text, shape, entries, &|_, c| ours(c), true)
 }
 
 /// Removes every entry of ours and the tables that only held ours.
-pub fn uninstall(text: &str, shape: Shape, ours: Ours) -> Result<String, String> {
+pub fn uninstall(text: &str, shape: Shape, ours: Ours) -> Result<String, HostFileError> {
     edit(text, shape, &[], &|_, c| ours(c), false)
 }
 
 /// Removes the handlers `pick` names (by event key and command), and the
 /// tables that only held them.
-pub fn remove(text: &str, shape: Shape, pick: Pick) -> Result<String, String> {
+pub fn remove(text: &str, shape: Shape, pick: Pick) -> Result<String, HostFileError> {
     edit(text, shape, &[], pick, false)
 }
 
@@ -234,7 +241,7 @@ fn edit(
     entries: &[Entry],
     ours: Pick,
     install: bool,
-) -> Result<String, String> {
+) -> Result<String, HostFileError> {
     let mut doc = parse(text)?;
     match shape {
         Shape::Nested => edit_nested(&mut doc, entries, ours, install)?,
@@ -253,7 +260,7 @@ fn edit_nested(
     entries: &[Entry],
     ours: Pick,
     install: bool,
-) -> Result<(), String> {
+) -> Result<(), HostFileError> {
     if doc.get("hooks").is_none() {
         if !install || entries.is_empty() {
             return Ok(());
@@ -266,7 +273,7 @@ fn edit_nested(
     let inline = matches!(doc.get("hooks"), Some(Item::Value(_)));
     let Some(hooks) = doc.get_mut("hooks").and_then(Item::as_table_like_mut) else {
         return if install {
-            Err("its `hooks` is not a table".into())
+            Err(HostFileError::HooksShape { shape: "a table" })
         } else {
             Ok(())
         };
@@ -280,7 +287,10 @@ fn edit_nested(
         };
         let Some(mut list) = List::of(item) else {
             if wanted.is_some() {
-                return Err(format!("its `hooks.{key}` is not a list of tables"));
+                return Err(HostFileError::EventShape {
+                    key: key.clone(),
+                    shape: "a list of tables",
+                });
             }
             continue;
         };
@@ -365,7 +375,7 @@ fn edit_flat(
     entries: &[Entry],
     ours: Pick,
     install: bool,
-) -> Result<(), String> {
+) -> Result<(), HostFileError> {
     if doc.get("hooks").is_none() {
         if !install || entries.is_empty() {
             return Ok(());
@@ -374,7 +384,9 @@ fn edit_flat(
     }
     let Some(mut list) = doc.get_mut("hooks").and_then(List::of) else {
         return if install {
-            Err("its `hooks` is not a list of tables (`[[hooks]]`)".into())
+            Err(HostFileError::HooksShape {
+                shape: "a list of tables (`[[hooks]]`)",
+            })
         } else {
             Ok(())
         };
@@ -455,7 +467,7 @@ fn found(out: &mut Vec<Found>, key: &str, h: &Json, ours: Pick) {
 }
 
 /// Every handler in a file, as `import` reads it (see [`super::json::list`]).
-pub fn list(text: &str, shape: Shape) -> Result<Vec<super::json::Listed>, String> {
+pub fn list(text: &str, shape: Shape) -> Result<Vec<super::json::Listed>, HostFileError> {
     let doc = parse(text)?;
     let hooks = doc.get("hooks").map(item_json);
     Ok(match shape {
@@ -479,7 +491,7 @@ pub fn list(text: &str, shape: Shape) -> Result<Vec<super::json::Listed>, String
 }
 
 /// Our entries in a file, in file order.
-pub fn find(text: &str, shape: Shape, ours: Ours) -> Result<Vec<Found>, String> {
+pub fn find(text: &str, shape: Shape, ours: Ours) -> Result<Vec<Found>, HostFileError> {
     let doc = parse(text)?;
     Ok(find_doc(&doc, shape, &|_, c| ours(c)))
 }
@@ -554,12 +566,8 @@ fn verify(
     shape: Shape,
     entries: &[Entry],
     ours: Pick,
-) -> Result<(), String> {
-    let fail = |why: String| {
-        Err(format!(
-            "internal error: the edited text failed its check ({why}); nothing was written"
-        ))
-    };
+) -> Result<(), HostFileError> {
+    let fail = |why: String| Err(HostFileError::FailedCheck { why });
     let Ok(old) = before.parse::<DocumentMut>() else {
         return fail("the original no longer parses".into());
     };
@@ -738,6 +746,7 @@ base_url = "http://127.0.0.1:1/v1"
         assert!(
             install("hooks = 3\n", Shape::Nested, &[group("Stop", 1)], &ours)
                 .unwrap_err()
+                .to_string()
                 .contains("`hooks`")
         );
         assert!(
@@ -748,14 +757,18 @@ base_url = "http://127.0.0.1:1/v1"
                 &ours
             )
             .unwrap_err()
+            .to_string()
             .contains("hooks.Stop")
         );
         assert!(
             install("[hooks]\n", Shape::Flat, &[kimi("Stop", 1)], &ours)
                 .unwrap_err()
+                .to_string()
                 .contains("[[hooks]]")
         );
-        let e = install("a = \n", Shape::Flat, &[kimi("Stop", 1)], &ours).unwrap_err();
+        let e = install("a = \n", Shape::Flat, &[kimi("Stop", 1)], &ours)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 1"), "{e}");
         assert_eq!(
             uninstall("hooks = 3\n", Shape::Nested, &ours).unwrap(),
