@@ -53,6 +53,10 @@ const DIFFERS: &[(&str, &str)] = &[
         "it appends to the project's `.gemini/tool-log.txt`, and the sandbox keeps `.gemini/` read-only (a host's project configuration); the log line is not written",
     ),
     (
+        "50-copilot-tool-guardian/rm-root",
+        "the built-in ctx-guard denies `rm -rf /` first; the decision is the same (deny), but the hook never runs and its log line is not written",
+    ),
+    (
         "37-codex-working-state/stop",
         "the same state file in the project's `.codex/`: the Stop hook's write fails in the sandbox and the state file is not updated (the stop itself is not blocked, as under Codex)",
     ),

@@ -48,6 +48,35 @@ const ALWAYS_SET: &[&str] = &[
     "XDG_CACHE_HOME",
 ];
 
+/// What a hook granted the network needs to reach it from where the person
+/// is: the proxy settings and the CA bundles the common clients read.
+const NETWORK_ENV: &[&str] = &[
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+    "https_proxy",
+    "http_proxy",
+    "all_proxy",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
+    "PIP_CERT",
+    "UV_NATIVE_TLS",
+];
+
+/// What a notifier needs to reach the desktop session.
+const DESKTOP_ENV: &[&str] = &[
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "XDG_RUNTIME_DIR",
+    "XAUTHORITY",
+];
+
 /// Shell variables that are the shell's own, not the environment's.
 const SHELL_OWN: &[&str] = &[
     "PWD",
@@ -907,19 +936,42 @@ pub fn detect(
     }
 
     let mut unsandboxed_because: Option<String> = None;
+    let mut needs: Vec<(&[&str], &str)> = Vec::new();
     if texts.iter().any(|t| runs_uv(t)) {
         unsandboxed_because = Some(
             "`uv` needs to lock and fill its cache in your home and may download packages".into(),
         );
+        needs.push((NETWORK_ENV, "the network"));
     }
     if let Some(w) = texts.iter().find_map(|t| uses_network(t)) {
         unsandboxed_because.get_or_insert(format!(
             "it uses the network (`{w}`), which a sandboxed hook does not have"
         ));
+        needs.push((NETWORK_ENV, "the network"));
     }
     if let Some(w) = texts.iter().find_map(|t| uses_desktop(t)) {
         unsandboxed_because.get_or_insert(format!(
             "it talks to your desktop session (`{w}`), whose sockets the sandbox hides"
+        ));
+        needs.push((DESKTOP_ENV, "your desktop session"));
+    }
+    // What reaching them takes, as the host's own environment has it: a
+    // proxy and its CA behind a TLS-inspecting network, the session bus
+    // and display for a notifier. Absent variables pass nothing.
+    for (names, what) in needs {
+        let added: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| !g.env_passthrough.iter().any(|v| v == n))
+            .collect();
+        if added.is_empty() {
+            continue;
+        }
+        g.env_passthrough
+            .extend(added.iter().map(|n| (*n).to_owned()));
+        g.why.push(format!(
+            "envPassthrough {}: what reaching {what} takes, when your environment has it",
+            added.join(", ")
         ));
     }
     for t in &texts {
@@ -1065,7 +1117,23 @@ fn words(text: &str) -> impl Iterator<Item = &str> {
 
 /// The first sign that a text talks to the network.
 fn uses_network(text: &str) -> Option<String> {
-    const PROGRAMS: &[&str] = &["curl", "wget", "http", "nc", "ssh", "scp", "ntfy", "gh"];
+    const PROGRAMS: &[&str] = &[
+        "curl", "wget", "http", "nc", "ssh", "scp", "ntfy", "gh", "npx", "bunx", "pnpx",
+    ];
+    // Package runners and installers fetch what they run.
+    const PAIRS: &[(&str, &str)] = &[
+        ("pnpm", "dlx"),
+        ("yarn", "dlx"),
+        ("npm", "exec"),
+        ("npm", "install"),
+        ("pip", "install"),
+        ("pip3", "install"),
+        ("bun", "x"),
+    ];
+    let shell: Vec<&str> = shell_words(text).filter(|w| !w.is_empty()).collect();
+    if let Some(w) = shell.windows(2).find(|w| PAIRS.contains(&(w[0], w[1]))) {
+        return Some(format!("{} {}", w[0], w[1]));
+    }
     const CALLS: &[&str] = &[
         "requests.",
         "urllib",
@@ -1119,8 +1187,48 @@ fn shell_words(text: &str) -> Box<dyn Iterator<Item = &str> + '_> {
     if interpreted {
         Box::new(std::iter::empty())
     } else {
-        Box::new(words(text))
+        Box::new(words_outside_strings(text).into_iter())
     }
+}
+
+/// The shell words of `text` outside quoted strings: a word in a message
+/// (`echo '{"reason": "say why"}'`) is not a program. A string after `-c`
+/// is a command of its own, and its words count.
+fn words_outside_strings(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    let mut start = 0;
+    let mut last_word = "";
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c == b'\'' || c == b'"' {
+            let before = &text[start..i];
+            out.extend(words(before).filter(|w| !w.is_empty()));
+            if let Some(w) = before.split_whitespace().last() {
+                last_word = w;
+            }
+            let close = text[i + 1..]
+                .find(c as char)
+                .map_or(bytes.len(), |j| i + 1 + j);
+            let inner = &text[(i + 1).min(close)..close];
+            if last_word == "-c" || before.trim_end().ends_with("-c") {
+                out.extend(words_outside_strings(inner));
+            } else if c == b'"' {
+                // A command substitution inside double quotes still runs.
+                for part in inner.split("$(").skip(1) {
+                    let cmd = part.split(')').next().unwrap_or("");
+                    out.extend(words(cmd).filter(|w| !w.is_empty()));
+                }
+            }
+            i = close + 1;
+            start = i;
+            continue;
+        }
+        i += 1;
+    }
+    out.extend(words(&text[start.min(text.len())..]).filter(|w| !w.is_empty()));
+    out
 }
 
 /// `~/…` form of a path written as `~/x`, `$HOME/x` or `${HOME}/x`.
@@ -1559,7 +1667,10 @@ mod tests {
         )
         .unwrap();
         assert!(
-            g.unsandboxed && g.env_passthrough == ["SLACK_WEBHOOK_URL"],
+            g.unsandboxed
+                && g.env_passthrough[0] == "SLACK_WEBHOOK_URL"
+                && g.env_passthrough.iter().any(|v| v == "HTTPS_PROXY")
+                && g.env_passthrough.iter().any(|v| v == "NODE_EXTRA_CA_CERTS"),
             "{g:?}"
         );
         assert!(
@@ -1581,6 +1692,42 @@ mod tests {
             !detect("grep -q curly file", &[], Scope::User, claude())
                 .unwrap()
                 .unsandboxed
+        );
+    }
+
+    #[test]
+    fn words_in_messages_are_not_programs_and_package_runners_fetch() {
+        let quiet = "echo '{\"decision\": \"block\", \"reason\": \"say why, then curl it\"}'";
+        assert!(
+            !detect(quiet, &[], Scope::User, claude())
+                .unwrap()
+                .unsandboxed
+        );
+        // A string after -c is a command.
+        assert!(
+            detect("bash -c 'notify-send done'", &[], Scope::User, claude())
+                .unwrap()
+                .unsandboxed
+        );
+        assert!(
+            detect("echo \"$(curl -s x)\"", &[], Scope::User, claude())
+                .unwrap()
+                .unsandboxed
+        );
+        for runner in [
+            "npx prettier --write",
+            "pnpm dlx biome format",
+            "bunx eslint",
+        ] {
+            let g = detect(runner, &[], Scope::User, claude()).unwrap();
+            assert!(g.unsandboxed, "{runner}: {g:?}");
+        }
+        let n = detect("notify-send 'Claude' done", &[], Scope::User, claude()).unwrap();
+        assert!(
+            n.env_passthrough
+                .iter()
+                .any(|v| v == "DBUS_SESSION_BUS_ADDRESS"),
+            "{n:?}"
         );
     }
 
