@@ -40,6 +40,20 @@ fn claude_settings_with_hooks(env: &Env) -> String {
         + "\n"
 }
 
+/// The backups import keeps in the state directory.
+fn import_backups(env: &Env) -> Vec<std::path::PathBuf> {
+    let dir = env.home.join(".local/state/keryx/imports");
+    let mut found: Vec<_> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "bak"))
+        .collect();
+    found.sort();
+    found
+}
+
 fn read(p: &std::path::Path) -> String {
     std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
@@ -107,8 +121,15 @@ fn claude_code_hooks_move_and_the_rest_stays_with_the_host() {
         ["Notification", "Stop"]
     );
     assert_eq!(left["hooks"]["Stop"][0]["hooks"][0]["type"], "prompt");
-    let backup = env.home.join(".claude/settings.json.keryx-import.bak");
-    assert_eq!(read(&backup), original);
+    // The backup is in the state directory, not beside the host file.
+    assert!(
+        !env.home
+            .join(".claude/settings.json.keryx-import.bak")
+            .exists()
+    );
+    let backups = import_backups(&env);
+    assert_eq!(backups.len(), 1, "{backups:?}");
+    assert_eq!(read(&backups[0]), original);
     env.run(&["validate"]).code(0);
 
     // Run again: nothing new, nothing changed.
@@ -125,7 +146,7 @@ fn claude_code_hooks_move_and_the_rest_stays_with_the_host() {
         .stdout_has("as it was before the import; removed 2 imported hooks");
     assert_eq!(read(&settings), original);
     assert!(ids(&hooks).is_empty(), "{}", read(&hooks));
-    assert!(!backup.exists());
+    assert!(import_backups(&env).is_empty());
     env.run(&["import", "--undo", "claude-code"])
         .code(0)
         .stdout_has("nothing imported to undo");
@@ -210,11 +231,7 @@ fn a_dry_run_prints_the_plan_and_writes_nothing() {
     assert_eq!(note["action"], "leave");
     assert_eq!(read(&settings), original);
     assert!(!env.user_hooks().exists());
-    assert!(
-        !env.home
-            .join(".claude/settings.json.keryx-import.bak")
-            .exists()
-    );
+    assert!(import_backups(&env).is_empty());
 }
 
 #[test]
@@ -459,14 +476,10 @@ fn a_host_file_edited_between_imports_is_undone_as_far_as_it_can_be() {
     env.run(&["import", "--undo", "claude-code"])
         .code(1)
         .stderr_has("changed since the import")
-        .stderr_has("settings.json.keryx-import.bak");
+        .stderr_has(".bak");
     assert_eq!(read(&settings), with_new);
     assert_eq!(ids(&env.user_hooks()).len(), 2);
-    assert!(
-        env.home
-            .join(".claude/settings.json.keryx-import.bak")
-            .exists()
-    );
+    assert_eq!(import_backups(&env).len(), 1);
 }
 
 #[test]
@@ -659,4 +672,65 @@ fn claude_codes_if_is_kept_so_a_guard_runs_only_where_it_did() {
     assert!(!write("src/main.rs").contains("deny"));
     assert!(write(".env.local").contains("not the env file"));
     assert_eq!(read(&env.project.join("env-guard-runs")), "run\n");
+}
+
+#[test]
+fn undo_resyncs_the_snapshot_so_nothing_runs_twice() {
+    let env = Env::new();
+    let settings = env.write(env.claude_settings(), claude_settings_with_hooks(&env));
+    env.run(&["install", "claude-code"]).code(0);
+    env.run(&["import", "claude-code"]).code(0);
+    let wired: Value = serde_json::from_str(&read(&settings)).unwrap();
+    let shim = wired["hooks"]["PreToolUse"][0]["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|h| {
+            h["command"]
+                .as_str()
+                .filter(|c| c.contains(" run claude-code PreToolUse"))
+        })
+        .unwrap()
+        .to_owned();
+    let key = shim.rsplit(' ').next().unwrap().to_owned();
+    let runs = env.project.join("gate-runs");
+    let fire = |id: &str| {
+        env.run_stdin(
+            &["run", "claude-code", "PreToolUse", "--snapshot", &key],
+            claude_bash(&env, id, "ls").to_string(),
+        )
+        .code(0);
+    };
+    fire("c1");
+    assert_eq!(read(&runs), "run\n", "the snapshot runs the imported gate");
+
+    env.run(&["import", "--undo", "claude-code"])
+        .code(0)
+        .stdout_has("updating the snapshot the hosts read your hooks from");
+    // The host runs its own entry again; keryx-hooks no longer does.
+    let restored = read(&settings);
+    assert!(restored.contains("block-rm.sh"), "{restored}");
+    fire("c2");
+    assert_eq!(
+        read(&runs),
+        "run\n",
+        "the gate ran through keryx-hooks after the undo"
+    );
+}
+
+#[test]
+fn a_moved_script_fails_validate_and_doctor_loudly() {
+    let env = Env::new();
+    env.write(env.claude_settings(), claude_settings_with_hooks(&env));
+    env.run(&["import", "claude-code"]).code(0);
+    env.run(&["validate"]).code(0);
+    let script = env.project.join(".claude/hooks/block-rm.sh");
+    std::fs::rename(&script, env.project.join("block-rm.sh")).unwrap();
+    env.run(&["validate"])
+        .code(1)
+        .stdout_has("hook-imported-script-missing")
+        .stdout_has(".claude/hooks/block-rm.sh");
+    let doctor = env.run(&["doctor"]);
+    assert_ne!(doctor.code, 0, "{}", doctor.stdout);
+    assert!(doctor.stdout.contains("block-rm.sh"), "{}", doctor.stdout);
 }

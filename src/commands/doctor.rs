@@ -210,6 +210,11 @@ pub fn checks(loc: &Here, source: Option<&Path>) -> Vec<Check> {
     settings_check(loc, &mut out);
     let regs = config_checks(loc, &mut out);
     user_script_check(&regs, &mut out);
+    for d in load::missing_imported_scripts(&regs, loc.project_root_or_cwd(), &loc.home) {
+        out.push(Check::new("imported-scripts", Level::Fail, escape(&d.to_string())).fix(
+            "put the script back where the hook's command names it, or `keryx-hooks import --undo <host>` and import again",
+        ));
+    }
     sandbox_check(loc, &regs, &mut out);
     sessions_check(loc, &mut out);
     out

@@ -233,14 +233,38 @@ fn undo_command(
     for host in hosts {
         all.extend(undo(loc, host, scope, hooks_file, dry_run));
     }
-    let failed = all.iter().any(|u| u.error.is_some());
+    let mut failed = all.iter().any(|u| u.error.is_some());
+    // The snapshot the hosts run still holds the registrations just
+    // removed: with the native hooks back, each would run twice until it
+    // is brought up to date, so it is now.
+    let wired = hosts_wired(loc, hosts, scope);
+    let resync: Vec<String> = hosts
+        .iter()
+        .filter(|h| wired.iter().any(|w| w == h.name()))
+        .filter(|h| {
+            all.iter()
+                .any(|u| u.host == h.name() && !u.removed_ids.is_empty())
+        })
+        .map(|h| h.name().to_owned())
+        .collect();
     if json {
-        output::json(&json!({"ok": !failed, "dryRun": dry_run, "undone": all}));
+        let mut v = json!({"ok": !failed, "dryRun": dry_run, "undone": all});
+        if !dry_run && scope == Scope::User && !resync.is_empty() {
+            v["notes"] = json!([format!(
+                "the installed snapshot still holds the removed hooks: `keryx-hooks install {}`",
+                resync.join(" ")
+            )]);
+        }
+        output::json(&v);
     } else {
         print_undone(hosts, &all, dry_run);
         if dry_run {
             output::line("dry run: nothing was written");
         }
+    }
+    if scope == Scope::User && !dry_run && !json && !resync.is_empty() {
+        output::line("updating the snapshot the hosts read your hooks from:");
+        failed |= super::reinstall(resync)? != ExitStatus::Success;
     }
     Ok(if failed {
         ExitStatus::Failure

@@ -23,6 +23,9 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
     let mut loaded = load::load(&sources);
     let missing = load::missing_user_scripts(&loaded.registrations);
     loaded.diagnostics.extend(missing);
+    let moved =
+        load::missing_imported_scripts(&loaded.registrations, loc.project_root_or_cwd(), &loc.home);
+    loaded.diagnostics.extend(moved);
     for r in loaded
         .registrations
         .iter()

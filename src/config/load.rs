@@ -963,6 +963,81 @@ pub fn missing_user_scripts(regs: &[Registration]) -> Vec<Diagnostic> {
     out
 }
 
+/// Imported hooks (a `protocol` command run as `/bin/sh -c <command>`)
+/// whose command names a script that is not there: moved or deleted since
+/// the import, the hook fails on every call while the config still loads.
+/// `project` and `home` resolve `$…_PROJECT_DIR/…` and `~/…`.
+pub fn missing_imported_scripts(
+    regs: &[Registration],
+    project: &Path,
+    home: &Path,
+) -> Vec<Diagnostic> {
+    const SCRIPTS: &[&str] = &[
+        ".sh", ".bash", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl",
+    ];
+    let mut out = Vec::new();
+    for r in regs.iter().filter(|r| r.scope != Scope::Builtin) {
+        let Some(c) = r.command().filter(|c| c.protocol.is_some()) else {
+            continue;
+        };
+        let [sh, dash_c, command] = c.argv.as_slice() else {
+            continue;
+        };
+        if sh != "/bin/sh" || dash_c != "-c" {
+            continue;
+        }
+        let base = c
+            .cwd
+            .as_deref()
+            .map_or_else(|| project.to_path_buf(), |d| project.join(d));
+        for word in command.split_whitespace() {
+            let w = word
+                .trim_matches(['"', '\'', ';', '(', ')'])
+                .replace(['"', '\''], "");
+            if !SCRIPTS.iter().any(|x| w.ends_with(x)) || w.contains("${") && !w.contains("_DIR}") {
+                continue;
+            }
+            let path = if let Some(rest) = w
+                .strip_prefix("~/")
+                .or_else(|| w.strip_prefix("$HOME/"))
+                .or_else(|| w.strip_prefix("${HOME}/"))
+            {
+                home.join(rest)
+            } else if let Some((_, rest)) = w
+                .split_once("_PROJECT_DIR}/")
+                .or_else(|| w.split_once("_PROJECT_DIR/"))
+            {
+                project.join(rest)
+            } else if w.starts_with('$') || w.contains("://") {
+                continue;
+            } else if w.starts_with('/') {
+                std::path::PathBuf::from(&w)
+            } else if w.contains('/') {
+                base.join(w.strip_prefix("./").unwrap_or(&w))
+            } else {
+                continue;
+            };
+            if path.exists() {
+                continue;
+            }
+            let mut d = Diagnostic::error(
+                "hook-imported-script-missing",
+                format!(
+                    "`{}` on {}: its command runs `{}`, which is not there (moved or deleted since it was imported?), so it fails on every call; put the script back, or `keryx-hooks import --undo` and import again",
+                    r.id,
+                    r.event,
+                    path.display()
+                ),
+            );
+            if let Some(src) = &r.source {
+                d = d.at(src.clone());
+            }
+            out.push(d);
+        }
+    }
+    out
+}
+
 pub fn sandbox_writable_refusal(entry: &str) -> Option<String> {
     let shown = crate::escape::escape(entry);
     let refuse = |what: &str| {

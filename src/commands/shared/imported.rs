@@ -111,8 +111,16 @@ pub(crate) fn record_path(loc: &Here, real: &Path) -> PathBuf {
         .join(format!("{}.json", crate::base::text::hex(&hash[..8])))
 }
 
-/// `<file>.keryx-import.bak`, beside the host file.
-pub(crate) fn backup_path(path: &Path) -> PathBuf {
+/// Where the host file's bytes from before its first import are kept: in
+/// the state directory beside its record, never in the repository (where
+/// an auto-commit would pick it up).
+pub(crate) fn backup_path(loc: &Here, real: &Path) -> PathBuf {
+    record_path(loc, real).with_extension("bak")
+}
+
+/// `<file>.keryx-import.bak` beside the host file, where earlier versions
+/// kept the backup; removed with the record.
+fn legacy_backup_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".keryx-import.bak");
     path.with_file_name(name)
@@ -181,10 +189,13 @@ pub(crate) fn take_out(
         ids,
     });
     // The backup is the file before the first import, written once.
-    let backup = backup_path(&real);
+    let backup = backup_path(loc, &real);
     let mode = file::mode(&real).unwrap_or(file::NEW_FILE_MODE);
     if std::fs::symlink_metadata(&backup).is_err() {
-        file::write_atomic(&backup, &record.steps[0].before, mode)?;
+        if let Some(dir) = backup.parent() {
+            std::fs::create_dir_all(dir).map_err(HostFileError::RecordDir)?;
+        }
+        file::write_atomic(&backup, &record.steps[0].before, 0o600)?;
     }
     write_record(&rec_path, &record)?;
     file::write_atomic(&real, &after, mode)?;
@@ -249,7 +260,7 @@ pub(crate) fn undo(
         // Newest first: each step's `after` is what the next one undoes from.
         let mut dry_current: Option<String> = None;
         while let Some(step) = r.steps.last().cloned() {
-            match restore_step(host, &r.file, &step, dry_run, &mut dry_current) {
+            match restore_step(loc, host, &r.file, &step, dry_run, &mut dry_current) {
                 Ok(()) => {
                     if !dry_run
                         && let Err(e) = remove_registrations(loc, scope, hooks_file, &step.ids)
@@ -271,7 +282,8 @@ pub(crate) fn undo(
             if r.steps.is_empty() {
                 let _ = std::fs::remove_file(&rec_path);
                 if let Ok(real) = file::resolve(&r.file) {
-                    let _ = file::remove(&backup_path(&real));
+                    let _ = file::remove(&backup_path(loc, &real));
+                    let _ = file::remove(&legacy_backup_path(&real));
                 }
             } else if let Err(e) = write_record(&rec_path, &r) {
                 u.error.get_or_insert(e.to_string());
@@ -285,6 +297,7 @@ pub(crate) fn undo(
 /// Undoes one step on the host file (in a dry run, on `dry_current`, the
 /// text the steps undone so far would leave).
 pub(crate) fn restore_step(
+    loc: &Here,
     host: &Adapter,
     path: &Path,
     r: &Step,
@@ -319,7 +332,7 @@ pub(crate) fn restore_step(
             _ => {
                 return Err(HostFileError::ChangedSinceImport {
                     path: path.to_path_buf(),
-                    backup: backup_path(&real),
+                    backup: backup_path(loc, &real),
                 });
             }
         }
