@@ -547,6 +547,20 @@ fn plan_one(
     let fail_closed =
         fail_closed || l.handler.get("failClosed").and_then(Value::as_bool) == Some(true);
     let failure = failure_note(host, class, event, fail_closed);
+    let all_text = || std::iter::once(command).chain(scripts.iter().map(String::as_str));
+    if class == HookClass::Gate && all_text().any(|t| t.contains("updatedInput")) {
+        notes.push(
+            "it can rewrite the tool call (`updatedInput`); keryx-hooks does not apply a hook's rewrite, so the call runs as the agent wrote it (`log` records each attempt)".into(),
+        );
+    }
+    if class == HookClass::Gate
+        && all_text()
+            .any(|t| t.contains("\"allow\"") || t.contains("'allow'") || t.contains("\"approve\""))
+    {
+        notes.push(
+            "it can answer allow; keryx-hooks never passes an allow on, so the host still asks where it would without the hook (`log` records each one)".into(),
+        );
+    }
     let id = derive_id(host.name(), &l.key, &matcher, command);
     let registration = registration(
         &id,
@@ -881,6 +895,16 @@ fn script_texts(command: &str, read: ReadScript, base: Option<&Path>) -> (Vec<St
     (texts, unread)
 }
 
+/// Whether a line of `text` writes where variable `var` points
+/// (`>> "$CLAUDE_ENV_FILE"`, `tee -a $CLAUDE_ENV_FILE`, an `open(` or
+/// `appendFile` of it).
+fn writes_to(text: &str, var: &str) -> bool {
+    text.lines().any(|l| {
+        l.contains(var)
+            && (l.contains('>') || l.contains("tee ") || line_writes(l) || l.contains(".write"))
+    })
+}
+
 /// A relative path to a script (`.github/hooks/log.sh`): run from the
 /// project, as a host runs it.
 fn is_relative_script(w: &str) -> bool {
@@ -948,6 +972,18 @@ pub fn detect(
             "it uses the network (`{w}`), which a sandboxed hook does not have"
         ));
         needs.push((NETWORK_ENV, "the network"));
+    }
+    // The session's environment file (Claude Code's `CLAUDE_ENV_FILE`) is
+    // in the host's own directory, which a sandboxed hook cannot write: its
+    // exports reach the session only when it runs as the host ran it.
+    if let Some(v) = host
+        .hook_env()
+        .iter()
+        .find(|v| v.ends_with("_ENV_FILE") && texts.iter().any(|t| writes_to(t, v)))
+    {
+        unsandboxed_because.get_or_insert(format!(
+            "it writes the session's environment file (`${v}`), which lies in the host's own directory"
+        ));
     }
     if let Some(w) = texts.iter().find_map(|t| uses_desktop(t)) {
         unsandboxed_because.get_or_insert(format!(
@@ -1558,6 +1594,16 @@ mod tests {
         assert_eq!(g.env_passthrough, ["DISPLAY"]);
         assert!(!g.unsandboxed && g.writable.is_empty());
         assert_eq!(g.why.len(), 1, "{:?}", g.why);
+        // Writing the session's environment file is what the host's own
+        // directory takes.
+        let g = detect(
+            "echo 'export A=1' >> \"$CLAUDE_ENV_FILE\"",
+            &[],
+            Scope::User,
+            claude(),
+        )
+        .unwrap();
+        assert!(g.unsandboxed, "{g:?}");
 
         // A variable the script sets itself is not ambient.
         let g = detect(

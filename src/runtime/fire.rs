@@ -374,6 +374,19 @@ fn sandbox_for(
                 ),
             ));
         }
+        // A file entry (an imported logger's `~/activity.jsonl`) is bound
+        // as a file: made empty if missing, never as a directory, which
+        // would break the hook here and under its host alike.
+        if path.is_file() || (!path.exists() && names_a_file(&path)) {
+            if let Err(e) = make_private_file(&path) {
+                return Err((
+                    FailureKind::Crash,
+                    format!("its writable file `{}` cannot be made: {e}", path.display()),
+                ));
+            }
+            writable.push(path);
+            continue;
+        }
         if let Err(e) = make_private_dir(&path)
             && !path.exists()
         {
@@ -413,6 +426,34 @@ pub fn hook_cache_dir(loc: &Locations, reg: &Registration) -> std::path::PathBuf
         "{}-{short}",
         crate::paths::sanitize_component(&reg.id)
     ))
+}
+
+/// Whether a path that does not exist yet names a file: its last part has
+/// an extension (`x.jsonl`, not `.config`) or ends in `log`.
+fn names_a_file(path: &Path) -> bool {
+    let Some(last) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    (last.contains('.') && !last.starts_with('.')) || last.ends_with("log")
+}
+
+/// Creates `file` empty and private if it is missing (its directory too);
+/// an existing file is left as it is.
+fn make_private_file(file: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(file)
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 fn make_private_dir(dir: &Path) -> std::io::Result<()> {
@@ -663,6 +704,14 @@ fn account(
         Ok(reply) => {
             if reply.attempted_rewrite {
                 acc.anomaly("hook-attempted-input-rewrite", &reg.id, None);
+            }
+            // Under its host this allow would have skipped the permission
+            // prompt; here it only leaves the call as it was.
+            if reply.decision == Some(Outcome::Allow)
+                && decision_power
+                && reg.command().is_some_and(|c| c.protocol.is_some())
+            {
+                acc.anomaly("hook-allow-not-passed-on", &reg.id, None);
             }
             if let Some(line) = reply
                 .system_message
