@@ -61,10 +61,6 @@ const DIFFERS: &[(&str, &str)] = &[
         "the same state file in the project's `.codex/`: the Stop hook's write fails in the sandbox and the state file is not updated (the stop itself is not blocked, as under Codex)",
     ),
     (
-        "69-activity-logger/write",
-        "a defect, not by design: import grants the log file `~/claude-activity-log.jsonl` as `sandbox.writable`, and a missing writable path is made as a directory before the run; the append then fails (`Is a directory`), the log line is not written, and the directory stays in the home, so the hook keeps failing even back under the host",
-    ),
-    (
         "70-cd-git-allow/cd-git-log",
         "an explicit allow is never passed on (the spec's no-loosening of explicit allows: it would skip the host's permission prompt), so the cd+git compound still gets the host's prompt",
     ),

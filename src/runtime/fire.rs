@@ -429,12 +429,12 @@ pub fn hook_cache_dir(loc: &Locations, reg: &Registration) -> std::path::PathBuf
 }
 
 /// Whether a path that does not exist yet names a file: its last part has
-/// an extension (`x.jsonl`, not `.config`) or ends in `log`.
+/// an extension (`x.jsonl`; not `.config` or `proof-log`).
 fn names_a_file(path: &Path) -> bool {
     let Some(last) = path.file_name().and_then(|n| n.to_str()) else {
         return false;
     };
-    (last.contains('.') && !last.starts_with('.')) || last.ends_with("log")
+    last.trim_start_matches('.').contains('.')
 }
 
 /// Creates `file` empty and private if it is missing (its directory too);
