@@ -38,27 +38,15 @@ const DIFFERS: &[(&str, &str)] = &[
     ),
     (
         "22-serena-awareness/first-prompt",
-        "it keeps its session markers in the project's `.claude/`, which the sandbox keeps read-only (a host's project configuration runs later outside it); creating the marker fails, so it prints nothing and the first prompt gets no context",
+        "it builds its marker directory in the project's `.claude/` in Python (`Path(…) / \".claude\" / …`), which import does not recognise as a write; with no grant the sandbox keeps `.claude/` read-only, creating the marker fails, and the first prompt gets no context",
     ),
     (
         "25-pr-provenance-stamp/stamp",
         "an explicit allow is never passed on (the spec's no-loosening of explicit allows: it would skip the host's permission prompt), and a hook's updatedInput is not applied, so the PR body goes out without the stamp",
     ),
     (
-        "37-codex-working-state/record-command",
-        "it keeps its state in the project's `.codex/`, which the sandbox keeps read-only (a host's project configuration); the write fails and the state file is not updated",
-    ),
-    (
-        "40-gemini-log-tools/shell-tool",
-        "it appends to the project's `.gemini/tool-log.txt`, and the sandbox keeps `.gemini/` read-only (a host's project configuration); the log line is not written",
-    ),
-    (
         "50-copilot-tool-guardian/rm-root",
         "the built-in ctx-guard denies `rm -rf /` first; the decision is the same (deny), but the hook never runs and its log line is not written",
-    ),
-    (
-        "37-codex-working-state/stop",
-        "the same state file in the project's `.codex/`: the Stop hook's write fails in the sandbox and the state file is not updated (the stop itself is not blocked, as under Codex)",
     ),
     (
         "70-cd-git-allow/cd-git-log",
@@ -66,7 +54,7 @@ const DIFFERS: &[(&str, &str)] = &[
     ),
     (
         "79-gemini-debug-log/shell-tool",
-        "it appends to the project's `.gemini/hooks/debug.log`, and the sandbox keeps `.gemini/` read-only (a host's project configuration); the log lines are not written",
+        "it appends to the project's `.gemini/hooks/debug.log`, inside the host's hooks directory, which is never granted (a hook able to write there could change what the host runs unsandboxed); the log lines are not written",
     ),
 ];
 

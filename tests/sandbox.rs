@@ -509,7 +509,7 @@ fn sandbox_writable_covering_a_protected_path_is_refused() {
         "~/.cargo/credentials.toml",
         ".git",
         ".",
-        ".claude/logs",
+        ".claude/settings.json",
         ".kimi-x",
         "build/../.git",
     ] {

@@ -1106,14 +1106,54 @@ pub fn sandbox_writable_refusal(entry: &str) -> Option<String> {
     if rel.is_empty() {
         return refuse("the whole project, with its `.git` and host configuration,");
     }
+    // Inside a host's project directory, a hook's own state or log file
+    // may be granted (exactly that path), never the host's settings, its
+    // hooks, or what the agent loads from there.
+    let first = rel.split('/').next().unwrap_or_default();
+    if HOST_STATE_DIRS.contains(&first) && rel.len() > first.len() {
+        let child = rel[first.len() + 1..].split('/').next().unwrap_or_default();
+        let lower = child.to_ascii_lowercase();
+        if HOST_RESERVED.iter().any(|r| lower.starts_with(r)) {
+            return refuse(&format!(
+                "the host's own `{first}/{child}` (its settings, hooks, or what the agent loads)"
+            ));
+        }
+        return None;
+    }
     for protected in crate::paths::PROJECT_PROTECTED.iter().chain(&[".git"]) {
-        let first = rel.split('/').next().unwrap_or_default();
         if covers(&rel, protected) || first.starts_with(".kimi") {
             return refuse(&format!("the project's `{protected}`"));
         }
     }
     None
 }
+
+/// A host's directories in a project in which a hook may be granted a
+/// path of its own (`.codex/working_state.json`).
+const HOST_STATE_DIRS: &[&str] = &[".claude", ".gemini", ".codex", ".cursor", ".qwen"];
+
+/// What in those directories stays protected, by the start of its name:
+/// settings, hooks and every file the agent loads or runs from there.
+const HOST_RESERVED: &[&str] = &[
+    "settings",
+    "config",
+    "hooks",
+    "commands",
+    "agents",
+    "skills",
+    "plugins",
+    "extensions",
+    "rules",
+    "mcp",
+    "policies",
+    "output-styles",
+    "claude.md",
+    "gemini.md",
+    "agents.md",
+    "environment",
+    "env",
+    ".env",
+];
 
 /// keryx-hooks' own files under the home, at their default places.
 const KERYX_HOME_PATHS: &[&str] = &[
@@ -1497,7 +1537,12 @@ mod tests {
             ".git/objects",
             ".github",
             ".github/hooks/x",
-            ".claude/logs",
+            ".claude",
+            ".claude/settings.local.json",
+            ".claude/hooks/x.log",
+            ".claude/commands",
+            ".gemini/settings.json",
+            ".codex/config.toml",
             ".metaproject",
             ".kimi-anything",
             "a/../.git",
@@ -1506,6 +1551,9 @@ mod tests {
             assert!(refusal(entry).is_some(), "`{entry}` must be refused");
         }
         for entry in [
+            ".claude/logs",
+            ".codex/working_state.json",
+            ".gemini/tool-log.txt",
             "~/.claude/hooks-logs",
             "~/.cache/my-tool",
             "~/.config/my-tool",

@@ -895,6 +895,72 @@ fn script_texts(command: &str, read: ReadScript, base: Option<&Path>) -> (Vec<St
     (texts, unread)
 }
 
+/// The project paths in a host's directory that `text` writes
+/// (`>> .gemini/tool-log.txt`, `"$CLAUDE_PROJECT_DIR/.claude/state.json"`,
+/// `os.path.join(".codex", "state.json")`), project-relative.
+fn host_dir_writes(text: &str) -> Vec<String> {
+    const DIRS: &[&str] = &[".claude", ".gemini", ".codex", ".cursor", ".qwen"];
+    let path_char = |c: char| c.is_ascii_alphanumeric() || "._-/".contains(c);
+    let mut out: Vec<String> = Vec::new();
+    let writes_any = writes_files(text);
+    for line in text.lines() {
+        let writing = line.contains('>') || line.contains("tee ") || line_writes(line);
+        for dir in DIRS {
+            let mut rest = line;
+            while let Some(i) = rest.find(dir) {
+                let head = &rest[..i];
+                let before = head.chars().last();
+                let after = &rest[i + dir.len()..];
+                rest = after;
+                // In the project: bare, or after a project directory
+                // variable; never a home path (`~/.claude/…`).
+                let head = head.trim_end_matches(['"', '\'']);
+                let project_var = head.ends_with("_DIR/") || head.ends_with("_DIR}/");
+                if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '.')
+                    || (before == Some('/') && !project_var)
+                    || (head.ends_with('/') && !project_var)
+                {
+                    continue;
+                }
+                // `.codex/x.json`, or the joined `".codex", "x.json"`.
+                let tail: String = if let Some(t) = after.strip_prefix('/') {
+                    t.chars().take_while(|c| path_char(*c)).collect()
+                } else if writes_any {
+                    let t = after.trim_start_matches(['"', '\'']).trim_start();
+                    match t.strip_prefix(',') {
+                        Some(t) => t
+                            .trim_start()
+                            .trim_start_matches(['"', '\''])
+                            .chars()
+                            .take_while(|c| path_char(*c))
+                            .collect(),
+                        None => continue,
+                    }
+                } else {
+                    continue;
+                };
+                let tail = tail.trim_end_matches('/');
+                let joined = after
+                    .trim_start_matches(['"', '\''])
+                    .trim_start()
+                    .starts_with(',');
+                if tail.is_empty() || !(writing || joined) {
+                    continue;
+                }
+                // A file: its name has an extension.
+                if !tail.rsplit('/').next().unwrap_or("").contains('.') {
+                    continue;
+                }
+                let target = format!("{dir}/{tail}");
+                if !out.contains(&target) {
+                    out.push(target);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Whether a line of `text` writes where variable `var` points
 /// (`>> "$CLAUDE_ENV_FILE"`, `tee -a $CLAUDE_ENV_FILE`, an `open(` or
 /// `appendFile` of it).
@@ -1024,6 +1090,21 @@ pub fn detect(
                     "sandbox.writable `{dir}`: the command writes `{target}`"
                 ));
                 g.writable.push(dir);
+            }
+        }
+    }
+    // A hook's own file in a host's project directory (a state file in
+    // `.codex/`, a log in `.gemini/`): exactly that path, while the host's
+    // settings and hooks there stay protected.
+    for t in &texts {
+        for target in host_dir_writes(t) {
+            if crate::config::load::sandbox_writable_refusal(&target).is_none()
+                && !g.writable.contains(&target)
+            {
+                g.why.push(format!(
+                    "sandbox.writable `{target}`: the command writes it in the project"
+                ));
+                g.writable.push(target);
             }
         }
     }
@@ -1739,6 +1820,38 @@ mod tests {
                 .unwrap()
                 .unsandboxed
         );
+    }
+
+    #[test]
+    fn a_hooks_own_file_in_a_host_directory_is_granted_exactly() {
+        assert_eq!(
+            host_dir_writes("echo x >> .gemini/tool-log.txt"),
+            [".gemini/tool-log.txt"]
+        );
+        assert_eq!(
+            host_dir_writes("echo x > \"$CLAUDE_PROJECT_DIR/.claude/state/last.json\""),
+            [".claude/state/last.json"]
+        );
+        let py = "path = os.path.join(\".codex\", \"working_state.json\")\nwith open(path, \"w\") as f:\n  f.write(x)\n";
+        assert_eq!(host_dir_writes(py), [".codex/working_state.json"]);
+        assert!(host_dir_writes("cat .claude/settings.json").is_empty());
+        let g = detect(
+            "echo x >> .gemini/tool-log.txt",
+            &[],
+            Scope::Project,
+            claude(),
+        )
+        .unwrap();
+        assert_eq!(g.writable, [".gemini/tool-log.txt"]);
+        // The host's settings and hooks are never granted.
+        let g = detect(
+            "echo x >> .claude/settings.json; echo y >> .gemini/hooks/debug.log",
+            &[],
+            Scope::Project,
+            claude(),
+        )
+        .unwrap();
+        assert!(g.writable.is_empty(), "{g:?}");
     }
 
     #[test]

@@ -812,6 +812,17 @@ pub(super) fn confine(
     };
     let (late, early): (Vec<PathBuf>, Vec<PathBuf>) =
         writable.iter().cloned().partition(|w| in_hidden(w));
+    // A path granted inside a protected host directory (a hook's own state
+    // file in `.codex/`) goes over the protection, which covers the rest.
+    let in_protected = |w: &Path| {
+        project.as_ref().is_some_and(|root| {
+            crate::paths::PROJECT_PROTECTED
+                .iter()
+                .any(|p| w.starts_with(root.join(p)) && w != root.join(p))
+        })
+    };
+    let (over_protected, early): (Vec<PathBuf>, Vec<PathBuf>) =
+        early.into_iter().partition(|w| in_protected(w));
     if let Some(root) = &project {
         mounts.push(Mount::Bind(root.clone()));
     }
@@ -822,6 +833,7 @@ pub(super) fn confine(
         let create = launcher.kind == LauncherKind::Bubblewrap;
         protect_project(root, create, &mut mounts);
     }
+    mounts.extend(over_protected.into_iter().map(Mount::Bind));
     for m in hides {
         if !mounts.contains(&m) {
             mounts.push(m);
