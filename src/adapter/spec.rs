@@ -1171,6 +1171,21 @@ mod event_name {
     }
 }
 
+/// The value at a dotted path of an adapter (a payload field's `from`, a
+/// hook answer's `decision`); numeric segments index arrays. JSON null
+/// counts as absent, as hosts send null for "not known" (Codex, Cursor).
+pub(crate) fn lookup_path<'v>(payload: &'v Value, path: &str) -> Option<&'v Value> {
+    let mut cur = payload;
+    for seg in path.split('.') {
+        cur = match cur {
+            Value::Object(m) => m.get(seg)?,
+            Value::Array(a) => a.get(seg.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    (!cur.is_null()).then_some(cur)
+}
+
 /// How an error message names the JSON type of `v`: build.rs's reading of
 /// an adapter file and the decoder of a host payload say it alike.
 pub(crate) fn type_name(v: &Value) -> &'static str {

@@ -154,15 +154,10 @@ pub fn run(args: &ImportArgs) -> CmdResult {
     let mut notes = notes(scope, &hosts, &wired, &plan, !args.dry_run && !args.json);
     // A user hook runs from the snapshot the host is wired to: bring it up
     // to date now, or the moved hooks would run nowhere until the next install.
-    let resync: Vec<String> = hosts
-        .iter()
-        .filter(|h| wired.iter().any(|w| w == h.name()))
-        .filter(|h| {
-            plan.iter()
-                .any(|p| p.host == h.name() && matches!(p.outcome, Outcome::Import(_)))
-        })
-        .map(|h| h.name().to_owned())
-        .collect();
+    let resync = to_resync(&hosts, &wired, |h| {
+        plan.iter()
+            .any(|p| p.host == h && matches!(p.outcome, Outcome::Import(_)))
+    });
     if args.json && scope == Scope::User && !resync.is_empty() && !new_regs.is_empty() {
         notes.push(format!(
             "the installed snapshot does not hold the imported hooks yet: `keryx-hooks install {}`",
@@ -238,15 +233,9 @@ fn undo_command(
     // removed: with the native hooks back, each would run twice until it
     // is brought up to date, so it is now.
     let wired = hosts_wired(loc, hosts, scope);
-    let resync: Vec<String> = hosts
-        .iter()
-        .filter(|h| wired.iter().any(|w| w == h.name()))
-        .filter(|h| {
-            all.iter()
-                .any(|u| u.host == h.name() && !u.removed_ids.is_empty())
-        })
-        .map(|h| h.name().to_owned())
-        .collect();
+    let resync = to_resync(hosts, &wired, |h| {
+        all.iter().any(|u| u.host == h && !u.removed_ids.is_empty())
+    });
     if json {
         let mut v = json!({"ok": !failed, "dryRun": dry_run, "undone": all});
         if !dry_run && scope == Scope::User && !resync.is_empty() {
@@ -274,6 +263,21 @@ fn undo_command(
 }
 
 // ------------------------------------------------------------------ output
+
+/// The hosts among `hosts` that run keryx-hooks from a snapshot (`wired`)
+/// and whose hooks this command `touched`: their snapshot is out of date.
+fn to_resync(
+    hosts: &[&'static Adapter],
+    wired: &[String],
+    touched: impl Fn(&str) -> bool,
+) -> Vec<String> {
+    hosts
+        .iter()
+        .map(|h| h.name())
+        .filter(|h| wired.iter().any(|w| w == h) && touched(h))
+        .map(str::to_owned)
+        .collect()
+}
 
 /// The hosts among `hosts` that already run keryx-hooks at `scope`.
 fn hosts_wired(loc: &Here, hosts: &[&'static Adapter], scope: Scope) -> Vec<String> {

@@ -963,6 +963,11 @@ pub fn missing_user_scripts(regs: &[Registration]) -> Vec<Diagnostic> {
     out
 }
 
+/// How the name of a script a shell command runs ends (`gate.sh`, `log.py`).
+pub const SCRIPT_EXTENSIONS: &[&str] = &[
+    ".sh", ".bash", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl",
+];
+
 /// Imported hooks (a `protocol` command run as `/bin/sh -c <command>`)
 /// whose command names a script that is not there: moved or deleted since
 /// the import, the hook fails on every call while the config still loads.
@@ -972,9 +977,6 @@ pub fn missing_imported_scripts(
     project: &Path,
     home: &Path,
 ) -> Vec<Diagnostic> {
-    const SCRIPTS: &[&str] = &[
-        ".sh", ".bash", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl",
-    ];
     let mut out = Vec::new();
     for r in regs.iter().filter(|r| r.scope != Scope::Builtin) {
         let Some(c) = r.command().filter(|c| c.protocol.is_some()) else {
@@ -994,7 +996,9 @@ pub fn missing_imported_scripts(
             let w = word
                 .trim_matches(['"', '\'', ';', '(', ')'])
                 .replace(['"', '\''], "");
-            if !SCRIPTS.iter().any(|x| w.ends_with(x)) || w.contains("${") && !w.contains("_DIR}") {
+            if !SCRIPT_EXTENSIONS.iter().any(|x| w.ends_with(x))
+                || w.contains("${") && !w.contains("_DIR}")
+            {
                 continue;
             }
             let path = if let Some(rest) = w

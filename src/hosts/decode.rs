@@ -7,7 +7,9 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 
-use crate::adapter::{Adapter, FieldMap, Transform, ValueKind, table_get, type_name};
+use crate::adapter::{
+    Adapter, FieldMap, Transform, ValueKind, lookup_path as lookup, table_get, type_name,
+};
 use crate::config::model::Profile;
 use crate::runtime::types::{EventInput, Outcome};
 
@@ -123,20 +125,6 @@ fn bad_value(field: &str, value: &str) -> DecodeError {
         field: field.to_owned(),
         value: value.to_owned(),
     }
-}
-
-/// The value at a dotted path; numeric segments index arrays. JSON null
-/// counts as absent, as hosts send null for "not known" (Codex, Cursor).
-pub(super) fn lookup<'v>(payload: &'v Value, path: &str) -> Option<&'v Value> {
-    let mut cur = payload;
-    for seg in path.split('.') {
-        cur = match cur {
-            Value::Object(m) => m.get(seg)?,
-            Value::Array(a) => a.get(seg.parse::<usize>().ok()?)?,
-            _ => return None,
-        };
-    }
-    (!cur.is_null()).then_some(cur)
 }
 
 /// A host tool name in canonical form: the adapter's table first, then its

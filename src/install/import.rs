@@ -974,12 +974,11 @@ fn writes_to(text: &str, var: &str) -> bool {
 /// A relative path to a script (`.github/hooks/log.sh`): run from the
 /// project, as a host runs it.
 fn is_relative_script(w: &str) -> bool {
-    const SCRIPTS: &[&str] = &[
-        ".sh", ".bash", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl",
-    ];
     w.contains('/')
         && !w.starts_with(['/', '-', '$', '~'])
-        && SCRIPTS.iter().any(|x| w.ends_with(x))
+        && crate::config::load::SCRIPT_EXTENSIONS
+            .iter()
+            .any(|x| w.ends_with(x))
 }
 
 /// What `command` (and the script text it runs) needs: the ambient

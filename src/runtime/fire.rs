@@ -245,18 +245,18 @@ pub fn invoke_command(
         timeout: Duration::from_millis(reg.clamped_timeout_ms()),
         sandbox,
     });
-    let protocol = command.protocol.and_then(|p| p.host.hook_protocol());
+    // Written for a host's hooks: an exit that host gives a meaning is
+    // read as it reads it; any other is a failed hook, as below.
+    let mut native_reply = match (&out.exit, command.protocol) {
+        (Exit::Code(n), Some(p)) if !out.stdout_truncated => p
+            .host
+            .hook_protocol()
+            .and_then(|h| native::read(h, input.event, *n, &out.stdout, &out.stderr)),
+        _ => None,
+    };
     let (result, exit_code) = match &out.exit {
-        // Written for a host's hooks: read as that host reads it.
-        Exit::Code(n) if protocol.is_some() && !out.stdout_truncated => {
-            let contract = protocol.expect("checked");
-            let ended = native::Ended::Code(*n);
-            let read = native::read(contract, input.event, ended, &out.stdout, &out.stderr)
-                .and_then(|r| match native::refused_reply(contract, &r) {
-                    Some(why) => Err((FailureKind::Crash, why)),
-                    None => Ok(r),
-                });
-            (read, Some(*n))
+        Exit::Code(n) if native_reply.is_some() => {
+            (native_reply.take().expect("checked"), Some(*n))
         }
         // A reply cut at the capture cap is not the hook's answer: reading
         // what is left could turn a deny into "malformed" and let it pass,

@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::adapter::{Adapter, FieldMap, HookProtocol, On, Transform};
+use crate::adapter::{Adapter, FieldMap, HookProtocol, On, Transform, lookup_path as get};
 use crate::events::Event;
 use crate::runtime::reply::HookReply;
 use crate::runtime::types::{EventInput, FailureKind, Outcome};
@@ -48,10 +48,7 @@ pub fn payload(host: &Adapter, input: &EventInput) -> Value {
         else {
             continue;
         };
-        if get(&Value::Object(p.clone()), path).is_some() {
-            continue;
-        }
-        set(&mut p, path, host_value(host, map, input, value));
+        set_once(&mut p, path, host_value(host, map, input, value));
     }
     Value::Object(p)
 }
@@ -98,18 +95,13 @@ fn host_value(host: &Adapter, map: &FieldMap, input: &EventInput, value: Value) 
     }
 }
 
-fn get<'v>(v: &'v Value, path: &str) -> Option<&'v Value> {
-    path.split('.')
-        .try_fold(v, |v, k| v.get(k))
-        .filter(|v| !v.is_null())
-}
-
-fn set(p: &mut Map<String, Value>, path: &str, value: Value) {
+/// Sets `path` to `value` unless an earlier field map set it already.
+fn set_once(p: &mut Map<String, Value>, path: &str, value: Value) {
     let mut keys = path.split('.').peekable();
     let mut at = p;
     while let Some(k) = keys.next() {
         if keys.peek().is_none() {
-            at.insert(k.to_owned(), value);
+            at.entry(k.to_owned()).or_insert(value);
             return;
         }
         let next = at
@@ -127,60 +119,57 @@ fn on(list: &[On], event: Event) -> bool {
     list.iter().any(|o| o.0 == event)
 }
 
-/// How a run of the hook ended, as far as reading its answer goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ended {
-    Code(i32),
-    /// Another end: a signal, or a reply cut at the capture cap.
-    Abnormal,
-}
-
-/// What a hook written for `host` said, read with that host's rules.
-/// `Err` is a failed hook, whose effect [`on_failure`] gives.
+/// What a hook written for a host with `protocol` said by exiting `code`,
+/// read with that host's rules: `Some(Err)` is a failed hook, whose effect
+/// [`failure_denies`] gives. `None` for an exit the host reads like any
+/// other non-zero exit (a failed hook), which the caller words.
 pub fn read(
     protocol: &HookProtocol,
     event: Event,
-    ended: Ended,
+    code: i32,
     stdout: &[u8],
     stderr: &[u8],
-) -> Result<HookReply, (FailureKind, String)> {
+) -> Option<Result<HookReply, (FailureKind, String)>> {
+    let failed = |why: &str| Some(Err((FailureKind::Crash, why.to_owned())));
     let err_text = String::from_utf8_lossy(stderr).trim().to_owned();
-    match ended {
-        Ended::Code(0) => Ok(read_stdout(protocol, event, stdout)),
-        Ended::Code(2) if on(protocol.exit2_denies, event) => {
+    match code {
+        0 => {
+            let reply = read_stdout(protocol, event, stdout);
+            // Codex takes a deny without a reason as a hook that failed.
+            let bare_deny = reply.decision == Some(Outcome::Deny)
+                && reply.reason.as_deref().is_none_or(|r| r.trim().is_empty());
+            if protocol.deny_needs_reason && bare_deny {
+                return failed("denied without a reason, which its host counts as a failed hook");
+            }
+            Some(Ok(reply))
+        }
+        2 if on(protocol.exit2_denies, event) => {
             if protocol.exit2_needs_stderr && err_text.is_empty() {
-                return Err((
-                    FailureKind::Crash,
-                    "exited 2 with nothing on stderr, which its host counts as a failed hook"
-                        .into(),
-                ));
+                return failed(
+                    "exited 2 with nothing on stderr, which its host counts as a failed hook",
+                );
             }
             let reason = protocol
                 .exit2_reason
                 .map(str::to_owned)
                 .or_else(|| (!err_text.is_empty()).then(|| err_text.clone()));
-            Ok(HookReply {
+            Some(Ok(HookReply {
                 decision: Some(Outcome::Deny),
                 reason,
                 ..HookReply::default()
-            })
+            }))
         }
-        Ended::Code(2) if on(protocol.exit2_context, event) => Ok(HookReply {
+        2 if on(protocol.exit2_context, event) => Some(Ok(HookReply {
             additional_context: (!err_text.is_empty()).then_some(err_text),
             ..HookReply::default()
+        })),
+        // Exit 2 where the host gives it no meaning is a failed hook,
+        // never the spec's exit-2 deny.
+        2 => failed(&match err_text.lines().last() {
+            Some(last) => format!("exited 2: {last}"),
+            None => "exited 2".to_owned(),
         }),
-        Ended::Code(n) => {
-            let last = err_text.lines().last().unwrap_or("");
-            Err((
-                FailureKind::Crash,
-                if last.is_empty() {
-                    format!("exited {n}")
-                } else {
-                    format!("exited {n}: {last}")
-                },
-            ))
-        }
-        Ended::Abnormal => Err((FailureKind::Crash, "did not finish normally".into())),
+        _ => None,
     }
 }
 
@@ -258,15 +247,6 @@ fn paths_decision(answer: &Value, paths: &[&str]) -> Option<Outcome> {
     })
 }
 
-/// Whether a reply the host reads as a failed hook is one: Codex takes a
-/// deny without a reason as a hook that failed.
-pub fn refused_reply(protocol: &HookProtocol, reply: &HookReply) -> Option<String> {
-    (protocol.deny_needs_reason
-        && reply.decision == Some(Outcome::Deny)
-        && reply.reason.as_deref().is_none_or(|r| r.trim().is_empty()))
-    .then(|| "denied without a reason, which its host counts as a failed hook".into())
-}
-
 /// Whether a failure of a hook written for a host with `protocol` denies
 /// on `event`, as it does there.
 pub fn failure_denies(protocol: &HookProtocol, event: Event, kind: FailureKind) -> bool {
@@ -318,15 +298,12 @@ mod tests {
         assert_eq!(p["sessionId"], "s2");
     }
 
+    /// A failed hook is `Err`, whether the host gives the exit its own
+    /// meaning or reads it as any other non-zero exit.
     fn reply(h: &str, event: Event, code: i32, out: &str, err: &str) -> Result<HookReply, String> {
-        read(
-            proto(h),
-            event,
-            Ended::Code(code),
-            out.as_bytes(),
-            err.as_bytes(),
-        )
-        .map_err(|e| e.1)
+        read(proto(h), event, code, out.as_bytes(), err.as_bytes())
+            .unwrap_or_else(|| Err((FailureKind::Crash, format!("exited {code}"))))
+            .map_err(|e| e.1)
     }
 
     #[test]
@@ -452,12 +429,9 @@ mod tests {
             Event::Stop,
             FailureKind::Crash
         ));
-        let codex = proto("codex");
-        let bare = HookReply {
-            decision: Some(Outcome::Deny),
-            ..HookReply::default()
-        };
-        assert!(refused_reply(codex, &bare).is_some());
-        assert!(refused_reply(proto("claude-code"), &bare).is_none());
+        let bare = r#"{"decision":"block"}"#;
+        assert!(reply("codex", Event::PreToolUse, 0, bare, "").is_err());
+        let claude = reply("claude-code", Event::PreToolUse, 0, bare, "").unwrap();
+        assert_eq!(claude.decision, Some(Outcome::Deny));
     }
 }
