@@ -56,6 +56,16 @@ impl Event {
         )
     }
 
+    /// SubagentStop is observe-only in the spec, but a host can let a hook
+    /// keep a subagent working (Claude Code reads exit 2 or `decision:
+    /// "block"` there as it does on Stop). A hook written for such a host
+    /// keeps that power once imported: see [`HookProtocol::blocks`].
+    ///
+    /// [`HookProtocol::blocks`]: crate::adapter::spec::HookProtocol::blocks
+    pub fn blocks_only_natively(self) -> bool {
+        self == Event::SubagentStop
+    }
+
     /// Per-tool events match their matcher against the tool name; every other
     /// event's matcher must be `"*"`.
     pub fn is_per_tool(self) -> bool {

@@ -734,3 +734,90 @@ fn a_moved_script_fails_validate_and_doctor_loudly() {
     assert_ne!(doctor.code, 0, "{}", doctor.stdout);
     assert!(doctor.stdout.contains("block-rm.sh"), "{}", doctor.stdout);
 }
+
+#[test]
+fn a_subagent_stop_block_is_carried_back_to_claude_code() {
+    let env = Env::new();
+    let hooks = env.project.join(".claude/hooks");
+    // A "finish the checklist first" hook: it keeps a subagent working
+    // until a marker exists, as Claude Code lets it.
+    env.script(
+        hooks.join("checklist.sh"),
+        "#!/bin/sh\ncat >/dev/null\n[ -f \"$CLAUDE_PROJECT_DIR/done\" ] && exit 0\necho 'run the tests first' >&2\nexit 2\n",
+    );
+    env.write(
+        env.claude_settings(),
+        json!({"hooks": {"SubagentStop": [{"hooks": [
+            {"type": "command", "command": hooks.join("checklist.sh").display().to_string()}
+        ]}]}})
+        .to_string(),
+    );
+    env.run(&["import", "claude-code"]).code(0);
+    assert_eq!(entry(&env.user_hooks(), "SubagentStop")["class"], "gate");
+
+    let stop = || {
+        env.run_stdin(
+            &["run", "claude-code", "SubagentStop"],
+            claude_payload(&env, "SubagentStop-subagent.json").to_string(),
+        )
+    };
+    let blocked = stop();
+    blocked.code(0);
+    let out: Value = serde_json::from_str(&blocked.stdout).unwrap();
+    assert_eq!(out["decision"], "block", "{}", blocked.stdout);
+    assert!(
+        out["reason"]
+            .as_str()
+            .unwrap()
+            .contains("run the tests first"),
+        "{}",
+        blocked.stdout
+    );
+
+    env.write(env.project.join("done"), "");
+    let finished = stop();
+    finished.code(0);
+    assert!(!finished.stdout.contains("block"), "{}", finished.stdout);
+}
+
+#[test]
+fn explain_shows_the_payload_a_host_native_hook_gets() {
+    let env = Env::new();
+    let script = env.project.join(".github/hooks/no-reset.sh");
+    env.script(&script, COPILOT_GATE);
+    env.write(
+        env.home.join(".copilot/hooks/mine.json"),
+        json!({"version": 1, "hooks": {
+            "preToolUse": [{"type": "command", "bash": script.display().to_string(), "timeoutSec": 10}]
+        }})
+        .to_string(),
+    );
+    env.run(&["import", "copilot"]).code(0);
+    // Fired by Claude Code, the Copilot gate reads Copilot's shape.
+    let payload = claude_bash(&env, "c1", "git reset --hard").to_string();
+    let explained = env.run_stdin(
+        &["explain", "claude-code", "PreToolUse", "--json"],
+        payload.clone(),
+    );
+    explained.code(0);
+    let v = explained.json();
+    let hook = v["registrations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["protocol"] == "copilot")
+        .unwrap_or_else(|| panic!("no copilot hook in {v}"));
+    assert_eq!(hook["payload"]["toolName"], "bash", "{hook}");
+    assert_eq!(
+        hook["payload"]["toolArgs"]["command"], "git reset --hard",
+        "{hook}"
+    );
+    let human = env.run_stdin(&["explain", "claude-code", "PreToolUse"], payload);
+    human.code(0);
+    assert!(
+        human.stdout.contains("gets the copilot payload: {")
+            && human.stdout.contains(r#""toolName":"bash""#),
+        "{}",
+        human.stdout
+    );
+}

@@ -517,6 +517,17 @@ pub struct HookProtocol {
     pub(crate) timeout_denies: &'static [On],
 }
 
+impl HookProtocol {
+    /// Whether a hook speaking this protocol can refuse `event`: the four
+    /// gate-capable events, and an event only a host-native hook may block
+    /// ([`Event::blocks_only_natively`]) where this host reads exit 2 on it
+    /// as a block.
+    pub fn blocks(&self, event: Event) -> bool {
+        event.is_gate_capable()
+            || (event.blocks_only_natively() && self.exit2_denies.iter().any(|o| o.0 == event))
+    }
+}
+
 /// A canonical event named in an adapter list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct On(#[serde(with = "event_name")] pub(crate) Event);

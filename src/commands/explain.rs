@@ -201,7 +201,7 @@ struct Gates {
 impl Gates {
     fn answer(&self, input: &EventInput) -> Value {
         let event = input.event;
-        if !event.is_gate_capable() {
+        if !event.is_gate_capable() && self.seen.is_empty() {
             return json!({
                 "outcome": "none",
                 "reason": null,
@@ -265,7 +265,6 @@ impl Gates {
 
 /// One trace as JSON, the selected gates noted in `gates`.
 fn entries(trace: &Trace, input: &EventInput, p: &Prepared, gates: &mut Gates) -> Vec<Value> {
-    let gate_capable = input.event.is_gate_capable();
     trace
         .entries
         .iter()
@@ -286,7 +285,13 @@ fn entries(trace: &Trace, input: &EventInput, p: &Prepared, gates: &mut Gates) -
                 if let Some(note) = caveat(reg, p) {
                     v["note"] = json!(note);
                 }
-                if gate_capable && reg.class.has_decision_power() {
+                // A host-native hook gets its host's payload, not the
+                // spec's: show the bytes it will read.
+                if let Some(proto) = reg.command().and_then(|c| c.protocol) {
+                    v["protocol"] = json!(proto.host.name());
+                    v["payload"] = crate::runtime::native::payload(proto.host, input);
+                }
+                if reg.decides_on(input.event) {
                     let (decision, why) = evaluate(reg, input, p);
                     if let Some(d) = decision {
                         v["evaluated"] = json!(d.as_str());
@@ -421,6 +426,12 @@ fn human(r: &Value) -> Vec<String> {
                     line.push_str(&format!("; {n}"));
                 }
                 out.push(line);
+                if let (Some(host), false) = (e["protocol"].as_str(), e["payload"].is_null()) {
+                    out.push(format!(
+                        "           gets the {host} payload: {}",
+                        escape(&e["payload"].to_string())
+                    ));
+                }
             } else {
                 out.push(format!("  not run  {what}: {}", s(&e["why"])));
             }

@@ -151,6 +151,21 @@ impl Registration {
         self.profiles.is_empty() || self.profiles.contains(&profile)
     }
 
+    /// Whether this hook's decision on `event` counts: a gate's on a
+    /// gate-capable event, and a host-native gate's on an event its host
+    /// lets a hook block ([`HookProtocol::blocks`]).
+    ///
+    /// [`HookProtocol::blocks`]: crate::adapter::spec::HookProtocol::blocks
+    pub fn decides_on(&self, event: Event) -> bool {
+        self.class.has_decision_power()
+            && (event.is_gate_capable()
+                || self
+                    .command()
+                    .and_then(|c| c.protocol)
+                    .and_then(|p| p.host.hook_protocol())
+                    .is_some_and(|h| h.blocks(event)))
+    }
+
     pub fn command(&self) -> Option<&CommandSpec> {
         match &self.handler {
             Handler::Command(c) => Some(c),

@@ -526,7 +526,7 @@ fn plan_one(
             .chain(scripts.iter().map(String::as_str))
             .any(can_decide);
     let class = match host_ev {
-        Some(ev) if ev.can_deny() && event.is_gate_capable() && decides => HookClass::Gate,
+        Some(ev) if ev.can_deny() && contract.blocks(event) && decides => HookClass::Gate,
         Some(ev) if ev.can_add_context() => HookClass::Context,
         _ => HookClass::Observe,
     };
@@ -706,7 +706,7 @@ fn file_dir(host: &Adapter, scope: Scope, path: &Path) -> Option<String> {
 
 /// One sentence on what the hook's failures do once imported.
 fn failure_note(host: &Adapter, class: HookClass, event: Event, fail_closed: bool) -> String {
-    let gates = class == HookClass::Gate && event.is_gate_capable();
+    let gates = class == HookClass::Gate && host.hook_protocol().is_some_and(|h| h.blocks(event));
     if !gates {
         return "it never answers with a decision, so its failures change nothing".into();
     }

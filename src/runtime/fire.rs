@@ -561,10 +561,8 @@ pub fn fire_selected(
         Outcome::Allow
     };
 
-    let (gates, others): (Vec<&Registration>, Vec<&Registration>) = selected
-        .iter()
-        .copied()
-        .partition(|r| r.class.has_decision_power() && gate_capable);
+    let (gates, others): (Vec<&Registration>, Vec<&Registration>) =
+        selected.iter().copied().partition(|r| r.decides_on(event));
     // Observers and context hooks that answer in this process (the
     // built-in ports) take microseconds: run here, after the gates, rather
     // than on a thread of their own.
@@ -657,7 +655,8 @@ pub fn fire_selected(
         });
     }
 
-    if gate_capable {
+    // SubagentStop composes only when a host-native gate could block it.
+    if gate_capable || !gates.is_empty() {
         let (composed, headless) =
             compose::compose_decision(event, policy, &hook_outcomes, input.interactive);
         if headless {
@@ -698,7 +697,7 @@ fn account(
         changed_outcome: false,
         exit_code: inv.exit_code,
     };
-    let decision_power = reg.class.has_decision_power() && event.is_gate_capable();
+    let decision_power = reg.decides_on(event);
     let mut contributed = Outcome::None;
     match &inv.result {
         Ok(reply) => {

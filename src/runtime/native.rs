@@ -222,7 +222,7 @@ fn read_stdout(protocol: &HookProtocol, event: Event, stdout: &[u8]) -> HookRepl
             || get(&answer, "hookSpecificOutput.updatedInput").is_some(),
         system_message: first(protocol.notice),
     };
-    if reply.decision == Some(Outcome::Deny) && !event.is_gate_capable() {
+    if reply.decision == Some(Outcome::Deny) && !protocol.blocks(event) {
         // After the fact a block is feedback: its reason goes to the model.
         reply.decision = None;
         if let Some(r) = reply.reason.take() {

@@ -52,7 +52,7 @@ fn fire_worst_ms(regs: &[Registration], event: Event) -> u64 {
     let grace = GRACE.as_millis() as u64;
     let cost = |r: &Registration| r.clamped_timeout_ms() + grace;
     let on_event = || regs.iter().filter(move |r| r.enabled && r.event == event);
-    let gate = |r: &Registration| event.is_gate_capable() && r.class.has_decision_power();
+    let gate = |r: &Registration| r.decides_on(event);
     let gates: u64 = on_event().filter(|r| gate(r)).map(cost).sum();
     let others: Vec<u64> = on_event().filter(|r| !gate(r)).map(cost).collect();
     let rounds = others.len().div_ceil(MAX_PARALLEL) as u64;
