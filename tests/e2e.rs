@@ -1251,6 +1251,46 @@ fn claude_code_hooks_get_claudes_own_fields() {
     assert_eq!(payload["hookId"], "e2e-pretooluse", "{payload:#}");
 }
 
+/// A SessionStart hook that exports a variable through `CLAUDE_ENV_FILE`
+/// reaches the session's shell commands under Claude Code itself, and does
+/// the same once `install` + `import` moved it into keryx-hooks.
+#[test]
+fn claude_code_env_file_exports_reach_the_session_after_import() {
+    let carried = |import: bool| -> Vec<String> {
+        let env = E2eEnv::new();
+        let script = env.script(
+            "export-env.sh",
+            "cat >/dev/null\necho 'export E2E_CARRIED=from-env-file' >> \"$CLAUDE_ENV_FILE\"\n",
+        );
+        let own = hooks_config(&[("SessionStart", "", script.display().to_string())]);
+        let project_hooks = if import {
+            write_json(&env.home.join(".claude/settings.json"), &own);
+            keryx_in(&env, &["install", "claude-code"]);
+            let moved = keryx_in(&env, &["import", "claude-code"]);
+            assert!(moved.contains("imported as"), "{moved}");
+            json!({})
+        } else {
+            own
+        };
+        let scenario = Scenario::new()
+            .shell("echo value=$E2E_CARRIED")
+            .text("final text.");
+        let run = env.run(Host::ClaudeCode, &project_hooks, &scenario);
+        assert_eq!(run.code, 0, "Claude Code failed\n{}", run.describe());
+        run.tool_results(run.body(1))
+    };
+    let native = carried(false);
+    assert!(
+        native.iter().any(|r| r.contains("value=from-env-file")),
+        "under Claude Code itself the export reaches the shell: {native:?}"
+    );
+    let imported = carried(true);
+    assert!(
+        imported.iter().any(|r| r.contains("value=from-env-file")),
+        "after import the export reaches the shell: {imported:?}"
+    );
+}
+
 // ------------------------------------------------------------------ packaging and trust
 
 /// `keryx-hooks <args>` in `env`'s home and project (hermetic), asserting success.
