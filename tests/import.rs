@@ -821,3 +821,76 @@ fn explain_shows_the_payload_a_host_native_hook_gets() {
         human.stdout
     );
 }
+
+/// The hooks that come with a host's enabled plugins (Claude Code's
+/// registry, Codex's plugin cache, Kimi Code's installed list) are found
+/// and listed as staying with the host; a disabled plugin's are not.
+#[test]
+fn enabled_plugins_hooks_of_every_host_are_listed_as_staying_with_it() {
+    let env = Env::new();
+    let hooks_json = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/hooks/guard.sh"}
+    ]}]}})
+    .to_string();
+
+    // Claude Code: installed_plugins.json and settings' enabledPlugins.
+    let cc = env.home.join(".claude/plugins/cache");
+    for name in ["on", "off"] {
+        env.write(cc.join(name).join("hooks/hooks.json"), &hooks_json);
+    }
+    env.write(
+        env.home.join(".claude/plugins/installed_plugins.json"),
+        json!({"version": 2, "plugins": {
+            "on@mp": [{"installPath": cc.join("on")}],
+            "off@mp": [{"installPath": cc.join("off")}]
+        }})
+        .to_string(),
+    );
+    env.write(
+        env.claude_settings(),
+        json!({"enabledPlugins": {"on@mp": true, "off@mp": false}}).to_string(),
+    );
+
+    // Codex: ~/.codex/plugins/cache/<marketplace>/<name>/<version>, turned
+    // on in config.toml.
+    let cx = env.home.join(".codex/plugins/cache/mp");
+    env.write(cx.join("cx-on/0.1.0/hooks/hooks.json"), &hooks_json);
+    env.write(cx.join("cx-off/0.1.0/hooks/hooks.json"), &hooks_json);
+    env.write(
+        env.home.join(".codex/config.toml"),
+        "[plugins.\"cx-on@mp\"]\nenabled = true\n\n[plugins.\"cx-off@mp\"]\nenabled = false\n",
+    );
+
+    // Kimi Code: plugins/installed.json, hooks in the plugin's manifest.
+    let km = env.home.join(".kimi-code/plugins");
+    let manifest = json!({"name": "p", "hooks": [
+        {"event": "PreToolUse", "matcher": "Shell", "command": "sh ./guard.sh", "timeout": 5}
+    ]})
+    .to_string();
+    env.write(km.join("km-on/kimi.plugin.json"), &manifest);
+    env.write(km.join("km-off/.kimi-plugin/plugin.json"), &manifest);
+    env.write(
+        km.join("installed.json"),
+        json!({"version": 1, "plugins": [
+            {"id": "km-on", "root": km.join("km-on"), "enabled": true},
+            {"id": "km-off", "root": km.join("km-off"), "enabled": false}
+        ]})
+        .to_string(),
+    );
+
+    for (host, on, off) in [
+        ("claude-code", "on@mp", "off@mp"),
+        ("codex", "cx-on@mp", "cx-off@mp"),
+        ("kimi", "km-on", "km-off"),
+    ] {
+        let r = env.run(&["import", host, "--dry-run"]);
+        r.code(0)
+            .stdout_has(&format!("comes with the plugin `{on}`"));
+        assert!(
+            !r.stdout.contains(&format!("`{off}`")),
+            "{host}: a disabled plugin's hooks are listed:\n{}",
+            r.stdout
+        );
+        assert!(!r.stdout.contains("nothing to import"), "{}", r.stdout);
+    }
+}

@@ -441,17 +441,36 @@ pub enum ImportReads {
 pub struct PackageHooks {
     /// What the host calls one (`plugin`, `extension`).
     pub noun: &'static str,
-    /// A JSON file (`~/…`) listing them: `plugins.<id>[].installPath`.
+    /// A JSON file (`~/…`) listing them: `plugins.<id>[].installPath`
+    /// (Claude Code), or `plugins[]` of `{id, root, enabled}` (Kimi Code).
     pub registry: Option<&'static str>,
-    /// A directory (`~/…`) with one package per subdirectory.
+    /// A directory (`~/…`) with one package per subdirectory, or per
+    /// subdirectory `depth` levels down (Codex's
+    /// `cache/<marketplace>/<name>/<version>`).
     pub directory: Option<&'static str>,
-    /// The settings key whose `<id>: true` turns a listed one on.
+    #[serde(default = "one")]
+    pub depth: usize,
+    /// A package's id from its path under `directory`: `{0}`, `{1}`… are
+    /// its components (`{1}@{0}`); by default the first.
+    pub id: Option<&'static str>,
+    /// The settings key whose `<id>: true` (or `<id>.enabled = true`)
+    /// turns a listed one on.
     pub enabled_key: Option<&'static str>,
-    /// The hooks file inside a package.
-    pub hooks: &'static str,
+    /// The file inside a package that holds its hooks: the first of these
+    /// that exists.
+    #[serde(deserialize_with = "list")]
+    pub hooks: &'static [&'static str],
+    /// That file's `hooks` is one list of handlers, each naming its
+    /// `event` (Kimi Code's plugin manifest), not an object of events.
+    #[serde(default)]
+    pub event_list: bool,
     /// The variable the host sets to the package's directory, or the text
     /// it substitutes there (`${extensionPath}`).
     pub root: &'static str,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// A file beside a settings file, by name, and how it holds its hooks.

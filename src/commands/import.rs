@@ -87,7 +87,7 @@ pub fn run(args: &ImportArgs) -> CmdResult {
             let listed = file::read(&pkg.file.path)
                 .ok()
                 .flatten()
-                .and_then(|text| import::list(&text, pkg.file.format).ok());
+                .and_then(|text| import::list_package(&text, &pkg).ok());
             match listed {
                 Some(listed) => plan.extend(import::plan_package(host, &pkg, &listed)),
                 None => errors.push(format!(

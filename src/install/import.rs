@@ -199,73 +199,169 @@ pub struct PackageFile {
     /// The package's id or directory name.
     pub name: String,
     pub file: SourceFile,
+    /// The file's `hooks` is one list of handlers naming their `event`.
+    pub event_list: bool,
 }
 
 /// The hooks files of `host`'s installed (and, where the host says which,
 /// enabled) packages, as its adapter's `import.packages` says. They are
 /// listed, never edited: they belong to the package.
 pub fn package_files(host: &Adapter, scope: Scope, loc: &Locations) -> Vec<PackageFile> {
-    let (Some(pkg), Some(format), Scope::User) = (
+    let (Some(pkg), Some(_), Scope::User) = (
         host.import().and_then(|i| i.packages.as_ref()),
         wiring::format(host),
         scope,
     ) else {
         return Vec::new();
     };
-    let home = |p: &str| match p.strip_prefix("~/") {
-        Some(rest) => loc.home.join(rest),
-        None => PathBuf::from(p),
-    };
-    let read_json = |p: &Path| -> Option<Value> {
-        serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok()
-    };
+    let home = |p: &str| super::hostfile::user_path(host.config_files(), p, loc);
+    let enabled: Option<BTreeSet<String>> = pkg.enabled_key.map(|key| enabled_ids(host, key, loc));
     let mut roots: Vec<(String, PathBuf)> = Vec::new();
     if let Some(registry) = pkg.registry.map(home).as_deref().and_then(read_json) {
-        let enabled: Option<BTreeSet<String>> = pkg.enabled_key.map(|key| {
-            config_files(host, Scope::User, loc)
-                .iter()
-                .filter_map(|f| read_json(f))
-                .filter_map(|v| v.get(key).and_then(Value::as_object).cloned())
-                .flat_map(|o| o.into_iter())
-                .filter(|(_, on)| on == &Value::Bool(true))
-                .map(|(id, _)| id)
-                .collect()
-        });
-        for (id, installs) in registry
-            .get("plugins")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-        {
-            if enabled.as_ref().is_some_and(|on| !on.contains(id)) {
-                continue;
-            }
-            for install in installs.as_array().into_iter().flatten() {
-                if let Some(path) = install.get("installPath").and_then(Value::as_str) {
-                    roots.push((id.clone(), PathBuf::from(path)));
-                }
-            }
-        }
+        roots.extend(registered(&registry));
     }
     if let Some(dir) = pkg.directory.map(home) {
-        let mut found: Vec<(String, PathBuf)> = std::fs::read_dir(&dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter(|e| e.path().is_dir())
-            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-            .collect();
-        found.sort();
-        roots.extend(found);
+        roots.extend(package_dirs(&dir, pkg.depth, pkg.id));
     }
+    // Packages keep Claude Code's nested JSON on every host (or, with
+    // `eventList`, a list that `list_package` reads).
+    let format = Format::Json(wiring::NESTED_JSON);
     roots
         .into_iter()
-        .map(|(name, root)| (name, root.join(pkg.hooks)))
-        .filter(|(_, path)| path.is_file())
-        .map(|(name, path)| PackageFile {
-            name,
-            file: SourceFile { path, format },
+        .filter(|(id, _)| enabled.as_ref().is_none_or(|on| on.contains(id)))
+        .filter_map(|(name, root)| {
+            let path = pkg
+                .hooks
+                .iter()
+                .map(|h| root.join(h))
+                .find(|p| p.is_file())?;
+            Some(PackageFile {
+                name,
+                file: SourceFile { path, format },
+                event_list: pkg.event_list,
+            })
         })
+        .collect()
+}
+
+/// Every handler in a package's hooks file.
+pub fn list_package(text: &str, pkg: &PackageFile) -> Result<Vec<Listed>, HostFileError> {
+    if !pkg.event_list {
+        return list(text, pkg.file.format);
+    }
+    let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let root = crate::textfile::json::parse(body).map_err(HostFileError::Json)?;
+    let v = crate::textfile::json::to_value(body, &root);
+    Ok(v.get("hooks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|h| Listed {
+            key: h
+                .get("event")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+            matcher: h.get("matcher").and_then(Value::as_str).map(str::to_owned),
+            handler: h.clone(),
+        })
+        .collect())
+}
+
+fn read_json(p: &Path) -> Option<Value> {
+    serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok()
+}
+
+/// The packages a registry file lists, with their directories: Claude
+/// Code's `plugins.<id>[].installPath`, or Kimi Code's `plugins[]` of
+/// `{id, root, enabled}` (a disabled one left out).
+fn registered(registry: &Value) -> Vec<(String, PathBuf)> {
+    match registry.get("plugins") {
+        Some(Value::Object(by_id)) => by_id
+            .iter()
+            .flat_map(|(id, installs)| {
+                installs
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|i| i.get("installPath").and_then(Value::as_str))
+                    .map(|path| (id.clone(), PathBuf::from(path)))
+            })
+            .collect(),
+        Some(Value::Array(list)) => list
+            .iter()
+            .filter(|p| p.get("enabled") != Some(&Value::Bool(false)))
+            .filter_map(|p| {
+                let id = p.get("id").and_then(Value::as_str)?;
+                let root = p.get("root").and_then(Value::as_str)?;
+                Some((id.to_owned(), PathBuf::from(root)))
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The directories `depth` levels under `dir`, sorted, each with its id:
+/// `id` filled from the path's components (`{1}@{0}`), or the first.
+fn package_dirs(dir: &Path, depth: usize, id: Option<&str>) -> Vec<(String, PathBuf)> {
+    let mut level: Vec<(Vec<String>, PathBuf)> = vec![(Vec::new(), dir.to_path_buf())];
+    for _ in 0..depth {
+        level = level
+            .into_iter()
+            .flat_map(|(parts, d)| {
+                std::fs::read_dir(&d)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .filter(|e| e.path().is_dir())
+                    .map(move |e| {
+                        let mut parts = parts.clone();
+                        parts.push(e.file_name().to_string_lossy().into_owned());
+                        (parts, e.path())
+                    })
+            })
+            .collect();
+    }
+    let mut found: Vec<(String, PathBuf)> = level
+        .into_iter()
+        .map(|(parts, path)| {
+            let name = match id {
+                Some(template) => parts
+                    .iter()
+                    .enumerate()
+                    .fold(template.to_owned(), |t, (i, p)| {
+                        t.replace(&format!("{{{i}}}"), p)
+                    }),
+                None => parts.first().cloned().unwrap_or_default(),
+            };
+            (name, path)
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// The package ids the host's user settings turn on under `key`: `<id>:
+/// true` (Claude Code's `enabledPlugins`) or `<id>.enabled = true`
+/// (Codex's `[plugins."<id>"]`), in JSON or TOML settings.
+fn enabled_ids(host: &Adapter, key: &str, loc: &Locations) -> BTreeSet<String> {
+    let on = |v: &Value| v == &Value::Bool(true) || v.get("enabled") == Some(&Value::Bool(true));
+    config_files(host, Scope::User, loc)
+        .iter()
+        .filter_map(|f| {
+            let text = std::fs::read_to_string(f).ok()?;
+            match host.config_files().format {
+                ConfigFormat::Toml => text
+                    .parse::<toml_edit::DocumentMut>()
+                    .ok()
+                    .map(|d| crate::textfile::toml::table_json(d.as_table())),
+                _ => serde_json::from_str(&text).ok(),
+            }
+        })
+        .filter_map(|v| v.get(key).and_then(Value::as_object).cloned())
+        .flat_map(|o| o.into_iter())
+        .filter(|(_, v)| on(v))
+        .map(|(id, _)| id)
         .collect()
 }
 

@@ -94,7 +94,7 @@ pub fn config_files(host: &Adapter, scope: Scope, loc: &Locations) -> Vec<PathBu
 /// A user path of an adapter (`~/.codex/config.toml`) on this machine: its
 /// `homeEnv` prefix replaced by that variable's directory when it is set
 /// (and absolute), else `~` by the home.
-fn user_path(files: &ConfigFiles, p: &str, loc: &Locations) -> PathBuf {
+pub(crate) fn user_path(files: &ConfigFiles, p: &str, loc: &Locations) -> PathBuf {
     let relocated = files.home_env.as_ref().and_then(|h| {
         let rest = p.strip_prefix(h.replaces)?;
         let base = crate::env_vars::get(h.var).filter(|b| Path::new(b).is_absolute())?;
