@@ -121,10 +121,11 @@ pub struct RunArgs {
     pub host: String,
     /// The host's own event name, e.g. `PreToolUse` or `BeforeTool`.
     pub event: String,
-    /// Read the user layer from this installed snapshot (hosts always pass
-    /// it; by hand the default is the one the host's wiring of this event
-    /// names, else the live `$KERYX_HOME/hooks.json`).
-    #[arg(long, value_name = "KEY")]
+    /// Read the user layer from this installed snapshot, named by its
+    /// directory (as hosts pass it) or its key (by hand the default is the
+    /// one the host's wiring of this event names, else the live
+    /// `$KERYX_HOME/hooks.json`).
+    #[arg(long, value_name = "KEY|DIR")]
     pub snapshot: Option<String>,
     /// Security profile for this event.
     #[arg(long, value_name = "ID", value_parser = parse_profile)]

@@ -67,6 +67,8 @@ pub struct Locations {
     /// Why the data directory (the trust store) must not be used: it
     /// resolves inside the outermost repository around `cwd`.
     data_dir_refusal: Option<String>,
+    /// Why the snapshot directory a host's wiring names must not be read.
+    snapshot_refusal: Option<String>,
     /// The directory the event happened in.
     pub cwd: PathBuf,
     /// Warnings produced while resolving (e.g. a refused KERYX_HOME).
@@ -85,6 +87,15 @@ impl Locations {
     /// real path, so a `/proc/self/cwd` or a symlink is not followed again
     /// later, from another directory, to somewhere else.
     pub fn resolve(cwd: &Path) -> Locations {
+        Locations::resolve_named(cwd, None)
+    }
+
+    /// [`Self::resolve`] for a host's event whose wiring names the
+    /// snapshot by its directory (`--snapshot /…/keryx-…`): its parent is
+    /// the snapshot root, whatever `KERYX_SNAPSHOT_ROOT` or `HOME` say. One
+    /// that is relative, resolves inside the project or is writable by
+    /// another user is refused ([`Self::snapshot_refusal`]).
+    pub fn resolve_named(cwd: &Path, named_root: Option<&Path>) -> Locations {
         let _scope = ResolveScope::enter();
         let cwd = absolute(cwd);
         let containment = Containment::new(&cwd);
@@ -145,11 +156,34 @@ impl Locations {
             &mut warnings,
         )
         .join("keryx");
-        let snapshot_root = dir_from(
-            env_vars::KERYX_SNAPSHOT_ROOT,
-            home.join(".agentic/hooks-snapshot"),
-            &mut warnings,
-        );
+        let mut snapshot_refusal = None;
+        let snapshot_root = match named_root {
+            None => dir_from(
+                env_vars::KERYX_SNAPSHOT_ROOT,
+                home.join(".agentic/hooks-snapshot"),
+                &mut warnings,
+            ),
+            Some(named) => {
+                let real = real_path(named);
+                let why = if !named.is_absolute() {
+                    Some("it is not an absolute path".to_owned())
+                } else if let Some(root) = containment.root_around(&real) {
+                    Some(format!(
+                        "it resolves inside the project `{}`",
+                        root.display()
+                    ))
+                } else {
+                    check_owner(&real).err().map(|e| e.to_string())
+                };
+                if let Some(why) = why {
+                    snapshot_refusal = Some(format!(
+                        "the snapshot directory the wiring names, `{}`, is refused: {why}",
+                        crate::escape::escape(&named.to_string_lossy())
+                    ));
+                }
+                real
+            }
+        };
         let data_dir_refusal = containment.root_around(&real_path(&data_dir)).map(|root| {
             format!(
                 "the trust store directory `{}` resolves inside the project `{}`",
@@ -172,9 +206,15 @@ impl Locations {
             project_root,
             project_refusal,
             data_dir_refusal,
+            snapshot_refusal,
             cwd,
             warnings,
         }
+    }
+
+    /// Why the snapshot the wiring names is not read, when it is not.
+    pub fn snapshot_refusal(&self) -> Option<&str> {
+        self.snapshot_refusal.as_deref()
     }
 
     pub fn user_hooks_file(&self) -> PathBuf {

@@ -544,7 +544,7 @@ fn install_dry_run() {
     +        "hooks": [
     +          {
     +            "type": "command",
-    +            "command": "'[BIN]' run claude-code SessionStart --snapshot [KEY]",
+    +            "command": "'[BIN]' run claude-code SessionStart --snapshot [HOME]/.agentic/hooks-snapshot/[KEY]",
     +            "timeout": 8
     +          }
     +        ]
@@ -556,7 +556,7 @@ fn install_dry_run() {
     +        "hooks": [
     +          {
     +            "type": "command",
-    +            "command": "'[BIN]' run claude-code UserPromptSubmit --snapshot [KEY]",
+    +            "command": "'[BIN]' run claude-code UserPromptSubmit --snapshot [HOME]/.agentic/hooks-snapshot/[KEY]",
     +            "timeout": 8
     +          }
     +        ]
@@ -568,7 +568,7 @@ fn install_dry_run() {
     +        "hooks": [
     +          {
     +            "type": "command",
-    +            "command": "'[BIN]' run claude-code PreToolUse --snapshot [KEY]",
+    +            "command": "'[BIN]' run claude-code PreToolUse --snapshot [HOME]/.agentic/hooks-snapshot/[KEY]",
     +            "timeout": 24
     +          }
     +        ]
@@ -580,7 +580,7 @@ fn install_dry_run() {
     +        "hooks": [
     +          {
     +            "type": "command",
-    +            "command": "'[BIN]' run claude-code PostToolUse --snapshot [KEY]",
+    +            "command": "'[BIN]' run claude-code PostToolUse --snapshot [HOME]/.agentic/hooks-snapshot/[KEY]",
     +            "timeout": 8
     +          }
     +        ]
@@ -592,7 +592,7 @@ fn install_dry_run() {
     +        "hooks": [
     +          {
     +            "type": "command",
-    +            "command": "'[BIN]' run claude-code PostToolUseFailure --snapshot [KEY]",
+    +            "command": "'[BIN]' run claude-code PostToolUseFailure --snapshot [HOME]/.agentic/hooks-snapshot/[KEY]",
     +            "timeout": 8
     +          }
     +        ]
@@ -604,7 +604,7 @@ fn install_dry_run() {
     +        "hooks": [
     +          {
     +            "type": "command",
-    +            "command": "'[BIN]' run claude-code PreCompact --snapshot [KEY]",
+    +            "command": "'[BIN]' run claude-code PreCompact --snapshot [HOME]/.agentic/hooks-snapshot/[KEY]",
     +            "timeout": 5
     +          }
     +        ]
@@ -616,7 +616,7 @@ fn install_dry_run() {
     +        "hooks": [
     +          {
     +            "type": "command",
-    +            "command": "'[BIN]' run claude-code Stop --snapshot [KEY]",
+    +            "command": "'[BIN]' run claude-code Stop --snapshot [HOME]/.agentic/hooks-snapshot/[KEY]",
     +            "timeout": 8
     +          }
     +        ]
@@ -628,7 +628,7 @@ fn install_dry_run() {
     +        "hooks": [
     +          {
     +            "type": "command",
-    +            "command": "'[BIN]' run claude-code SubagentStart --snapshot [KEY]",
+    +            "command": "'[BIN]' run claude-code SubagentStart --snapshot [HOME]/.agentic/hooks-snapshot/[KEY]",
     +            "timeout": 5
     +          }
     +        ]
@@ -640,7 +640,7 @@ fn install_dry_run() {
     +        "hooks": [
     +          {
     +            "type": "command",
-    +            "command": "'[BIN]' run claude-code SubagentStop --snapshot [KEY]",
+    +            "command": "'[BIN]' run claude-code SubagentStop --snapshot [HOME]/.agentic/hooks-snapshot/[KEY]",
     +            "timeout": 5
     +          }
     +        ]
@@ -652,7 +652,7 @@ fn install_dry_run() {
     +        "hooks": [
     +          {
     +            "type": "command",
-    +            "command": "'[BIN]' run claude-code SessionEnd --snapshot [KEY]",
+    +            "command": "'[BIN]' run claude-code SessionEnd --snapshot [HOME]/.agentic/hooks-snapshot/[KEY]",
     +            "timeout": 8
     +          }
     +        ]

@@ -44,7 +44,10 @@ fn wire_claude(env: &Env, skip_event: Option<&str>) {
         if Some(event) == skip_event {
             continue;
         }
-        let command = format!("'{BIN}' run claude-code {event} --snapshot {key}");
+        let command = format!(
+            "'{BIN}' run claude-code {event} --snapshot {}",
+            env.snapshot_root().join(&key).display()
+        );
         hooks.insert(
             event.to_owned(),
             json!([{"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": 600}]}]),
@@ -684,7 +687,7 @@ fn a_project_scope_wiring_is_recorded_and_checked_in_its_project_from_anywhere()
     let text = std::fs::read_to_string(&settings).unwrap();
     assert!(text.contains("\"model\": \"opus\""), "{text}");
     assert!(
-        text.contains(&format!("--snapshot {}", env.snapshot_key())),
+        text.contains(&format!("/{}\"", env.snapshot_key())),
         "{text}"
     );
     assert!(
@@ -1126,4 +1129,32 @@ fn install_asks_on_a_terminal_before_replacing_a_snapshot_with_new_commands() {
     let yes = crate::trust::on_a_terminal(&env, "install claude-code", || {}, "y\n");
     assert_eq!(yes.code, 0, "{}", yes.stdout);
     assert_eq!(std::fs::read_to_string(&snap).unwrap(), SLOW_GATE);
+}
+
+/// A wiring an older keryx-hooks wrote names the snapshot by its key
+/// alone, which the environment could point elsewhere: it still answers
+/// (nothing is denied for it), `status` counts it as not wired, and
+/// `doctor --fix` names the snapshot by its directory.
+#[test]
+fn a_wiring_by_key_alone_still_answers_and_doctor_fix_names_the_directory() {
+    let env = with_source();
+    wire_claude(&env, None);
+    let settings = env.claude_settings();
+    let dir_form = std::fs::read_to_string(&settings).unwrap();
+    let key = env.snapshot_key();
+    let root = env.snapshot_root().join(&key).display().to_string();
+    env.write(&settings, dir_form.replace(&root, &key));
+    assert_ne!(state(&env), "current");
+
+    let pre = env.run_stdin(
+        &["run", "claude-code", "PreToolUse", "--snapshot", &key],
+        crate::common::claude_bash(&env, "legacy-1", "ls").to_string(),
+    );
+    pre.code(0);
+    assert!(!pre.stdout.contains("deny"), "{}", pre.stdout);
+
+    env.run(&["doctor", "--fix"]);
+    let fixed = std::fs::read_to_string(&settings).unwrap();
+    assert!(fixed.contains(&format!("--snapshot {root}")), "{fixed}");
+    assert_eq!(state(&env), "current");
 }

@@ -69,7 +69,12 @@ fn run_by_hand_reads_the_snapshot_the_host_runs() {
     let commands = wired_commands(&env.claude_settings());
     assert!(!commands.is_empty());
     for c in &commands {
-        assert!(c.ends_with(&format!(" --snapshot {key}")), "{c}");
+        // By its directory: no variable can point the host's shim elsewhere.
+        let dir = env.snapshot_root().join(&key);
+        assert!(
+            c.ends_with(&format!(" --snapshot {}", dir.display())),
+            "{c}"
+        );
     }
     let host = env.run_stdin(
         &["run", "claude-code", "PreToolUse", "--snapshot", &key],
@@ -247,5 +252,93 @@ fn the_snapshot_read_is_the_one_the_host_file_names_now() {
     assert_eq!(
         explain.json()["snapshot"],
         json!(crate::common::snapshot_key_of(&other))
+    );
+}
+
+/// Copies the installed snapshot `key` to `root`, its hooks.json replaced
+/// by an empty layer and its manifest rewritten to match, as an agent that
+/// wanted the built-ins off would.
+fn forge_snapshot(env: &Env, root: &Path, key: &str) {
+    let from = env.snapshot_root().join(key);
+    let to = root.join(key);
+    std::fs::create_dir_all(&to).unwrap();
+    let empty = r#"{"schemaVersion": "1.0.0", "hooks": {"PreToolUse": [{"id": "keryx.ctx-guard", "enabled": false}]}}"#;
+    env.write(to.join("hooks.json"), empty);
+    let mut manifest: Value = read_json(&from.join("manifest.json"));
+    for f in manifest["files"].as_array_mut().unwrap() {
+        if f["path"] == "hooks.json" {
+            f["sha256"] = json!(keryx_hooks::hash::digest_bytes(empty.as_bytes()));
+        }
+    }
+    env.write(to.join("manifest.json"), manifest.to_string());
+}
+
+/// The exact command the host runs for PreToolUse, run as the host runs it
+/// (`sh -c`) with `extra` in its environment.
+fn as_the_host_runs(env: &Env, extra: &[(&str, &Path)], stdin: String) -> crate::common::Run {
+    let command = wired_commands(&env.claude_settings())
+        .into_iter()
+        .find(|c| c.contains(" PreToolUse "))
+        .unwrap();
+    let mut sh = env.program("/bin/sh");
+    sh.args(["-c", &command]);
+    for (k, v) in extra {
+        sh.env(k, v);
+    }
+    crate::common::run_fed(sh, stdin.into_bytes())
+}
+
+#[test]
+fn no_variable_points_the_hosts_shim_at_another_snapshot() {
+    let env = Env::new();
+    gate_source(&env, &env.keryx_home(), "from the snapshot");
+    env.run(&["install", "claude-code"]).code(0);
+    let key = env.snapshot_key();
+    // An agent's `export KERYX_SNAPSHOT_ROOT=…` in ~/.bashrc, or a HOME
+    // moved by the host's environment, with a forged snapshot there.
+    let elsewhere = env.home.parent().unwrap().join("elsewhere");
+    forge_snapshot(&env, &elsewhere.join(".agentic/hooks-snapshot"), &key);
+    for (var, value) in [
+        (
+            "KERYX_SNAPSHOT_ROOT",
+            elsewhere.join(".agentic/hooks-snapshot"),
+        ),
+        ("HOME", elsewhere.clone()),
+    ] {
+        let r = as_the_host_runs(&env, &[(var, &value)], payload(&env));
+        r.code(0);
+        assert_eq!(r.stdout, denied("from the snapshot"), "{var}: {}", r.stderr);
+    }
+}
+
+#[test]
+fn a_wiring_naming_a_snapshot_inside_the_project_is_refused() {
+    let env = Env::new();
+    gate_source(&env, &env.keryx_home(), "from the snapshot");
+    env.run(&["install", "claude-code"]).code(0);
+    let key = env.snapshot_key();
+    let planted = env.project.join(".cache/snaps");
+    forge_snapshot(&env, &planted, &key);
+    let r = env.run_stdin(
+        &[
+            "run",
+            "claude-code",
+            "PreToolUse",
+            "--snapshot",
+            &planted.join(&key).to_string_lossy(),
+        ],
+        payload(&env),
+    );
+    r.code(0);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        v["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("resolves inside the project"),
+        "{}",
+        r.stdout
     );
 }

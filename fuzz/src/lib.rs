@@ -552,11 +552,21 @@ const BINARY: &str = "/opt/keryx/bin/keryx-hooks";
 /// also take stale entries of ours out).
 fn wirings(host: &Adapter) -> [Vec<Desired>; 2] {
     let regs = builtins::registrations();
-    let all = hostfile::desired(host, Path::new(BINARY), "keryx-0123456789ab", &regs);
-    let one = hostfile::desired(host, Path::new(BINARY), "keryx-fedcba987654", &regs)
-        .into_iter()
-        .take(1)
-        .collect();
+    let all = hostfile::desired(
+        host,
+        Path::new(BINARY),
+        Path::new("/s/keryx-0123456789ab"),
+        &regs,
+    );
+    let one = hostfile::desired(
+        host,
+        Path::new(BINARY),
+        Path::new("/s/keryx-fedcba987654"),
+        &regs,
+    )
+    .into_iter()
+    .take(1)
+    .collect();
     [all, one]
 }
 

@@ -1409,7 +1409,7 @@ fn rewire_recorded(loc: &Here, source: &Path, key: &str, w: &Wiring) -> FixActio
         Ok(b) => b,
         Err(e) => return failed(e.to_string()),
     };
-    let wanted = hostfile::desired(adapter, &binary, key, &regs);
+    let wanted = hostfile::desired(adapter, &binary, &loc.snapshot_dir(key), &regs);
     let path = Path::new(&w.path);
     if w.scope == WiringScope::Project
         && let Some(root) = project

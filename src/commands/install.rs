@@ -210,7 +210,7 @@ pub fn run(args: &InstallArgs) -> CmdResult {
     outcomes.extend(wirable.into_iter().map(|host| {
         let result = if s.plugins && !hostfile::is_plugin_file_host(host) {
             hostfile::shim_binary().and_then(|binary| {
-                let wanted = hostfile::desired(host, &binary, &key, &regs);
+                let wanted = hostfile::desired(host, &binary, &loc.snapshot_dir(&key), &regs);
                 plugin::install(host, &plugin::package_dir(&s.out, host), &wanted, s.dry_run)
                     .map(|f| vec![f])
             })

@@ -6,15 +6,44 @@ use std::path::Path;
 
 /// The shim command for one host event. The binary is always single-quoted
 /// so the string stays the same wherever it is installed (Codex keys its
-/// hook trust on the command's hash).
-pub fn shim_command(binary: &Path, host: &str, host_event: &str, key: &str) -> String {
+/// hook trust on the command's hash). The snapshot is named by its
+/// absolute directory, so no variable in the host's environment
+/// (`KERYX_SNAPSHOT_ROOT`, `HOME`) can point the shim at another one.
+pub fn shim_command(binary: &Path, host: &str, host_event: &str, snapshot: &Path) -> String {
     format!(
         "{} run {} {} --snapshot {}",
         sh_quote(&binary.to_string_lossy()),
         sh_word(host),
         sh_word(host_event),
-        sh_word(key)
+        sh_word(&snapshot.to_string_lossy())
     )
+}
+
+/// A `--snapshot` value: an installed snapshot's absolute directory (what
+/// `install` writes) or, as older wirings wrote it, its bare key, found
+/// under the snapshot root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotArg<'a>(pub &'a str);
+
+impl<'a> SnapshotArg<'a> {
+    /// The snapshot's key: the directory's name.
+    pub fn key(&self) -> &'a str {
+        let value: &'a str = self.0;
+        if Path::new(value).is_absolute() {
+            Path::new(value)
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or(value)
+        } else {
+            value
+        }
+    }
+
+    /// The directory holding the snapshot, when the value names it.
+    pub fn root(&self) -> Option<&'a Path> {
+        let path: &'a Path = Path::new(self.0);
+        path.is_absolute().then(|| path.parent()).flatten()
+    }
 }
 
 /// Single-quotes `s` for a POSIX shell.
@@ -40,7 +69,26 @@ pub struct ShimCommand {
     pub binary: String,
     pub host: String,
     pub host_event: String,
+    /// The `--snapshot` value as written ([`SnapshotArg`]).
     pub snapshot: Option<String>,
+}
+
+impl ShimCommand {
+    /// The key of the snapshot the command names.
+    pub fn snapshot_key(&self) -> Option<String> {
+        self.snapshot
+            .as_deref()
+            .map(|s| SnapshotArg(s).key().to_owned())
+    }
+
+    /// The key of the snapshot the command names by its directory, as
+    /// `install` writes it; `None` for an older wiring's bare key, which
+    /// `status` then counts as not wired, so `doctor --fix` rewrites it.
+    pub fn installed_key(&self) -> Option<String> {
+        let arg = SnapshotArg(self.snapshot.as_deref()?);
+        arg.root()?;
+        Some(arg.key().to_owned())
+    }
 }
 
 /// Reads `command` as a keryx-hooks shim invocation: the first word is a

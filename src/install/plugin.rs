@@ -471,10 +471,16 @@ fn opencode_entries(text: &str) -> Option<Vec<WiredEntry>> {
                     Path::new(binary),
                     host,
                     event,
-                    snapshot.as_deref().unwrap_or_default(),
+                    Path::new(snapshot.as_deref().unwrap_or_default()),
                 ),
                 binary: binary.to_owned(),
-                snapshot_key: snapshot.clone(),
+                // An older plugin's bare key counts as not wired (see
+                // `ShimCommand::installed_key`).
+                snapshot_key: snapshot
+                    .as_deref()
+                    .map(crate::hosts::shim_command::SnapshotArg)
+                    .filter(|a| a.root().is_some())
+                    .map(|a| a.key().to_owned()),
                 timeout: timeout.as_u64(),
             })
             .collect(),
@@ -686,7 +692,7 @@ mod tests {
         desired(
             host,
             Path::new("/opt/bin/keryx-hooks"),
-            "keryx-0123456789ab",
+            Path::new("/s/keryx-0123456789ab"),
             &crate::builtins::registrations(),
         )
     }

@@ -3,6 +3,7 @@
 //! wiring names), load the layered config and apply trust. Runs no hook
 //! and writes nothing; a stop here is an answer no hook made.
 
+use crate::hosts::shim_command::SnapshotArg;
 use crate::settings::Here;
 use std::path::PathBuf;
 
@@ -65,7 +66,7 @@ impl UserLayer {
     /// `--snapshot`, which a host always passes: never on a host's event.
     pub(crate) fn choose(adapter: &Adapter, s: &RunSettings, loc: &Here) -> UserLayer {
         match &s.snapshot {
-            Some(key) => UserLayer::Named(key.clone()),
+            Some(arg) => UserLayer::Named(SnapshotArg(arg).key().to_owned()),
             None => crate::install::wired::wired_snapshot(loc, adapter, &s.host_event)
                 .map_or(UserLayer::Live, UserLayer::Wired),
         }
@@ -173,7 +174,8 @@ pub(crate) fn prepare(
         .clone()
         .filter(|c| c.is_absolute())
         .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")));
-    let loc = Here::resolve(&cwd);
+    let named_root = s.snapshot.as_deref().and_then(|a| SnapshotArg(a).root());
+    let loc = Here::new(crate::paths::Locations::resolve_named(&cwd, named_root));
     crate::runner::set_probe_cache_dir(loc.state_dir.clone());
     let layer = UserLayer::choose(adapter, s, &loc);
     let user_file = layer.key().map(|k| loc.snapshot_dir(k).join("hooks.json"));
@@ -194,7 +196,12 @@ pub(crate) fn prepare(
     let (mut loaded, set_aside) = load_layers(&loc, user_file.clone(), digest.as_deref());
     if let (Some(key), Some(file)) = (layer.key(), &user_file) {
         use crate::config::diagnostic::Diagnostic;
-        if !loc.snapshot_dir(key).is_dir() {
+        if let Some(why) = loc.snapshot_refusal() {
+            loaded.diagnostics.push(Diagnostic::error(
+                "hook-snapshot-refused",
+                format!("{why}; run `keryx-hooks doctor --fix`"),
+            ));
+        } else if !loc.snapshot_dir(key).is_dir() {
             loaded.diagnostics.push(Diagnostic::error(
                 "hook-snapshot-missing",
                 format!(

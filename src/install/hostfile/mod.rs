@@ -263,7 +263,7 @@ impl<'a> Editor<'a> {
                         .as_ref()
                         .map(|p| p.binary.clone())
                         .unwrap_or_default(),
-                    snapshot_key: parsed.and_then(|p| p.snapshot),
+                    snapshot_key: parsed.and_then(|p| p.installed_key()),
                     command: f.command,
                     timeout: f.timeout,
                 }
@@ -594,7 +594,7 @@ pub fn wire_host(
     dry_run: bool,
 ) -> Result<Vec<FileReport>, HostFileError> {
     let binary = shim_binary()?;
-    let wanted = desired(host, &binary, key, regs);
+    let wanted = desired(host, &binary, &loc.snapshot_dir(key), regs);
     let targets = install_targets(host, scope, loc);
     if scope == Scope::Project {
         let root = loc.project_root_or_cwd();
@@ -656,7 +656,7 @@ mod tests {
         desired(
             host,
             Path::new("/opt/bin/keryx-hooks"),
-            "keryx-0123456789ab",
+            Path::new("/s/keryx-0123456789ab"),
             &regs,
         )
     }

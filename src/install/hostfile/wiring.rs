@@ -97,13 +97,18 @@ pub fn needed_timeouts<'a>(
 
 /// Every event `host` wires, with its command and a timeout in the host's
 /// unit that is never below the shim's worst case.
-pub fn desired(host: &Adapter, binary: &Path, key: &str, regs: &[Registration]) -> Vec<Desired> {
+pub fn desired(
+    host: &Adapter,
+    binary: &Path,
+    snapshot: &Path,
+    regs: &[Registration],
+) -> Vec<Desired> {
     host.events()
         .iter()
         .filter(|e| e.wired())
         .map(|ev| Desired {
             host_event: ev.name().to_owned(),
-            command: shim_command(binary, host.name(), ev.name(), key),
+            command: shim_command(binary, host.name(), ev.name(), snapshot),
             timeout: host
                 .timeout_unit()
                 .from_millis(worst_case_ms(regs, host, ev)),
@@ -197,10 +202,11 @@ mod tests {
     #[test]
     fn command_round_trips() {
         let bin = Path::new("/opt/my tools/it's/keryx-hooks");
-        let c = shim_command(bin, "claude-code", "PreToolUse", "keryx-0123456789ab");
+        let snap = Path::new("/home/u/.agentic/hooks-snapshot/keryx-0123456789ab");
+        let c = shim_command(bin, "claude-code", "PreToolUse", snap);
         assert_eq!(
             c,
-            r"'/opt/my tools/it'\''s/keryx-hooks' run claude-code PreToolUse --snapshot keryx-0123456789ab"
+            r"'/opt/my tools/it'\''s/keryx-hooks' run claude-code PreToolUse --snapshot /home/u/.agentic/hooks-snapshot/keryx-0123456789ab"
         );
         let p = parse_shim_command(&c, None).unwrap();
         assert_eq!(p.binary, "/opt/my tools/it's/keryx-hooks");
@@ -208,17 +214,20 @@ mod tests {
             (p.host.as_str(), p.host_event.as_str()),
             ("claude-code", "PreToolUse")
         );
-        assert_eq!(p.snapshot.as_deref(), Some("keryx-0123456789ab"));
+        assert_eq!(p.snapshot_key().as_deref(), Some("keryx-0123456789ab"));
         let odd = shim_command(
             Path::new("/b/keryx-hooks"),
             "codex",
             "Stop",
-            "my hooks-0123",
+            Path::new("/my home/snaps/my hooks-0123"),
         );
-        assert_eq!(
-            parse_shim_command(&odd, None).unwrap().snapshot.as_deref(),
-            Some("my hooks-0123")
-        );
+        let p = parse_shim_command(&odd, None).unwrap();
+        assert_eq!(p.snapshot.as_deref(), Some("/my home/snaps/my hooks-0123"));
+        assert_eq!(p.snapshot_key().as_deref(), Some("my hooks-0123"));
+        // An older wiring names the key alone.
+        let old = "'/b/keryx-hooks' run codex Stop --snapshot keryx-0123";
+        let p = parse_shim_command(old, None).unwrap();
+        assert_eq!(p.snapshot_key().as_deref(), Some("keryx-0123"));
     }
 
     #[test]
@@ -263,7 +272,7 @@ mod tests {
         let claude = crate::hosts::adapter("claude-code").unwrap();
         let gemini = crate::hosts::adapter("gemini-cli").unwrap();
         let pre = |h: &Adapter| {
-            desired(h, Path::new("/b/keryx-hooks"), "k", &builtins)
+            desired(h, Path::new("/b/keryx-hooks"), Path::new("/s/k"), &builtins)
                 .into_iter()
                 .map(|d| (d.host_event, d.timeout))
                 .collect::<Vec<_>>()
