@@ -264,7 +264,7 @@ fn forge_snapshot(env: &Env, root: &Path, key: &str) {
     std::fs::create_dir_all(&to).unwrap();
     let empty = r#"{"schemaVersion": "1.0.0", "hooks": {"PreToolUse": [{"id": "keryx.ctx-guard", "enabled": false}]}}"#;
     env.write(to.join("hooks.json"), empty);
-    let mut manifest: Value = read_json(&from.join("manifest.json"));
+    let mut manifest: Value = read_json(from.join("manifest.json"));
     for f in manifest["files"].as_array_mut().unwrap() {
         if f["path"] == "hooks.json" {
             f["sha256"] = json!(keryx_hooks::hash::digest_bytes(empty.as_bytes()));
