@@ -508,6 +508,10 @@ fn side(case: &Case) -> Side {
             .env("HOME", &env.home)
             .env("PATH", &path)
             .env("GIT_CONFIG_NOSYSTEM", "1")
+            // Both sides make the same commits: hashes must not depend on
+            // the second each side ran in.
+            .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+            .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
             .output()
             .unwrap();
         assert!(

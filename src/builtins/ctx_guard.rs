@@ -348,16 +348,20 @@ impl<'a> Guard<'a> {
             }
             let argv = unwrap_wrappers(&cmd.words);
             let name = argv.first().map_or("", |first| basename(first));
-            if name == "cd" && cmd.group.is_none() && cmd.substitution_of.is_none() {
+            // A `cd` in a subshell or a substitution moves what follows it
+            // there too: assumed to last, so no relative path is misread.
+            if matches!(name, "cd" | "pushd") {
                 cwd = self.cd(cwd.as_deref(), argv.get(1).map(String::as_str));
                 continue;
             }
             // `env -S 'cmd'` leaves nothing after the wrapper: read its words.
-            let inner = self_protect::nested(name, argv).or_else(|| {
-                let w = &cmd.words;
-                w.first()
-                    .and_then(|first| self_protect::nested(basename(first), w))
-            });
+            let inner = self_protect::nested(name, argv)
+                .or_else(|| {
+                    let w = &cmd.words;
+                    w.first()
+                        .and_then(|first| self_protect::nested(basename(first), w))
+                })
+                .or_else(|| self_protect::piped_script(script, i, name, argv));
             if let Some(inner) = inner {
                 if self.depth >= MAX_NESTING {
                     if let Some(r) = self_protect::too_deep(&inner) {
@@ -914,7 +918,7 @@ pub(super) fn unwrap_wrappers(words: &[String]) -> &[String] {
             "nice" => (&["-n", "--adjustment"], false),
             "ionice" => (&["-c", "-n", "-p", "-P", "-u"], false),
             "stdbuf" => (&["-i", "-o", "-e"], false),
-            "nohup" | "time" | "builtin" | "unbuffer" | "chronic" => (&[], false),
+            "nohup" | "time" | "builtin" | "unbuffer" | "chronic" | "coproc" => (&[], false),
             "exec" => (&["-a"], false),
             "command" => {
                 if w.get(1).is_some_and(|a| a == "-v" || a == "-V") {

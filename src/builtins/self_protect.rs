@@ -136,7 +136,8 @@ pub(super) fn command(
     if let Some(r) = links_a_secret(g, cmd) {
         return Some(r);
     }
-    let argv = unwrap_wrappers(&cmd.words);
+    let words = brace_expanded(&cmd.words);
+    let argv = unwrap_wrappers(&words);
     for cand in candidates(argv, defs) {
         if let Some(r) = keryx_invocation(g, script, &cand) {
             return Some(r);
@@ -213,6 +214,67 @@ pub(super) fn command(
         }
     }
     None
+}
+
+/// `words` with each brace list expanded as the shell would
+/// (`{keryx-hooks,trust}` is two words, `~/.keryx/{a,b}.json` two paths);
+/// one level, no sequences (`{1..3}`), at most 64 words from each.
+pub(super) fn brace_expanded(words: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(words.len());
+    for w in words {
+        let open = w.find('{');
+        let close = open.and_then(|o| w[o..].find('}').map(|c| o + c));
+        match (open, close) {
+            (Some(o), Some(c)) if w[o + 1..c].contains(',') && !w[o + 1..c].contains('{') => {
+                let (pre, post) = (&w[..o], &w[c + 1..]);
+                out.extend(
+                    w[o + 1..c]
+                        .split(',')
+                        .take(64)
+                        .map(|item| format!("{pre}{item}{post}")),
+                );
+            }
+            _ => out.push(w.clone()),
+        }
+    }
+    out
+}
+
+/// The script a shell (or `at`, `batch`) reads from a pipe of literal
+/// text: `echo 'rm ~/.keryx/hooks.json' | sh`, `printf '…' | at now`.
+pub(super) fn piped_script(
+    script: &Script,
+    i: usize,
+    name: &str,
+    argv: &[String],
+) -> Option<String> {
+    if !reads_script_from_stdin(name, argv) {
+        return None;
+    }
+    let cmd = &script.commands[i];
+    if cmd.stage == 0 {
+        return None;
+    }
+    let text: Vec<String> = script.commands[..i]
+        .iter()
+        .filter(|d| d.pipeline == cmd.pipeline && d.stage < cmd.stage)
+        .filter_map(|d| {
+            let w = unwrap_wrappers(&d.words);
+            match w.first().map(|f| basename(f)) {
+                Some("echo") => Some(
+                    w[1..]
+                        .iter()
+                        .filter(|a| !matches!(a.as_str(), "-n" | "-e" | "-E"))
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ),
+                Some("printf") => Some(w[1..].join(" ").replace("\\n", "\n")),
+                _ => None,
+            }
+        })
+        .collect();
+    (!text.is_empty()).then(|| text.join("\n"))
 }
 
 /// `ln` (or `cp -l`/`--link`, `cp -s`) of a secret file: another name for
@@ -405,10 +467,12 @@ pub(super) fn nested(name: &str, argv: &[String]) -> Option<String> {
     };
     match name {
         "su" | "runuser" | "script" | "flock" => after(&["--command"]),
+        // `env -S 'a b' c`: the split string, then the words after it.
         "env" => argv
-            .windows(2)
-            .find(|w| w[0] == "-S" || w[0] == "--split-string")
-            .map(|w| w[1].clone())
+            .iter()
+            .position(|w| w == "-S" || w == "--split-string")
+            .filter(|&i| i + 1 < argv.len())
+            .map(|i| argv[i + 1..].join(" "))
             .or_else(|| {
                 argv.iter()
                     .find_map(|a| a.strip_prefix("--split-string=").map(str::to_owned))
@@ -801,6 +865,10 @@ fn reads_script_from_stdin(name: &str, argv: &[String]) -> bool {
         "source" | "." => argv
             .get(1)
             .is_some_and(|f| f.starts_with("/dev/stdin") || f.starts_with("/dev/fd/") || f == "-"),
+        // `at now`, `batch`: a job read from the input, run later.
+        "at" | "batch" => !argv[1..]
+            .iter()
+            .any(|a| matches!(a.as_str(), "-f" | "-l" | "-r" | "-d" | "-c")),
         _ => false,
     }
 }
@@ -924,6 +992,9 @@ enum Access {
     Write,
     /// Removes or moves it away (and so everything below it).
     Remove,
+    /// A program not known to only read what it names: changes it, or,
+    /// for a directory, what is in it (`tar -x -C DIR`, `rsync … DIR/`).
+    Change,
 }
 
 /// Whether the command writes some file (a redirect, `tee`, `sed -i`, …).
@@ -1079,7 +1150,35 @@ fn write_targets(cmd: &Command, name: &str, argv: &[String]) -> Vec<(String, Acc
                 .collect();
             all(Access::Remove, roots);
         }
+        _ if !only_reads(name, argv) => {
+            // Every operand, and the value of every `--opt=VALUE`.
+            let words = argv[1..]
+                .iter()
+                .filter_map(|a| match a.strip_prefix("--") {
+                    Some(opt) => opt.split_once('=').map(|(_, v)| v.to_owned()),
+                    None => (!a.starts_with('-') || a.len() == 1).then(|| a.clone()),
+                })
+                .collect();
+            all(Access::Change, words);
+        }
         _ => {}
+    }
+    if matches!(name, "cp" | "mv" | "install" | "rsync" | "scp" | "ln") {
+        // `cp -rT SRC ~/.keryx`, `rsync -a SRC/ ~/.claude/`: the
+        // destination directory's own files are replaced.
+        let last = argv[1..]
+            .iter()
+            .rev()
+            .find(|a| !a.starts_with('-'))
+            .cloned();
+        let target = argv
+            .windows(2)
+            .find(|w| w[0] == "-t" || w[0] == "--target-directory")
+            .map(|w| w[1].clone())
+            .or(last);
+        if let Some(t) = target.filter(|_| argv.len() > 2) {
+            out.push((t, Access::Change));
+        }
     }
     out
 }
@@ -1104,6 +1203,7 @@ fn target_refusal(
         match protected(cfg, &path) {
             Some(p) => p.describe(),
             None if access == Access::Remove => inside_removed(cfg, &path)?,
+            None if access == Access::Change => directly_holds(cfg, &path)?,
             None => return None,
         }
     };
@@ -1112,6 +1212,7 @@ fn target_refusal(
         match access {
             Access::Write => "write",
             Access::Remove => "remove",
+            Access::Change => "change",
         },
         if what.contains("agent host's config") {
             " (other changes to that file go through the host's Edit tool, which keeps keryx-hooks' entries)"
@@ -1133,7 +1234,7 @@ fn binary_refusal(
     argv: &[String],
 ) -> Option<String> {
     let binary = g.cfg.binary.as_deref()?;
-    if upgrade && access == Access::Write {
+    if upgrade && access != Access::Remove {
         return None;
     }
     let path = expand(g, word, cwd)?;
@@ -1143,7 +1244,7 @@ fn binary_refusal(
             "ctx-guard: `{}` would {} the keryx-hooks binary the agent hosts run (`{}`); {ONLY_A_PERSON}",
             show(argv),
             match access {
-                Access::Write => "change",
+                Access::Write | Access::Change => "change",
                 Access::Remove => "remove",
             },
             escape(&binary.display().to_string())
@@ -1491,6 +1592,202 @@ fn inside_removed(cfg: &CtxGuardConfig, path: &Path) -> Option<String> {
                 h.host_name
             )
         })
+}
+
+/// The directory `path` when it directly holds something that decides
+/// enforcement (`~/.keryx`, `~/.claude`, a project's `.claude`): a
+/// program writing into it (`tar -x -C`, `rsync`, `cp -T`) can replace
+/// that file. The home and the project root, which hold everything, are
+/// left to the programs that name the file itself.
+fn directly_holds(cfg: &CtxGuardConfig, path: &Path) -> Option<String> {
+    let real = crate::paths::real_path(path);
+    if !real.is_dir()
+        || cfg
+            .home
+            .as_deref()
+            .is_some_and(|h| crate::paths::real_path(h) == real)
+    {
+        return None;
+    }
+    let held = |p: &Path| {
+        p.exists()
+            && p.parent()
+                .is_some_and(|d| crate::paths::real_path(d) == real)
+    };
+    if let Some((what, p)) = keryx_places(cfg).into_iter().find(|(_, p)| held(p)) {
+        return Some(format!(
+            "a directory holding {what} (`{}`)",
+            escape(&p.display().to_string())
+        ));
+    }
+    let (user, project) = host_files(cfg);
+    if let Some(h) = user.iter().find(|h| held(&h.path)) {
+        return Some(format!(
+            "a directory holding an agent host's config file (`{}`)",
+            escape(&h.path.display().to_string())
+        ));
+    }
+    project
+        .iter()
+        .find(|(tail, _)| {
+            tail.len() == 2
+                && real
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case(&tail[0]))
+                && real.join(&tail[1]).exists()
+        })
+        .map(|(tail, h)| {
+            format!(
+                "a directory holding an agent host's config file (`{}` for {})",
+                escape(&tail.join("/")),
+                h.host_name
+            )
+        })
+}
+
+/// Programs that only read the files they name, unless a flag says
+/// otherwise; any other program naming what decides enforcement is taken
+/// to change it (by effect, not by spelling: `gzip`, `vim -es`, `ed`,
+/// `tar -x -C`, `git -C … checkout` all write).
+fn only_reads(name: &str, argv: &[String]) -> bool {
+    const READERS: &[&str] = &[
+        "cat",
+        "bat",
+        "batcat",
+        "less",
+        "more",
+        "most",
+        "head",
+        "tail",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "ag",
+        "ack",
+        "ls",
+        "ll",
+        "dir",
+        "exa",
+        "eza",
+        "lsd",
+        "tree",
+        "stat",
+        "file",
+        "wc",
+        "du",
+        "df",
+        "diff",
+        "cmp",
+        "comm",
+        "md5sum",
+        "sha1sum",
+        "sha224sum",
+        "sha256sum",
+        "sha384sum",
+        "sha512sum",
+        "b2sum",
+        "cksum",
+        "sum",
+        "readlink",
+        "realpath",
+        "basename",
+        "dirname",
+        "jq",
+        "gojq",
+        "jless",
+        "fx",
+        "nl",
+        "od",
+        "xxd",
+        "hexdump",
+        "strings",
+        "echo",
+        "printf",
+        "test",
+        "[",
+        "[[",
+        "cd",
+        "pushd",
+        "popd",
+        "pwd",
+        "which",
+        "type",
+        "whereis",
+        "locate",
+        "fd",
+        "fdfind",
+        "lsattr",
+        "getfacl",
+        "namei",
+        "column",
+        "sort",
+        "uniq",
+        "cut",
+        "tr",
+        "fold",
+        "fmt",
+        "expand",
+        "unexpand",
+        "rev",
+        "tac",
+        "paste",
+        "join",
+        "source",
+        ".",
+        "keryx-hooks",
+    ];
+    match name {
+        // Rewrites the file in place with `-i inplace`.
+        "awk" | "gawk" => !argv
+            .windows(2)
+            .any(|w| w[0] == "-i" && w[1].contains("inplace")),
+        "yq" => !argv[1..]
+            .iter()
+            .any(|a| a == "-i" || a == "--inplace" || a.starts_with("-i")),
+        "find" => !argv[1..].iter().any(|a| {
+            matches!(
+                a.as_str(),
+                "-exec"
+                    | "-execdir"
+                    | "-ok"
+                    | "-okdir"
+                    | "-delete"
+                    | "-fprint"
+                    | "-fprint0"
+                    | "-fprintf"
+                    | "-fls"
+            )
+        }),
+        "git" => {
+            const READING_GIT: &[&str] = &[
+                "status",
+                "log",
+                "diff",
+                "show",
+                "blame",
+                "ls-files",
+                "ls-tree",
+                "rev-parse",
+                "grep",
+                "describe",
+                "shortlog",
+                "cat-file",
+                "rev-list",
+                "reflog",
+                "add",
+                "commit",
+                "whatchanged",
+                "annotate",
+                "check-ignore",
+                "check-attr",
+            ];
+            let sub = skip_options(&argv[1..], &["-C", "-c", "--git-dir", "--work-tree"], false);
+            sub.first()
+                .is_some_and(|s| READING_GIT.contains(&s.as_str()))
+        }
+        _ => READERS.contains(&name),
+    }
 }
 
 /// `path` when it is another name (a hard link) of one of keryx-hooks'

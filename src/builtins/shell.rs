@@ -707,6 +707,69 @@ impl Parser<'_> {
 
     /// `$…` at the cursor: substitutions are parsed, `$HOME`/`${HOME}`
     /// become `~`, other expansions stay as written.
+    /// One escape inside `$'…'`, the backslash already read: `\xHH`,
+    /// `\NNN` (octal), `\uHHHH`, `\UHHHHHHHH`, `\cX` and the letters.
+    fn ansi_c_escape(&mut self, out: &mut Vec<u8>) {
+        let Some(c) = self.peek() else {
+            out.push(b'\\');
+            return;
+        };
+        self.pos += 1;
+        let digits = |radix: u32, max: usize, this: &mut Self| -> Option<u32> {
+            let from = this.pos;
+            while this.pos - from < max && this.peek().is_some_and(|d| (d as char).is_digit(radix))
+            {
+                this.pos += 1;
+            }
+            let text = std::str::from_utf8(&this.s[from..this.pos]).ok()?;
+            u32::from_str_radix(text, radix).ok()
+        };
+        let simple = match c {
+            b'a' => Some(0x07),
+            b'b' => Some(0x08),
+            b'e' | b'E' => Some(0x1b),
+            b'f' => Some(0x0c),
+            b'n' => Some(b'\n'),
+            b'r' => Some(b'\r'),
+            b't' => Some(b'\t'),
+            b'v' => Some(0x0b),
+            _ => None,
+        };
+        if let Some(b) = simple {
+            out.push(b);
+            return;
+        }
+        let code = match c {
+            b'x' => digits(16, 2, self),
+            b'u' => digits(16, 4, self),
+            b'U' => digits(16, 8, self),
+            b'0'..=b'7' => {
+                self.pos -= 1;
+                digits(8, 3, self)
+            }
+            b'c' => {
+                let x = self.peek();
+                self.pos += usize::from(x.is_some());
+                x.map(|x| u32::from(x & 0x1f))
+            }
+            other => {
+                out.push(other);
+                return;
+            }
+        };
+        match code.and_then(char::from_u32) {
+            Some(ch) => {
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+            }
+            // `\x` with no digits is the two characters, as in bash.
+            None => {
+                out.push(b'\\');
+                out.push(c);
+            }
+        }
+    }
+
     fn dollar(&mut self, out: &mut Vec<u8>, owner: usize, quoted: &mut bool) {
         self.pos += 1;
         match self.peek() {
@@ -753,22 +816,15 @@ impl Parser<'_> {
                 }
             }
             Some(b'\'') => {
-                // ANSI-C quoting: the common escapes are enough here.
+                // ANSI-C quoting, every escape bash decodes: a program
+                // name spelled `$'\x6b'eryx-hooks` reads as what runs.
                 *quoted = true;
                 self.pos += 1;
                 while let Some(b) = self.peek() {
                     self.pos += 1;
                     match b {
                         b'\'' => break,
-                        b'\\' => {
-                            let c = self.peek().unwrap_or(b'\\');
-                            self.pos += 1;
-                            out.push(match c {
-                                b'n' => b'\n',
-                                b't' => b'\t',
-                                other => other,
-                            });
-                        }
+                        b'\\' => self.ansi_c_escape(out),
                         _ => out.push(b),
                     }
                 }
@@ -843,6 +899,10 @@ mod tests {
         assert_eq!(
             words(r#"printf "%s\n" "a\"b" $'x\ty'"#),
             w(&[&["printf", "%s\\n", "a\"b", "x\ty"]])
+        );
+        assert_eq!(
+            words(r#"$'\x6b'eryx-hooks $'\153\u0065\U00000072'y $'\e[0m\cA'"#),
+            w(&[&["keryx-hooks", "kery", "\u{1b}[0m\u{1}"]])
         );
         assert_eq!(
             words("echo a#b # comment\nls"),

@@ -505,3 +505,71 @@ fn the_other_hook_files_hosts_read_are_protected() {
     }
     assert!(!maybe_host_file(Path::new("/tmp/notes.json")));
 }
+
+#[test]
+fn a_command_is_judged_by_what_it_changes_not_by_how_it_is_spelled() {
+    let h = Home::new();
+    h.write(".keryx/hooks.json", "{}");
+    std::fs::create_dir_all(h.home.join("proj")).unwrap();
+    let cwd = h.home.join("proj");
+    let run = |cmd: &str| crate::builtins::ctx_guard::check_command(cmd, Some(&cwd), &h.cfg);
+    let hooks = h.path(".keryx/hooks.json");
+    let keryx = h.path(".keryx");
+    let claude = h.path(".claude");
+    for cmd in [
+        // A program that is not known to only read changes what it names.
+        format!("gzip {hooks}"),
+        format!("vim -es -c 'normal dd' -c wq {hooks}"),
+        format!("ed -s {hooks} <<< $'1d\\nw'"),
+        format!("truncate -s0 {hooks}"),
+        format!("shred -u {hooks}"),
+        format!("chmod 000 {hooks}"),
+        // A directory that directly holds a protected file.
+        format!("tar -xf /tmp/evil.tar -C {keryx}"),
+        format!("cp -rT /tmp/forged {keryx}"),
+        format!("rsync -a /tmp/forged/ {claude}"),
+        format!("find {keryx} -name '*.json' -exec rm {{}} +"),
+        format!("mv /tmp/forged {keryx}"),
+        format!("cp /tmp/x -t {keryx}"),
+        // Into the directory first, then a relative name.
+        "(cd ~/.keryx && rm hooks.json)".to_string(),
+        "pushd ~/.keryx && rm hooks.json".to_string(),
+        "cd ~/.keryx; : > hooks.json".to_string(),
+        "echo $(cd ~/.keryx && rm hooks.json)".to_string(),
+        // The program's name spelled another way.
+        "$'\\x6b\\x65\\x72\\x79\\x78-hooks' trust --yes".to_string(),
+        "$'\\153eryx-hooks' trust --yes".to_string(),
+        "{keryx-hooks,trust,--yes}".to_string(),
+        "coproc keryx-hooks trust --yes".to_string(),
+        "env -S 'keryx-hooks trust --yes'".to_string(),
+        // A script handed to a shell or a scheduler on stdin.
+        "echo 'keryx-hooks trust --yes' | at now".to_string(),
+        "printf 'rm ~/.keryx/hooks.json\\n' | sh".to_string(),
+        format!("echo 'rm {hooks}' | bash"),
+    ] {
+        assert!(
+            matches!(run(&cmd), Verdict::Deny(_)),
+            "{cmd:?} should be denied"
+        );
+    }
+    for cmd in [
+        format!("cat {hooks}"),
+        format!("jq . {hooks}"),
+        format!("ls -la {keryx}"),
+        format!("find {keryx} -name '*.json'"),
+        format!("sha256sum {hooks}"),
+        format!("diff {hooks} /tmp/other.json"),
+        "cd ~/.keryx && ls".to_string(),
+        "git status && git diff && git add -A && git commit -m wip".to_string(),
+        "cargo build --release".to_string(),
+        "gzip notes.txt".to_string(),
+        "cp -r src /tmp/backup".to_string(),
+        "tar -xf release.tar".to_string(),
+        "echo 'ls' | sh".to_string(),
+        "keryx-hooks status".to_string(),
+    ] {
+        if let Verdict::Deny(r) = run(&cmd) {
+            panic!("{cmd:?} should be allowed: {r}");
+        }
+    }
+}
