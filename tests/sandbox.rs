@@ -461,6 +461,48 @@ fn each_hook_has_its_own_persistent_private_cache_that_can_be_locked() {
 }
 
 #[test]
+fn two_projects_hooks_of_one_id_never_share_a_cache() {
+    let env = env();
+    let other = env.project.parent().unwrap().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&other)
+        .output()
+        .unwrap();
+    assert!(git.status.success(), "{git:?}");
+    // The first project's hook leaves something in its cache; the second
+    // project's hook of the same id must not find it.
+    let reg = json!({
+        "id": "fmt",
+        "matcher": "Bash",
+        "class": "observe",
+        "timeoutMs": 20000,
+        "command": {"argv": ["/bin/sh", "-c",
+            "cat \"$XDG_CACHE_HOME/planted\" 2>/dev/null; \
+             echo planted-by-$(basename \"$KERYX_PROJECT_ROOT\") > \"$XDG_CACHE_HOME/planted\"; \
+             echo \"$XDG_CACHE_HOME\""]},
+    });
+    let file = json!({"schemaVersion": "1.0.0", "hooks": {"PreToolUse": [reg]}}).to_string();
+    let mut dirs = Vec::new();
+    for project in [&env.project, &other] {
+        env.write(project.join(".metaproject/hooks.json"), &file);
+        env.run_in(project, &["trust", "--yes"]).code(0);
+        let run = env.run_in(project, &["test", "fmt", "--json"]);
+        let v: Value = serde_json::from_str(&run.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}):\n{run:?}"));
+        let out = stdout_of(&v);
+        assert!(!out.contains("planted-by"), "{out}");
+        dirs.push(out.lines().last().unwrap().to_owned());
+    }
+    assert_ne!(dirs[0], dirs[1]);
+    // Each project's own cache is still its own on the next run.
+    let run = env.run_in(&env.project, &["test", "fmt", "--json"]);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert!(stdout_of(&v).starts_with("planted-by-proj\n"), "{v}");
+}
+
+#[test]
 fn sandbox_writable_widens_the_sandbox_and_is_shown() {
     let env = env();
     let script = "echo log > \"$HOME/.claude/hooks-logs/run.log\" && echo wrote-log; \

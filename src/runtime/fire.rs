@@ -339,7 +339,7 @@ fn sandbox_for(
             crate::escape::escape(&why.to_string()),
         )
     })?;
-    let cache = hook_cache_dir(loc, reg);
+    let cache = hook_cache_dir(loc, reg, ctx.project_root);
     make_private_dir(&cache).map_err(|e| {
         (
             FailureKind::Crash,
@@ -415,13 +415,35 @@ fn sandbox_for(
     })
 }
 
-/// `<state>/hook-cache/<id>-<hash of scope and id>`: the hook's own, kept
-/// across runs, never the user's cache (what a hook leaves in a shared cache
-/// could run later outside the sandbox).
-pub fn hook_cache_dir(loc: &Locations, reg: &Registration) -> std::path::PathBuf {
+/// `<state>/hook-cache/<id>-<hash of scope, anchor and id>`: the hook's own,
+/// kept across runs, never the user's cache (what a hook leaves in a shared
+/// cache could run later outside the sandbox). The anchor is the project for
+/// a project hook, so that one project's hook never fills the cache another
+/// project's hook of the same id reads, and the file the hook was read from
+/// (its snapshot) for any other; `project` is the project root in play.
+pub fn hook_cache_dir(
+    loc: &Locations,
+    reg: &Registration,
+    project: Option<&Path>,
+) -> std::path::PathBuf {
     use sha2::{Digest, Sha256};
-    let key = Sha256::digest(format!("{}/{}", reg.scope, reg.id).as_bytes());
-    let short = crate::base::text::hex(&key[..4]);
+    let anchor = match reg.scope {
+        crate::config::model::Scope::Project => project,
+        _ => reg.source.as_deref(),
+    };
+    let anchor = anchor.map(crate::paths::real_path).unwrap_or_default();
+    let mut hash = Sha256::new();
+    for part in [
+        reg.scope.as_str().as_bytes(),
+        anchor.as_os_str().as_encoded_bytes(),
+        reg.id.as_bytes(),
+    ] {
+        // Length-prefixed, so no two triples hash the same bytes.
+        hash.update((part.len() as u64).to_le_bytes());
+        hash.update(part);
+    }
+    let key = hash.finalize();
+    let short = crate::base::text::hex(&key[..8]);
     loc.state_dir.join("hook-cache").join(format!(
         "{}-{short}",
         crate::paths::sanitize_component(&reg.id)
