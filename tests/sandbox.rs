@@ -539,6 +539,55 @@ fn sandbox_writable_widens_the_sandbox_and_is_shown() {
 }
 
 #[test]
+fn a_writable_project_path_a_hook_turned_into_a_symlink_out_is_refused() {
+    let env = env();
+    let outside = env.home.join("autostart");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(env.project.join("out")).unwrap();
+    std::fs::create_dir_all(env.project.join("build/real")).unwrap();
+    let reg = |id: &str, script: &str, writable: Value| {
+        json!({"id": id, "matcher": "Bash", "class": "observe", "timeoutMs": 20000,
+               "command": {"argv": ["/bin/sh", "-c", script]},
+               "sandbox": {"writable": writable}})
+    };
+    let planter = reg(
+        "planter",
+        "rm -rf out && ln -s \"$HOME/autostart\" out && echo planted; \
+         rm -rf inner && ln -s build/real inner && echo planted-inner",
+        json!([]),
+    );
+    let writer = reg("writer", "echo evil > out/x && echo WROTE", json!(["out"]));
+    let inner = reg(
+        "inner",
+        "echo ok > inner/x && echo wrote-inner",
+        json!(["inner"]),
+    );
+    env.write(
+        env.user_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": {"PreToolUse": [planter, writer, inner]}})
+            .to_string(),
+    );
+    let (v, run) = run_hook(&env, "planter");
+    assert_eq!(stdout_of(&v), "planted\nplanted-inner\n", "{run:?}");
+    // The project path `out` now leads to the home: the grant reviewed as a
+    // project path is refused rather than opening the home directory.
+    let (v, run) = run_hook(&env, "writer");
+    assert_eq!(v["failure"], "refused", "{v}\n{run:?}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("leads out of the project"),
+        "{v}"
+    );
+    assert!(!outside.join("x").exists());
+    // A symlink that stays inside the project is followed to where it leads.
+    let (v, run) = run_hook(&env, "inner");
+    assert_eq!(stdout_of(&v), "wrote-inner\n", "{v}\n{run:?}");
+    assert!(env.project.join("build/real/x").is_file());
+}
+
+#[test]
 fn sandbox_writable_covering_a_protected_path_is_refused() {
     let env = env();
     for entry in [

@@ -761,10 +761,23 @@ pub(super) fn confine(
         Some(p) => Some(real(p, "project")?),
         None => None,
     };
+    // A writable path inside the project was resolved and checked by the
+    // caller: it is bound as it was checked, as long as none of its
+    // components has become a symlink since (resolving it again would follow
+    // one a hook planted in the meantime out of the project).
     let writable = sandbox
         .writable
         .iter()
-        .map(|w| real(w, "writable path"))
+        .map(|w| match &project {
+            Some(root) if w.starts_with(root) && w != root => {
+                plain_below(root, w).map_err(|error| SpawnError::SandboxPath {
+                    what: "writable path",
+                    path: w.clone(),
+                    error,
+                })
+            }
+            _ => real(w, "writable path"),
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let cwd = real(&req.cwd, "working directory")?;
     let mut mounts = Vec::new();
@@ -1018,6 +1031,26 @@ fn real_below(base: &Path, path: &Path) -> Option<PathBuf> {
         }
     }
     Some(at)
+}
+
+/// `path`, under the real directory `root`, when no component of it below
+/// `root` is a symlink (one `lstat` each); else why not.
+fn plain_below(root: &Path, path: &Path) -> io::Result<PathBuf> {
+    let rel = path.strip_prefix(root).map_err(io::Error::other)?;
+    let mut at = root.to_path_buf();
+    for part in rel.components() {
+        if !matches!(part, std::path::Component::Normal(_)) {
+            return Err(io::Error::other("it is not a plain path"));
+        }
+        at.push(part);
+        if std::fs::symlink_metadata(&at)?.file_type().is_symlink() {
+            return Err(io::Error::other(format!(
+                "`{}` became a symlink after it was checked",
+                shown(&at)
+            )));
+        }
+    }
+    Ok(at)
 }
 
 /// An empty directory (or file) where a protected path is missing.

@@ -365,14 +365,25 @@ fn sandbox_for(
         let Some(path) = resolve_writable(entry, loc, ctx.project_root) else {
             continue;
         };
-        if let Some(why) = writable_refusal(&path, loc, ctx.project_root) {
-            return Err((
+        let refused = |why: String| {
+            (
                 FailureKind::Refused,
                 format!(
                     "`sandbox.writable` entry `{}` is refused: {why}",
                     crate::escape::escape(entry)
                 ),
-            ));
+            )
+        };
+        // A project path is reviewed as one: it must still be one now, with
+        // no symlink (one a hook planted since) leading out of the project.
+        let path = match ctx.project_root {
+            Some(root) if is_project_relative(entry) => {
+                project_writable(root, entry).map_err(refused)?
+            }
+            _ => path,
+        };
+        if let Some(why) = writable_refusal(&path, loc, ctx.project_root) {
+            return Err(refused(why));
         }
         // A file entry (an imported logger's `~/activity.jsonl`) is bound
         // as a file: made empty if missing, never as a directory, which
@@ -500,6 +511,51 @@ fn resolve_writable(
         return Some(entry.into());
     }
     project.map(|p| p.join(entry))
+}
+
+fn is_project_relative(entry: &str) -> bool {
+    !entry.starts_with('~') && !Path::new(entry).is_absolute()
+}
+
+/// The real path of the project-relative `entry` under `root`, each of its
+/// components looked at in turn (`lstat`): a symlink is followed only to
+/// somewhere inside the project; a missing component ends the walk (the rest
+/// is created as plain directories). Why not, when a symlink leads out of
+/// the project or nowhere.
+pub fn project_writable(root: &Path, entry: &str) -> Result<std::path::PathBuf, String> {
+    use std::path::Component;
+    let root = std::fs::canonicalize(root)
+        .map_err(|e| format!("the project `{}` cannot be resolved: {e}", root.display()))?;
+    let mut at = root.clone();
+    let mut missing = false;
+    for part in Path::new(entry).components() {
+        let name = match part {
+            Component::Normal(name) => name,
+            Component::CurDir => continue,
+            _ => return Err("it is not a plain path inside the project".into()),
+        };
+        at.push(name);
+        if missing {
+            continue;
+        }
+        match std::fs::symlink_metadata(&at) {
+            Err(_) => missing = true,
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let shown = crate::escape::escape(&at.display().to_string());
+                let target = std::fs::canonicalize(&at)
+                    .map_err(|_| format!("`{shown}` is a symlink that leads nowhere"))?;
+                if !target.starts_with(&root) {
+                    return Err(format!(
+                        "`{shown}` is a symlink that leads out of the project, to `{}`",
+                        crate::escape::escape(&target.display().to_string())
+                    ));
+                }
+                at = target;
+            }
+            Ok(_) => {}
+        }
+    }
+    Ok(at)
 }
 
 /// Why the real `path` must not be writable: it is `/`, the home or an
