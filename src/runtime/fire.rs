@@ -311,6 +311,18 @@ pub fn invoke_command(
         Exit::SpawnFailed(m) => (Err((FailureKind::Crash, m.clone())), None),
         Exit::SandboxUnavailable(m) => (Err((FailureKind::SandboxUnavailable, m.clone())), None),
     };
+    // A hook that set git up to run a command of its choosing is refused,
+    // whatever it answered (what it did has been undone).
+    let result = match out.undone.as_slice() {
+        [] => result,
+        undone => Err((
+            FailureKind::Refused,
+            format!(
+                "it tampered with what git runs in the project: {}",
+                undone.join("; ")
+            ),
+        )),
+    };
     Invocation {
         result,
         exit_code,
