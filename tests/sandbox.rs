@@ -312,6 +312,40 @@ fn a_repository_a_hook_plants_in_a_project_without_one_is_removed() {
 }
 
 #[test]
+fn what_a_host_loads_code_from_stays_out_of_a_sandboxed_hooks_reach() {
+    let env = env();
+    let p = &env.project;
+    env.write(p.join(".mcp.json"), "{}\n");
+    env.write(p.join(".vscode/settings.json"), "{}\n");
+    let script = format!(
+        "{PLANT}
+try 'echo evil > .mcp.json' mcp
+try 'echo evil > .vscode/settings.json' vscode-settings
+try 'mkdir -p .github/copilot && echo evil > .github/copilot/x.json' copilot
+echo evil > opencode.json; echo evil > opencode.jsonc; echo evil > .vscode/tasks.json; echo done
+"
+    );
+    hook(&env, "steer", &script, json!({}));
+    let (v, run) = run_hook(&env, "steer");
+    let out = stdout_of(&v);
+    for name in ["mcp", "vscode-settings", "copilot"] {
+        assert!(
+            out.contains(&format!("refused {name}\n")),
+            "{name}: {out}\n{run:?}"
+        );
+    }
+    assert_eq!(v["failure"], "refused", "{v}");
+    for rel in ["opencode.json", "opencode.jsonc", ".vscode/tasks.json"] {
+        assert!(!p.join(rel).exists(), "{rel}");
+        assert!(v["reason"].as_str().unwrap().contains(rel), "{rel}: {v}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(p.join(".mcp.json")).unwrap(),
+        "{}\n"
+    );
+}
+
+#[test]
 fn a_worktree_git_file_and_the_gitdir_it_names_are_read_only() {
     let env = env();
     // The project is a linked worktree whose gitdir lives in the project's

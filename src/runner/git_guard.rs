@@ -26,6 +26,8 @@ pub(super) const GIT_DIR_PROTECTED: &[(&str, bool)] = &[
     ("objects/info/alternates", true),
 ];
 
+const GIT_READS: &str = "git would read it";
+
 /// How deep submodules within submodules are followed, and how many
 /// gitlinks in all: a bound on the work before each hook.
 const MAX_DEPTH: usize = 8;
@@ -44,9 +46,9 @@ pub(super) struct GitPlan {
 /// What is checked once the hook has ended.
 #[derive(Debug, Default)]
 pub(super) struct Watch {
-    /// Paths that were missing and must still be: removed when the hook
-    /// made them.
-    absent: Vec<PathBuf>,
+    /// Paths that were missing and must still be, each with why: removed
+    /// when the hook made them.
+    absent: Vec<(PathBuf, &'static str)>,
     /// The project repository's index as it was, when its git directory is
     /// inside the project.
     index: Option<IndexBefore>,
@@ -84,7 +86,7 @@ pub(super) fn plan(root: &Path) -> GitPlan {
     let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
         // No repository here: git in the project uses one further up, or
         // none, until a hook plants one.
-        plan.watch.absent.push(dot_git);
+        plan.watch.must_stay_absent(dot_git, GIT_READS);
         return plan;
     };
     let gitdir = if meta.is_dir() {
@@ -119,7 +121,7 @@ pub(super) fn plan(root: &Path) -> GitPlan {
         if commondir.exists() {
             plan.protect.push((commondir, true));
         } else if inside {
-            plan.watch.absent.push(commondir);
+            plan.watch.must_stay_absent(commondir, GIT_READS);
         }
     }
     let index = gitdir.join("index");
@@ -179,7 +181,7 @@ fn nested(
         let worktree = base.join(rel);
         let dot_git = worktree.join(".git");
         let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
-            plan.watch.absent.push(dot_git);
+            plan.watch.must_stay_absent(dot_git, GIT_READS);
             continue;
         };
         let gitdir = if meta.is_dir() {
@@ -204,7 +206,13 @@ fn nested(
 impl Watch {
     /// The paths that must stay missing.
     pub(super) fn absent_paths(&self) -> impl Iterator<Item = &Path> {
-        self.absent.iter().map(PathBuf::as_path)
+        self.absent.iter().map(|(p, _)| p.as_path())
+    }
+
+    /// `path` must still be missing once the hook has ended: `why` says
+    /// what would read it (`git would read it`).
+    pub(super) fn must_stay_absent(&mut self, path: PathBuf, why: &'static str) {
+        self.absent.push((path, why));
     }
 
     /// Undoes what the hook did that would have git run its commands, and
@@ -212,7 +220,7 @@ impl Watch {
     /// once the hook and everything it started have ended.
     pub(super) fn check(&self) -> Vec<String> {
         let mut undone = Vec::new();
-        for path in &self.absent {
+        for (path, why) in &self.absent {
             let Ok(meta) = std::fs::symlink_metadata(path) else {
                 continue;
             };
@@ -223,9 +231,9 @@ impl Watch {
             };
             let shown = crate::escape::escape(&path.display().to_string());
             undone.push(match removed {
-                Ok(()) => format!("it created `{shown}`, which git would read; removed"),
+                Ok(()) => format!("it created `{shown}` ({why}); removed"),
                 Err(e) => format!(
-                    "it created `{shown}`, which git would read, and it could not be removed ({e}); remove it before running git there"
+                    "it created `{shown}` ({why}), and it could not be removed ({e}); remove it yourself"
                 ),
             });
         }

@@ -951,7 +951,25 @@ fn protect_project(root: &Path, create: bool, mounts: &mut Vec<Mount>) -> Watch 
             }
         }
     }
-    let git = super::git_guard::plan(root);
+    let mut git = super::git_guard::plan(root);
+    // What a host loads code or starts commands from: a missing directory
+    // is made to be mounted over; a missing file (an empty `opencode.json`
+    // or `.mcp.json` would break its host) must stay missing instead.
+    for (_, rel) in crate::adapter::project_code() {
+        let covered = PROJECT_PROTECTED
+            .iter()
+            .any(|p| rel.strip_prefix(p).is_some_and(|r| r.starts_with('/')));
+        if covered {
+            continue;
+        }
+        let is_dir = rel.ends_with('/');
+        let path = root.join(rel.trim_end_matches('/'));
+        if is_dir || std::fs::symlink_metadata(&path).is_ok() {
+            protect.push((path, !is_dir));
+        } else {
+            git.watch.must_stay_absent(path, "a host would load it");
+        }
+    }
     protect.extend(git.protect);
     if !create {
         protect.extend(git.watch.absent_paths().map(|p| (p.to_path_buf(), false)));
@@ -976,6 +994,14 @@ fn protect_project(root: &Path, create: bool, mounts: &mut Vec<Mount>) -> Watch 
         let Some(real) = real else {
             continue;
         };
+        // Inside what is read-only already: nothing to add, and a pin of
+        // its parent would make that writable again.
+        let covered = mounts
+            .iter()
+            .any(|m| matches!(m, Mount::ReadOnly(r) if real.starts_with(r)));
+        if covered {
+            continue;
+        }
         let mut parent = real.parent();
         let mut pins = Vec::new();
         while let Some(p) = parent {

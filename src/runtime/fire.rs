@@ -318,7 +318,7 @@ pub fn invoke_command(
         undone => Err((
             FailureKind::Refused,
             format!(
-                "it tampered with what git runs in the project: {}",
+                "it set up a command to run outside its sandbox: {}",
                 undone.join("; ")
             ),
         )),
