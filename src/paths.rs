@@ -10,14 +10,11 @@ use std::path::{Component, Path, PathBuf};
 use crate::env_vars;
 
 /// Paths under a project root that run later outside the sandbox, so a
-/// sandboxed hook never writes them: git's hooks and config, keryx's own
-/// project file, and every host's project configuration. Those missing are
-/// created empty before the hook starts, so that they can be mounted
-/// read-only and the hook cannot create them.
+/// sandboxed hook never writes them: keryx's own project file and every
+/// host's project configuration (what git runs from is the runner's own
+/// business). Those missing are created empty before the hook starts, so
+/// that they can be mounted read-only and the hook cannot create them.
 pub const PROJECT_PROTECTED: &[&str] = &[
-    ".git/hooks",
-    ".git/config",
-    ".git/config.worktree",
     ".metaproject",
     ".claude",
     ".gemini",

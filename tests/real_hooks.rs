@@ -37,6 +37,10 @@ const DIFFERS: &[(&str, &str)] = &[
         "the built-in ctx-guard denies `cat .env` first, with its own reason; the hook never runs and its log line is not written",
     ),
     (
+        "10-config-guard/rm-mcp",
+        "the built-in ctx-guard denies `rm .mcp.json` first (a file Claude Code starts commands from); the decision is the same (deny), but the hook never runs and its log line is not written",
+    ),
+    (
         "22-serena-awareness/first-prompt",
         "it builds its marker directory in the project's `.claude/` in Python (`Path(…) / \".claude\" / …`), which import does not recognise as a write; with no grant the sandbox keeps `.claude/` read-only, creating the marker fails, and the first prompt gets no context",
     ),

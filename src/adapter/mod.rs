@@ -98,3 +98,12 @@ pub fn closest(name: &str, among: &[&'static Adapter]) -> Option<&'static Adapte
         .min_by_key(|(d, _)| *d)
         .map(|(_, a)| a)
 }
+
+/// The one table of project paths from which a supported host loads code
+/// or starts commands (each adapter's `projectCode`): the host's display
+/// name and the path, relative to the project root, a trailing `/` marking
+/// a directory. The sandbox keeps them read-only and the write gate refuses
+/// the agent's writes to them.
+pub fn project_code() -> impl Iterator<Item = (&'static str, &'static str)> {
+    all().flat_map(|a| a.project_code().iter().map(move |p| (a.display_name(), *p)))
+}

@@ -180,6 +180,11 @@ pub struct Adapter {
     /// `homeEnv` among them, if it has one).
     #[serde(default, deserialize_with = "list")]
     pub(crate) config_env: &'static [&'static str],
+    /// Project paths (relative to the project root; a trailing `/` marks a
+    /// directory) from which the host loads code or starts commands: never
+    /// written by a sandboxed hook, nor by the agent through the write gate.
+    #[serde(default, deserialize_with = "list")]
+    pub(crate) project_code: &'static [&'static str],
     #[serde(default, deserialize_with = "list")]
     pub(crate) ignore: &'static [&'static str],
     #[serde(default, deserialize_with = "list")]
@@ -848,6 +853,11 @@ impl Adapter {
     }
 
     /// Host events that exist but are deliberately not handled.
+    /// The project paths it loads code or starts commands from.
+    pub fn project_code(&self) -> &'static [&'static str] {
+        self.project_code
+    }
+
     pub fn unmapped_events(&self) -> &'static [&'static str] {
         self.unmapped
     }

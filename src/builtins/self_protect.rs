@@ -1318,6 +1318,9 @@ enum Protected {
     Keryx(&'static str, PathBuf),
     /// An agent host's config file, where keryx-hooks is wired in.
     HostConfig(HostFile),
+    /// A project file (or directory) from which an agent host loads code
+    /// or starts commands, outside every sandboxed hook: the host's name.
+    HostCode(&'static str, PathBuf),
 }
 
 impl Protected {
@@ -1328,6 +1331,10 @@ impl Protected {
                 "an agent host's config file (`{}`, where keryx-hooks is wired into {})",
                 escape(&h.path.display().to_string()),
                 h.host_name
+            ),
+            Protected::HostCode(host, p) => format!(
+                "a file {host} loads code or starts commands from (`{}`), which would run outside any sandbox",
+                escape(&p.display().to_string())
             ),
         }
     }
@@ -1524,7 +1531,7 @@ fn protected(cfg: &CtxGuardConfig, path: &Path) -> Option<Protected> {
         return Some(p);
     }
     if !maybe_host_file(path) && !maybe_host_file(&real) {
-        return None;
+        return project_code(path);
     }
     let (user, project) = host_files(cfg);
     if let Some(h) = user
@@ -1550,6 +1557,39 @@ fn protected(cfg: &CtxGuardConfig, path: &Path) -> Option<Protected> {
                 let mut h = h.clone();
                 h.path = candidate.clone();
                 return Some(Protected::HostConfig(h));
+            }
+        }
+    }
+    project_code(path)
+}
+
+/// `path` when it is (or lies in) one of the project paths a host loads
+/// code or starts commands from ([`crate::adapter::project_code`]), by its
+/// trailing components (`.vscode/tasks.json`) or, for a directory, by the
+/// components it lies under (`.claude/hooks/fmt.sh`); as spelled or as its
+/// real path. A host's own config file among them is a [`HostFile`],
+/// judged by its content, before this is asked.
+fn project_code(path: &Path) -> Option<Protected> {
+    let lower = |p: &Path| -> Vec<String> {
+        p.components()
+            .map(|c| c.as_os_str().to_string_lossy().to_ascii_lowercase())
+            .collect()
+    };
+    for candidate in [path.to_path_buf(), crate::paths::real_path(path)] {
+        let comps = lower(&candidate);
+        for (host, rel) in crate::adapter::project_code() {
+            let tail: Vec<String> = rel
+                .trim_end_matches('/')
+                .split('/')
+                .map(str::to_ascii_lowercase)
+                .collect();
+            let hit = if rel.ends_with('/') {
+                (0..comps.len()).any(|i| comps[i..].starts_with(&tail))
+            } else {
+                comps.ends_with(&tail)
+            };
+            if hit {
+                return Some(Protected::HostCode(host, candidate));
             }
         }
     }
@@ -1930,7 +1970,7 @@ fn write_refusal(payload: &Value, cfg: &CtxGuardConfig) -> Option<String> {
     }
     let p = protected(cfg, &path)?;
     let host = match &p {
-        Protected::Keryx(..) => return Some(refusal(tool, &p, "")),
+        Protected::Keryx(..) | Protected::HostCode(..) => return Some(refusal(tool, &p, "")),
         Protected::HostConfig(h) => h,
     };
     let current = match read_bounded(&host.path) {

@@ -3,6 +3,7 @@
 //! an OS sandbox when asked. Everything here blocks; nothing starts a runtime.
 
 mod env;
+mod git_guard;
 mod groups;
 mod sandbox;
 mod spawn;
@@ -102,6 +103,10 @@ pub struct SpawnOutcome {
     pub stderr: Vec<u8>,
     pub stderr_truncated: bool,
     pub duration: Duration,
+    /// What a sandboxed hook did in the project that would have had git
+    /// run a command it chose, each undone as far as possible; empty
+    /// otherwise.
+    pub undone: Vec<String>,
 }
 
 impl SpawnOutcome {
@@ -113,6 +118,7 @@ impl SpawnOutcome {
             stderr: Vec::new(),
             stderr_truncated: false,
             duration,
+            undone: Vec::new(),
         }
     }
 }

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::git_guard::Watch;
 use super::groups::{LiveGroup, Spawning};
 use super::sandbox::{
     self, Confinement, Launcher, LauncherError, LauncherKind, LauncherSearch, Mount,
@@ -192,6 +193,7 @@ fn run(req: &SpawnRequest, launcher: Option<&Launcher>, forget: bool) -> SpawnOu
     // Kept open until the launcher has started: it reads the seccomp
     // program from this pipe.
     let mut seccomp_pipe: Option<OwnedFd> = None;
+    let mut watch: Option<Watch> = None;
     let mut cmd = match confinement {
         None => {
             // A descriptor the shim inherited without close-on-exec must not
@@ -213,8 +215,9 @@ fn run(req: &SpawnRequest, launcher: Option<&Launcher>, forget: bool) -> SpawnOu
                 None
             };
             let seccomp_fd = program_fd.as_ref().map(|_| SECCOMP_FD);
-            match confine(launcher, &program, req, sandbox, seccomp_fd) {
-                Ok(args) => {
+            match confine_watched(launcher, &program, req, sandbox, seccomp_fd) {
+                Ok((args, w)) => {
+                    watch = Some(w);
                     let mut cmd = Command::new(&launcher.program);
                     cmd.args(args);
                     let keep = program_fd.as_ref().map(AsRawFd::as_raw_fd);
@@ -311,6 +314,9 @@ fn run(req: &SpawnRequest, launcher: Option<&Launcher>, forget: bool) -> SpawnOu
             "hook output capped at {OUTPUT_CAP} bytes"
         );
     }
+    // Everything the hook started has ended with the sandbox (its own pid
+    // namespace): what it left in the project can be looked at now.
+    let undone = watch.map(|w| w.check()).unwrap_or_default();
     SpawnOutcome {
         exit,
         stdout,
@@ -318,6 +324,7 @@ fn run(req: &SpawnRequest, launcher: Option<&Launcher>, forget: bool) -> SpawnOu
         stderr,
         stderr_truncated,
         duration: started.elapsed(),
+        undone,
     }
 }
 
@@ -743,6 +750,7 @@ fn exec_failure(program: &Path, e: &io::Error) -> String {
 /// The launcher's argv for a confined run. bwrap's /tmp is private, so a
 /// hook kept under /tmp outside the writable paths (a hermetic test home) has
 /// its own directory bound read-only, and a cwd there is refused.
+#[cfg(test)]
 pub(super) fn confine(
     launcher: &Launcher,
     program: &Path,
@@ -750,6 +758,17 @@ pub(super) fn confine(
     sandbox: &Sandbox,
     seccomp_fd: Option<i32>,
 ) -> Result<Vec<OsString>, SpawnError> {
+    confine_watched(launcher, program, req, sandbox, seccomp_fd).map(|(argv, _)| argv)
+}
+
+/// [`confine`], with what to check in the project once the hook has ended.
+pub(super) fn confine_watched(
+    launcher: &Launcher,
+    program: &Path,
+    req: &SpawnRequest,
+    sandbox: &Sandbox,
+    seccomp_fd: Option<i32>,
+) -> Result<(Vec<OsString>, Watch), SpawnError> {
     let real = |p: &Path, what| {
         std::fs::canonicalize(p).map_err(|error| SpawnError::SandboxPath {
             what,
@@ -761,10 +780,23 @@ pub(super) fn confine(
         Some(p) => Some(real(p, "project")?),
         None => None,
     };
+    // A writable path inside the project was resolved and checked by the
+    // caller: it is bound as it was checked, as long as none of its
+    // components has become a symlink since (resolving it again would follow
+    // one a hook planted in the meantime out of the project).
     let writable = sandbox
         .writable
         .iter()
-        .map(|w| real(w, "writable path"))
+        .map(|w| match &project {
+            Some(root) if w.starts_with(root) && w != root => {
+                plain_below(root, w).map_err(|error| SpawnError::SandboxPath {
+                    what: "writable path",
+                    path: w.clone(),
+                    error,
+                })
+            }
+            _ => real(w, "writable path"),
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let cwd = real(&req.cwd, "working directory")?;
     let mut mounts = Vec::new();
@@ -827,11 +859,12 @@ pub(super) fn confine(
         mounts.push(Mount::Bind(root.clone()));
     }
     mounts.extend(early.into_iter().map(Mount::Bind));
+    let mut watch = Watch::default();
     if let Some(root) = &project {
         // sandbox-exec denies a path whether it exists or not; bubblewrap
         // needs something there to mount over.
         let create = launcher.kind == LauncherKind::Bubblewrap;
-        protect_project(root, create, &mut mounts);
+        watch = protect_project(root, create, &mut mounts);
     }
     mounts.extend(over_protected.into_iter().map(Mount::Bind));
     for m in hides {
@@ -846,7 +879,7 @@ pub(super) fn confine(
         network: sandbox.network,
         seccomp_fd,
     };
-    Ok(launcher.wrap(program, &req.argv[1..], &c))
+    Ok((launcher.wrap(program, &req.argv[1..], &c), watch))
 }
 
 fn is_real_dir(p: &Path) -> bool {
@@ -897,31 +930,18 @@ fn hidden_mounts(sandbox: &Sandbox) -> Vec<Mount> {
 }
 
 /// Makes read-only, under the writable project `root`, what runs later
-/// outside the sandbox ([`PROJECT_PROTECTED`], the `gitdir` a `.git` file
-/// points to, and that file), and every existing `.kimi*`. A missing one is
-/// created empty first, so that it can be mounted over: the hook can then
-/// neither write it nor create it. Each one's parent inside the project is
-/// bound onto itself, so it cannot be renamed away either. Without `create`
-/// a missing one is named as it is.
-fn protect_project(root: &Path, create: bool, mounts: &mut Vec<Mount>) {
-    let dot_git = root.join(".git");
-    let git_meta = std::fs::symlink_metadata(&dot_git).ok();
-    let mut protect: Vec<(PathBuf, bool)> = Vec::new();
-    for rel in PROJECT_PROTECTED {
-        let is_file = rel.starts_with(".git/config");
-        if rel.starts_with(".git/") && !git_meta.as_ref().is_some_and(|m| m.is_dir()) {
-            continue;
-        }
-        protect.push((root.join(rel), is_file));
-    }
-    // Each submodule's repository: its hooks and config run when git works
-    // in the submodule.
-    if let Ok(entries) = std::fs::read_dir(dot_git.join("modules")) {
-        for e in entries.flatten() {
-            protect.push((e.path().join("hooks"), false));
-            protect.push((e.path().join("config"), true));
-        }
-    }
+/// outside the sandbox ([`PROJECT_PROTECTED`], and what git takes commands
+/// from, see [`super::git_guard`]), and every existing `.kimi*`. A missing
+/// one is created empty first, so that it can be mounted over: the hook can
+/// then neither write it nor create it. Each one's parent inside the
+/// project is bound onto itself, so it cannot be renamed away either.
+/// Without `create` a missing one is named as it is, and so is what must
+/// stay missing. Returns what to check once the hook has ended.
+fn protect_project(root: &Path, create: bool, mounts: &mut Vec<Mount>) -> Watch {
+    let mut protect: Vec<(PathBuf, bool)> = PROJECT_PROTECTED
+        .iter()
+        .map(|rel| (root.join(rel), false))
+        .collect();
     if let Ok(entries) = std::fs::read_dir(root) {
         for e in entries.flatten() {
             let name = e.file_name();
@@ -931,33 +951,28 @@ fn protect_project(root: &Path, create: bool, mounts: &mut Vec<Mount>) {
             }
         }
     }
-    if git_meta.as_ref().is_some_and(|m| m.is_file()) {
-        // A worktree or submodule: the `.git` file itself, and the hooks and
-        // config where it leads (and of the common dir it names).
-        protect.push((dot_git.clone(), true));
-        if let Some(gitdir) = gitdir_of(&dot_git) {
-            let mut dirs = vec![gitdir.clone()];
-            if let Ok(common) = std::fs::read_to_string(gitdir.join("commondir")) {
-                dirs.push(gitdir.join(common.trim()));
-            }
-            for dir in dirs {
-                let Ok(dir) = std::fs::canonicalize(&dir) else {
-                    continue;
-                };
-                let inside = dir.starts_with(root);
-                for (p, f) in [
-                    (dir.join("hooks"), false),
-                    (dir.join("config"), true),
-                    (dir.join("config.worktree"), true),
-                ] {
-                    // Outside the project it is read-only already; bind what
-                    // is there so that no writable path reopens it.
-                    if inside || p.exists() {
-                        protect.push((p, f));
-                    }
-                }
-            }
+    let mut git = super::git_guard::plan(root);
+    // What a host loads code or starts commands from: a missing directory
+    // is made to be mounted over; a missing file (an empty `opencode.json`
+    // or `.mcp.json` would break its host) must stay missing instead.
+    for (_, rel) in crate::adapter::project_code() {
+        let covered = PROJECT_PROTECTED
+            .iter()
+            .any(|p| rel.strip_prefix(p).is_some_and(|r| r.starts_with('/')));
+        if covered {
+            continue;
         }
+        let is_dir = rel.ends_with('/');
+        let path = root.join(rel.trim_end_matches('/'));
+        if is_dir || std::fs::symlink_metadata(&path).is_ok() {
+            protect.push((path, !is_dir));
+        } else {
+            git.watch.must_stay_absent(path, "a host would load it");
+        }
+    }
+    protect.extend(git.protect);
+    if !create {
+        protect.extend(git.watch.absent_paths().map(|p| (p.to_path_buf(), false)));
     }
     for (path, is_file) in protect {
         if std::fs::symlink_metadata(&path).is_err() {
@@ -979,6 +994,14 @@ fn protect_project(root: &Path, create: bool, mounts: &mut Vec<Mount>) {
         let Some(real) = real else {
             continue;
         };
+        // Inside what is read-only already: nothing to add, and a pin of
+        // its parent would make that writable again.
+        let covered = mounts
+            .iter()
+            .any(|m| matches!(m, Mount::ReadOnly(r) if real.starts_with(r)));
+        if covered {
+            continue;
+        }
         let mut parent = real.parent();
         let mut pins = Vec::new();
         while let Some(p) = parent {
@@ -998,6 +1021,7 @@ fn protect_project(root: &Path, create: bool, mounts: &mut Vec<Mount>) {
             mounts.push(ro);
         }
     }
+    git.watch
 }
 
 /// The real path of `path`, which lies under the real directory `base`:
@@ -1018,6 +1042,26 @@ fn real_below(base: &Path, path: &Path) -> Option<PathBuf> {
         }
     }
     Some(at)
+}
+
+/// `path`, under the real directory `root`, when no component of it below
+/// `root` is a symlink (one `lstat` each); else why not.
+fn plain_below(root: &Path, path: &Path) -> io::Result<PathBuf> {
+    let rel = path.strip_prefix(root).map_err(io::Error::other)?;
+    let mut at = root.to_path_buf();
+    for part in rel.components() {
+        if !matches!(part, std::path::Component::Normal(_)) {
+            return Err(io::Error::other("it is not a plain path"));
+        }
+        at.push(part);
+        if std::fs::symlink_metadata(&at)?.file_type().is_symlink() {
+            return Err(io::Error::other(format!(
+                "`{}` became a symlink after it was checked",
+                shown(&at)
+            )));
+        }
+    }
+    Ok(at)
 }
 
 /// An empty directory (or file) where a protected path is missing.
@@ -1042,7 +1086,7 @@ fn create_placeholder(path: &Path, is_file: bool) -> bool {
 }
 
 /// Where the `gitdir:` line of the `.git` file `dot_git` points.
-fn gitdir_of(dot_git: &Path) -> Option<PathBuf> {
+pub(super) fn gitdir_of(dot_git: &Path) -> Option<PathBuf> {
     let meta = std::fs::metadata(dot_git).ok()?;
     if meta.len() > 4096 {
         return None;

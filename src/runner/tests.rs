@@ -1083,3 +1083,35 @@ fn a_path_entry_inside_the_project_or_cwd_is_passed_over() {
         .to_string();
     assert!(why.contains("inside the project"), "{why}");
 }
+
+#[test]
+fn a_writable_project_path_that_became_a_symlink_since_it_was_checked_is_not_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let project = root.join("proj");
+    let outside = root.join("outside");
+    std::fs::create_dir_all(project.join("build")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let program = write_script(&project, "hook.sh", "#!/bin/sh\n", 0o755);
+    let mut req = request(&[program.to_str().unwrap()], &project);
+    let sandbox = Sandbox {
+        project: Some(project.clone()),
+        writable: vec![project.join("build/out")],
+        ..Sandbox::default()
+    };
+    req.sandbox = SandboxSpec::Required(sandbox.clone());
+    let linux = Launcher {
+        kind: LauncherKind::Bubblewrap,
+        program: "/usr/bin/bwrap".into(),
+        source: "system directory",
+    };
+    std::fs::create_dir_all(project.join("build/out")).unwrap();
+    let argv = spawn::confine(&linux, &program, &req, &sandbox, Some(3)).unwrap();
+    let named = project.join("build/out").to_string_lossy().into_owned();
+    assert!(argv.iter().any(|a| a.to_string_lossy() == named));
+    // Swapped for a symlink out of the project after the check.
+    std::fs::remove_dir(project.join("build/out")).unwrap();
+    std::os::unix::fs::symlink(&outside, project.join("build/out")).unwrap();
+    let err = spawn::confine(&linux, &program, &req, &sandbox, Some(3)).unwrap_err();
+    assert!(err.to_string().contains("became a symlink"), "{err}");
+}

@@ -311,6 +311,18 @@ pub fn invoke_command(
         Exit::SpawnFailed(m) => (Err((FailureKind::Crash, m.clone())), None),
         Exit::SandboxUnavailable(m) => (Err((FailureKind::SandboxUnavailable, m.clone())), None),
     };
+    // A hook that set git up to run a command of its choosing is refused,
+    // whatever it answered (what it did has been undone).
+    let result = match out.undone.as_slice() {
+        [] => result,
+        undone => Err((
+            FailureKind::Refused,
+            format!(
+                "it set up a command to run outside its sandbox: {}",
+                undone.join("; ")
+            ),
+        )),
+    };
     Invocation {
         result,
         exit_code,
@@ -339,7 +351,7 @@ fn sandbox_for(
             crate::escape::escape(&why.to_string()),
         )
     })?;
-    let cache = hook_cache_dir(loc, reg);
+    let cache = hook_cache_dir(loc, reg, ctx.project_root);
     make_private_dir(&cache).map_err(|e| {
         (
             FailureKind::Crash,
@@ -365,14 +377,25 @@ fn sandbox_for(
         let Some(path) = resolve_writable(entry, loc, ctx.project_root) else {
             continue;
         };
-        if let Some(why) = writable_refusal(&path, loc, ctx.project_root) {
-            return Err((
+        let refused = |why: String| {
+            (
                 FailureKind::Refused,
                 format!(
                     "`sandbox.writable` entry `{}` is refused: {why}",
                     crate::escape::escape(entry)
                 ),
-            ));
+            )
+        };
+        // A project path is reviewed as one: it must still be one now, with
+        // no symlink (one a hook planted since) leading out of the project.
+        let path = match ctx.project_root {
+            Some(root) if is_project_relative(entry) => {
+                project_writable(root, entry).map_err(refused)?
+            }
+            _ => path,
+        };
+        if let Some(why) = writable_refusal(&path, loc, ctx.project_root) {
+            return Err(refused(why));
         }
         // A file entry (an imported logger's `~/activity.jsonl`) is bound
         // as a file: made empty if missing, never as a directory, which
@@ -415,13 +438,35 @@ fn sandbox_for(
     })
 }
 
-/// `<state>/hook-cache/<id>-<hash of scope and id>`: the hook's own, kept
-/// across runs, never the user's cache (what a hook leaves in a shared cache
-/// could run later outside the sandbox).
-pub fn hook_cache_dir(loc: &Locations, reg: &Registration) -> std::path::PathBuf {
+/// `<state>/hook-cache/<id>-<hash of scope, anchor and id>`: the hook's own,
+/// kept across runs, never the user's cache (what a hook leaves in a shared
+/// cache could run later outside the sandbox). The anchor is the project for
+/// a project hook, so that one project's hook never fills the cache another
+/// project's hook of the same id reads, and the file the hook was read from
+/// (its snapshot) for any other; `project` is the project root in play.
+pub fn hook_cache_dir(
+    loc: &Locations,
+    reg: &Registration,
+    project: Option<&Path>,
+) -> std::path::PathBuf {
     use sha2::{Digest, Sha256};
-    let key = Sha256::digest(format!("{}/{}", reg.scope, reg.id).as_bytes());
-    let short = crate::base::text::hex(&key[..4]);
+    let anchor = match reg.scope {
+        crate::config::model::Scope::Project => project,
+        _ => reg.source.as_deref(),
+    };
+    let anchor = anchor.map(crate::paths::real_path).unwrap_or_default();
+    let mut hash = Sha256::new();
+    for part in [
+        reg.scope.as_str().as_bytes(),
+        anchor.as_os_str().as_encoded_bytes(),
+        reg.id.as_bytes(),
+    ] {
+        // Length-prefixed, so no two triples hash the same bytes.
+        hash.update((part.len() as u64).to_le_bytes());
+        hash.update(part);
+    }
+    let key = hash.finalize();
+    let short = crate::base::text::hex(&key[..8]);
     loc.state_dir.join("hook-cache").join(format!(
         "{}-{short}",
         crate::paths::sanitize_component(&reg.id)
@@ -478,6 +523,51 @@ fn resolve_writable(
         return Some(entry.into());
     }
     project.map(|p| p.join(entry))
+}
+
+fn is_project_relative(entry: &str) -> bool {
+    !entry.starts_with('~') && !Path::new(entry).is_absolute()
+}
+
+/// The real path of the project-relative `entry` under `root`, each of its
+/// components looked at in turn (`lstat`): a symlink is followed only to
+/// somewhere inside the project; a missing component ends the walk (the rest
+/// is created as plain directories). Why not, when a symlink leads out of
+/// the project or nowhere.
+pub fn project_writable(root: &Path, entry: &str) -> Result<std::path::PathBuf, String> {
+    use std::path::Component;
+    let root = std::fs::canonicalize(root)
+        .map_err(|e| format!("the project `{}` cannot be resolved: {e}", root.display()))?;
+    let mut at = root.clone();
+    let mut missing = false;
+    for part in Path::new(entry).components() {
+        let name = match part {
+            Component::Normal(name) => name,
+            Component::CurDir => continue,
+            _ => return Err("it is not a plain path inside the project".into()),
+        };
+        at.push(name);
+        if missing {
+            continue;
+        }
+        match std::fs::symlink_metadata(&at) {
+            Err(_) => missing = true,
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let shown = crate::escape::escape(&at.display().to_string());
+                let target = std::fs::canonicalize(&at)
+                    .map_err(|_| format!("`{shown}` is a symlink that leads nowhere"))?;
+                if !target.starts_with(&root) {
+                    return Err(format!(
+                        "`{shown}` is a symlink that leads out of the project, to `{}`",
+                        crate::escape::escape(&target.display().to_string())
+                    ));
+                }
+                at = target;
+            }
+            Ok(_) => {}
+        }
+    }
+    Ok(at)
 }
 
 /// Why the real `path` must not be writable: it is `/`, the home or an

@@ -573,3 +573,42 @@ fn a_command_is_judged_by_what_it_changes_not_by_how_it_is_spelled() {
         }
     }
 }
+
+#[test]
+fn what_a_host_loads_code_or_starts_commands_from_is_never_written_by_the_agent() {
+    let h = Home::new();
+    for (rel, host) in [
+        ("proj/opencode.json", "OpenCode"),
+        ("proj/opencode.jsonc", "OpenCode"),
+        ("proj/.mcp.json", "Claude Code"),
+        ("proj/.vscode/tasks.json", "Cursor"),
+        ("proj/.github/copilot/mcp.json", "Copilot"),
+        ("proj/.claude/hooks/fmt.sh", "Claude Code"),
+        ("proj/.gemini/extensions/x/gemini-extension.json", "Gemini"),
+        ("proj/.opencode/plugin/p.ts", "OpenCode"),
+    ] {
+        h.denied(write(&h.path(rel), "{}\n"), host);
+        h.denied(
+            edit(&h.path(rel), "a", "b"),
+            "loads code or starts commands",
+        );
+    }
+    // One table, the adapters': every entry is protected in any project,
+    // a host's wiring file by its content, the rest outright.
+    for (_, rel) in crate::adapter::project_code() {
+        let path = h.path(&format!("proj/{}", rel.trim_end_matches('/')));
+        let path = if rel.ends_with('/') {
+            format!("{path}/x")
+        } else {
+            path
+        };
+        assert!(protected(&h.cfg, Path::new(&path)).is_some(), "{rel}");
+    }
+    // A host's wiring file among them is still judged by its content.
+    h.allowed(write(
+        &h.path(".claude/settings.json"),
+        &claude_settings(ENTRY, 30, "*", ""),
+    ));
+    h.allowed(write(&h.path("proj/src/opencode.md"), "notes\n"));
+    h.allowed(write(&h.path("proj/.vscode/extensions.json"), "{}\n"));
+}
