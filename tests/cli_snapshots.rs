@@ -749,6 +749,9 @@ fn doctor() {
     ----- stdout -----
     ok    binary (claude-code): `[HOME]/.claude/settings.json` runs `[BIN]`: this binary, version [VERSION]
     ok    wiring (claude-code): `[HOME]/.claude/settings.json` wires all 10 events
+    warn  fail-closed (claude-code): Claude Code lets the tool run when keryx-hooks is missing, killed or hung: no `claude` was found on PATH or where Claude Code installs itself, so `onFailure: "block"` (which needs Claude Code 2.1.295 or later) was not written
+          fix: install or update every copy of Claude Code to 2.1.295 or later (and remove older ones), then run `keryx-hooks doctor --fix`
+    ok    live (claude-code): the `PreToolUse` command in `[HOME]/.claude/settings.json` answered a harmless call and denied a read of `~/.ssh/id_rsa`, both as Claude Code reads them
     ok    snapshot ([KEY]): 1 file from `[HOME]/.keryx`, taken [TIME] by keryx-hooks [VERSION]
     ok    drift ([HOME]/.keryx): current: the snapshot matches the source and every host points at it
     ok    runtime.toml: no `[HOME]/.keryx/runtime.toml`: every setting has its default (profile `monitored-trusted-local`)

@@ -552,8 +552,8 @@ const BINARY: &str = "/opt/keryx/bin/keryx-hooks";
 /// also take stale entries of ours out).
 fn wirings(host: &Adapter) -> [Vec<Desired>; 2] {
     let regs = builtins::registrations();
-    let all = hostfile::desired(host, Path::new(BINARY), "keryx-0123456789ab", &regs);
-    let one = hostfile::desired(host, Path::new(BINARY), "keryx-fedcba987654", &regs)
+    let all = hostfile::desired(host, Path::new(BINARY), "keryx-0123456789ab", &regs, true);
+    let one = hostfile::desired(host, Path::new(BINARY), "keryx-fedcba987654", &regs, false)
         .into_iter()
         .take(1)
         .collect();

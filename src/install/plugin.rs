@@ -476,6 +476,8 @@ fn opencode_entries(text: &str) -> Option<Vec<WiredEntry>> {
                 binary: binary.to_owned(),
                 snapshot_key: snapshot.clone(),
                 timeout: timeout.as_u64(),
+                // The generated plugin refuses the call itself.
+                fail_closed: false,
             })
             .collect(),
     )
@@ -688,6 +690,7 @@ mod tests {
             Path::new("/opt/bin/keryx-hooks"),
             "keryx-0123456789ab",
             &crate::builtins::registrations(),
+            true,
         )
     }
 
