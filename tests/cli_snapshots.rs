@@ -503,15 +503,16 @@ fn hosts_detected_when_there_is_none() {
 fn install() {
     let env = Env::fixed();
     env.write(env.user_hooks(), NO_FORCE_PUSH);
-    cmd_snapshot!(env.filters(), env.cmd(&["install", "claude-code"]), @"
+    cmd_snapshot!(env.filters(), env.cmd(&["install", "claude-code"]), @r#"
     success: true
     exit_code: 0
     ----- stdout -----
     snapshot `[KEY]` of `[HOME]/.keryx`: updated (`[HOME]/.agentic/hooks-snapshot/[KEY]`)
     Claude Code: wired 10 events in new file `[HOME]/.claude/settings.json` (timeouts 24 s PreToolUse; 8 s SessionStart, UserPromptSubmit, PostToolUse, PostToolUseFailure, Stop, SessionEnd; 5 s PreCompact, SubagentStart, SubagentStop)
+    note: Claude Code: no `claude` was found on PATH or where Claude Code installs itself, so `onFailure: "block"` (which needs Claude Code 2.1.295 or later) was not written; until then a missing, killed or hung keryx-hooks lets Claude Code run the tool. Install or update every copy to 2.1.295 or later (and remove older ones), then run `keryx-hooks doctor --fix`.
 
     ----- stderr -----
-    ");
+    "#);
 }
 
 #[test]
@@ -660,6 +661,7 @@ fn install_dry_run() {
     +    ]
     +  }
      }
+    note: Claude Code: no `claude` was found on PATH or where Claude Code installs itself, so `onFailure: "block"` (which needs Claude Code 2.1.295 or later) was not written; until then a missing, killed or hung keryx-hooks lets Claude Code run the tool. Install or update every copy to 2.1.295 or later (and remove older ones), then run `keryx-hooks doctor --fix`.
     dry run: nothing was written
 
     ----- stderr -----
@@ -749,6 +751,9 @@ fn doctor() {
     ----- stdout -----
     ok    binary (claude-code): `[HOME]/.claude/settings.json` runs `[BIN]`: this binary, version [VERSION]
     ok    wiring (claude-code): `[HOME]/.claude/settings.json` wires all 10 events
+    warn  fail-closed (claude-code): Claude Code lets the tool run when keryx-hooks is missing, killed or hung: no `claude` was found on PATH or where Claude Code installs itself, so `onFailure: "block"` (which needs Claude Code 2.1.295 or later) was not written
+          fix: install or update every copy of Claude Code to 2.1.295 or later (and remove older ones), then run `keryx-hooks doctor --fix`
+    ok    live (claude-code): the `PreToolUse` command in `[HOME]/.claude/settings.json` answered a harmless call and denied a read of `~/.ssh/id_rsa`, both as Claude Code reads them
     ok    snapshot ([KEY]): 1 file from `[HOME]/.keryx`, taken [TIME] by keryx-hooks [VERSION]
     ok    drift ([HOME]/.keryx): current: the snapshot matches the source and every host points at it
     ok    runtime.toml: no `[HOME]/.keryx/runtime.toml`: every setting has its default (profile `monitored-trusted-local`)

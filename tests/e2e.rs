@@ -2400,3 +2400,117 @@ fn claude_code_runs_each_subagent_start_hook_once_per_spawn() {
         "{seen:#}"
     );
 }
+
+// ------------------------------------------------------------------ fail closed
+
+/// Installs `host` with a copy of the keryx binary at `root/old/keryx-hooks`
+/// (the one a person later moves or deletes), with the real host CLI on
+/// `PATH` so install asks its version.
+fn install_with_copy(env: &E2eEnv, host: Host) -> PathBuf {
+    let old = env.path("old/keryx-hooks");
+    std::fs::create_dir_all(old.parent().unwrap()).unwrap();
+    std::fs::copy(BIN, &old).unwrap();
+    let host_bin = host.binary();
+    let path = format!(
+        "{}:{}",
+        host_bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new(&old)
+        .args(["install", host.name()])
+        .current_dir(&env.project)
+        .env_clear()
+        .env("HOME", &env.home)
+        .env("PATH", path)
+        .env(
+            "KERYX_SNAPSHOT_ROOT",
+            env.home.join(".agentic/hooks-snapshot"),
+        )
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "install failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    old
+}
+
+/// The real Claude Code, wired by the real `install` (which found it new
+/// enough and wrote `onFailure: "block"`), refuses the prompt when the
+/// keryx binary it runs is gone, and a tool call when the shim on
+/// PreToolUse is gone or hangs past the host's timeout.
+#[test]
+fn claude_code_refuses_the_tool_when_its_shim_is_gone_or_hung() {
+    let env = E2eEnv::new();
+    let old = install_with_copy(&env, Host::ClaudeCode);
+    let settings_file = env.home.join(".claude/settings.json");
+    let read = || -> Value {
+        serde_json::from_str(&std::fs::read_to_string(&settings_file).unwrap()).unwrap()
+    };
+    let settings = read();
+    for event in ["PreToolUse", "UserPromptSubmit"] {
+        assert_eq!(
+            settings["hooks"][event][0]["hooks"][0]["onFailure"], "block",
+            "{settings}"
+        );
+    }
+
+    let marker = env.path("tool-ran");
+    let scenario = Scenario::new()
+        .shell(&format!(
+            "echo ran > {}",
+            sh_quote(marker.to_str().unwrap())
+        ))
+        .text("final text.");
+
+    // The binary moved away: not even the prompt goes out.
+    std::fs::remove_file(&old).unwrap();
+    let run = env.run(Host::ClaudeCode, &json!({}), &scenario);
+    assert_eq!(run.code, 0, "Claude Code failed\n{}", run.describe());
+    assert!(run.main_requests().is_empty(), "{}", run.describe());
+    assert!(
+        run.stdout
+            .contains("blocking because onFailure is \\\"block\\\""),
+        "{}",
+        run.describe()
+    );
+
+    // Only the PreToolUse shim gone, then hung (the host's timeout cut to
+    // 2 s to keep the run short): the tool does not run either way.
+    std::fs::copy(BIN, &old).unwrap();
+    let hang = env.script("hang/keryx-hooks", "sleep 60");
+    for (shim, timeout, says) in [
+        (
+            env.path("gone/keryx-hooks"),
+            None,
+            "failed; blocking because onFailure",
+        ),
+        (hang, Some(2), "timed out; blocking because onFailure"),
+    ] {
+        let mut v = read();
+        let pre = &mut v["hooks"]["PreToolUse"][0]["hooks"][0];
+        let (_, rest) = pre["command"]
+            .as_str()
+            .unwrap()
+            .split_once(" run ")
+            .unwrap();
+        let command = format!("{} run {rest}", sh_quote(shim.to_str().unwrap()));
+        pre["command"] = json!(command);
+        if let Some(t) = timeout {
+            pre["timeout"] = json!(t);
+        }
+        write_json(&settings_file, &v);
+        let run = env.run(Host::ClaudeCode, &json!({}), &scenario);
+        assert_eq!(run.code, 0, "Claude Code failed\n{}", run.describe());
+        assert!(!marker.exists(), "the tool ran\n{}", run.describe());
+        let results = run.tool_results(run.body(1));
+        assert!(
+            results.iter().any(|r| r.contains(says)),
+            "{results:?}\n{}",
+            run.describe()
+        );
+    }
+}

@@ -11,6 +11,7 @@ mod config;
 mod conventions;
 mod e2e;
 mod explain;
+mod fail_closed;
 mod first_hour;
 mod fuzz_regressions;
 mod hardening_state;

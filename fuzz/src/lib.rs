@@ -557,12 +557,14 @@ fn wirings(host: &Adapter) -> [Vec<Desired>; 2] {
         Path::new(BINARY),
         Path::new("/s/keryx-0123456789ab"),
         &regs,
+        true,
     );
     let one = hostfile::desired(
         host,
         Path::new(BINARY),
         Path::new("/s/keryx-fedcba987654"),
         &regs,
+        false,
     )
     .into_iter()
     .take(1)

@@ -162,6 +162,9 @@ pub struct Adapter {
     pub(crate) project_trust: Option<ProjectTrust>,
     /// Another host whose hook files this host runs too.
     pub(crate) also_runs: Option<AlsoRuns>,
+    /// What the host does when the shim cannot answer a gate event, and
+    /// its own switch that makes it refuse instead, where it has one.
+    pub(crate) shim_failure: Option<ShimFailure>,
     pub(crate) match_all: Option<&'static str>,
     pub(crate) closes_stdin: bool,
     pub(crate) exit_rule: &'static str,
@@ -304,7 +307,7 @@ pub enum Layout {
 impl ConfigFiles {
     /// The entry install writes for one event: the adapter's template with
     /// each whole-string placeholder (`$command`, `$timeout`, `$event`,
-    /// `$matcher`, `$gate`) replaced by what `value` gives for it, and an
+    /// `$matcher`, `$failClosed`) replaced by what `value` gives for it, and an
     /// object key whose placeholder has no value left out. `None` for a host
     /// without a settings file.
     pub fn entry(&self, value: &dyn Fn(&str) -> Option<Value>) -> Option<Value> {
@@ -594,6 +597,70 @@ pub struct AlsoRuns {
     pub how: &'static str,
     /// `install`'s note when both are wired.
     pub note: &'static str,
+}
+
+/// What a host does with a tool call when the shim cannot answer it: the
+/// binary is missing (moved, deleted), the process is killed, or it hangs
+/// past the host's timeout. Recorded against the real CLI, not taken from
+/// its docs; `doctor` reports it for every wired host.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all(deserialize = "camelCase"))]
+pub struct ShimFailure {
+    /// Without the switch (or on a host that has none).
+    pub missing: Failing,
+    pub killed: Failing,
+    pub hung: Failing,
+    /// The host's own fail-closed switch on a handler: with it every such
+    /// failure refuses the call.
+    pub switch: Option<FailClosedSwitch>,
+    /// Where the behaviour was seen.
+    pub source: &'static str,
+}
+
+/// Whether the tool call goes ahead when the shim cannot answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all(deserialize = "lowercase"))]
+pub enum Failing {
+    /// The call runs.
+    Open,
+    /// The call is refused.
+    Closed,
+}
+
+/// A handler key that makes the host refuse the guarded action when the
+/// hook fails (Claude Code `onFailure: "block"`, Cursor `failClosed: true`);
+/// install writes it through the entry template's `$failClosed`.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all(deserialize = "camelCase"))]
+pub struct FailClosedSwitch {
+    /// The handler key (the entry template puts `$failClosed` under it).
+    pub key: &'static str,
+    /// The value that turns it on.
+    pub(crate) value: Json,
+    /// The host events that honour it; empty: every event that can gate.
+    #[serde(borrow, default, deserialize_with = "list")]
+    pub events: &'static [&'static str],
+    /// The first host version that knows the key: install writes it only
+    /// when every copy of the host's executables found reports at least
+    /// this (an older one ignores the key, and the person would believe
+    /// the wiring fails closed).
+    pub min_version: Option<&'static str>,
+    /// Where a copy of the host may be installed besides `PATH` (`~` the
+    /// home; one `*` per path component matches any name there).
+    #[serde(default, deserialize_with = "list")]
+    pub installs: &'static [&'static str],
+}
+
+impl FailClosedSwitch {
+    /// The value that turns it on, as JSON.
+    pub fn value(&self) -> Value {
+        self.value.to_value()
+    }
+
+    /// Whether host event `host_event` honours the switch.
+    pub fn applies_to(&self, host_event: &str) -> bool {
+        self.events.is_empty() || self.events.contains(&host_event)
+    }
 }
 
 /// `var`, when set, replaces the `replaces` prefix (e.g. `~/.codex`) of the
@@ -961,6 +1028,16 @@ impl Adapter {
     /// Another host whose hook files this host runs too, if any.
     pub fn also_runs(&self) -> Option<&AlsoRuns> {
         self.also_runs.as_ref()
+    }
+
+    /// What the host does when the shim cannot answer, if recorded.
+    pub fn shim_failure(&self) -> Option<&ShimFailure> {
+        self.shim_failure.as_ref()
+    }
+
+    /// The host's fail-closed switch, if it has one.
+    pub fn fail_closed_switch(&self) -> Option<&FailClosedSwitch> {
+        self.shim_failure.as_ref().and_then(|f| f.switch.as_ref())
     }
 
     /// The host's match-everything matcher; `None` means omit the matcher.

@@ -12,6 +12,7 @@
 //! Exit 1 when a check fails or a fix did not work; warnings alone exit 0.
 
 use super::shared::kill_switch;
+use super::shared::shim_probe;
 use crate::settings::Here;
 use std::collections::BTreeSet;
 use std::io::IsTerminal;
@@ -36,7 +37,7 @@ use crate::install::codex_trust::{self, Review};
 use crate::install::manifest::{Wiring, WiringFormat, WiringScope};
 use crate::install::preflight;
 use crate::install::resync::{self, CommandChanges};
-use crate::install::{hostfile, manifest, plugin, snapshot};
+use crate::install::{fail_closed, hostfile, manifest, plugin, snapshot};
 use crate::output;
 use crate::trust::TrustState;
 
@@ -202,6 +203,7 @@ pub fn checks(loc: &Here, source: Option<&Path>) -> Vec<Check> {
     let mut out = Vec::new();
     kill_switch_check(&mut out);
     let mut wired_hosts = host_checks(loc, &mut out);
+    failure_checks(loc, &mut out);
     plugin_checks(loc, &mut out, &mut wired_hosts);
     double_registration(&wired_hosts, &mut out);
     snapshot_checks(loc, &mut out);
@@ -354,6 +356,162 @@ fn host_checks(loc: &Here, out: &mut Vec<Check>) -> BTreeSet<String> {
         }
     }
     wired
+}
+
+/// Per wired host file: what a missing, killed or hung shim does to a tool
+/// call there (the host's own effect, or its fail-closed switch where our
+/// entries carry it), and a live run of the exact command the host runs
+/// on a tool call ([`shim_probe`]).
+fn failure_checks(loc: &Here, out: &mut Vec<Check>) {
+    let this = std::env::current_exe()
+        .ok()
+        .and_then(|p| std::fs::canonicalize(p).ok());
+    for adapter in hosts::all() {
+        let Some(failure) = adapter.shim_failure() else {
+            continue;
+        };
+        for file in classify::host_config_entries(loc, adapter) {
+            let Ok(entries) = file.entries else { continue };
+            if entries.is_empty() {
+                continue;
+            }
+            let shown = escape(&file.path.to_string_lossy());
+            out.push(fail_closed_check(loc, adapter, failure, &shown, &entries));
+
+            let Some(event) = shim_probe::tool_event(adapter) else {
+                continue;
+            };
+            let Some(entry) = entries.iter().find(|e| e.host_event == event) else {
+                continue;
+            };
+            // A project file is the repository's: doctor runs only what
+            // is this very binary there.
+            let ours = std::fs::canonicalize(&entry.binary).ok();
+            if file.scope == Scope::Project && (ours.is_none() || ours != this) {
+                continue;
+            }
+            out.push(live_check(adapter, &shown, event, &entry.command));
+        }
+    }
+}
+
+fn fail_closed_check(
+    loc: &Here,
+    adapter: &hosts::Adapter,
+    failure: &hosts::ShimFailure,
+    shown: &str,
+    entries: &[hostfile::WiredEntry],
+) -> Check {
+    let name = adapter.name();
+    let host = adapter.display_name();
+    let check = |level, detail: String| Check::new(format!("fail-closed ({name})"), level, detail);
+    let switched: Vec<&str> = match adapter.fail_closed_switch() {
+        Some(sw) => entries
+            .iter()
+            .filter(|e| e.fail_closed)
+            .map(|e| e.host_event.as_str())
+            .filter(|e| sw.applies_to(e))
+            .collect(),
+        None => Vec::new(),
+    };
+    if let Some(sw) = adapter.fail_closed_switch()
+        && !switched.is_empty()
+    {
+        if let fail_closed::Verdict::Withhold { why } = fail_closed::verdict(adapter, &loc.home) {
+            return check(
+                Level::Warn,
+                format!(
+                    "`{shown}` sets `{}: {}`, but not every {host} here honours it: {why}",
+                    sw.key,
+                    sw.value()
+                ),
+            )
+            .fix("keryx-hooks doctor --fix");
+        }
+        return check(
+            Level::Ok,
+            format!(
+                "`{shown}` sets `{}: {}` on {}: if keryx-hooks is missing, killed or hung, {host} refuses the call; \
+                 after moving or reinstalling keryx-hooks run `keryx-hooks doctor --fix` to point it at the new binary",
+                sw.key,
+                sw.value(),
+                switched
+                    .iter()
+                    .map(|e| format!("`{e}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+    }
+    let open: Vec<&str> = [
+        ("missing", failure.missing),
+        ("killed", failure.killed),
+        ("hung", failure.hung),
+    ]
+    .into_iter()
+    .filter(|(_, f)| *f == hosts::Failing::Open)
+    .map(|(w, _)| w)
+    .collect();
+    if open.is_empty() {
+        return check(
+            Level::Ok,
+            format!("{host} refuses a tool call when keryx-hooks is missing, killed or hung"),
+        );
+    }
+    let when = match open.as_slice() {
+        [one] => (*one).to_owned(),
+        [a, b] => format!("{a} or {b}"),
+        _ => format!("{}, {} or {}", open[0], open[1], open[2]),
+    };
+    let detail = format!("{host} lets the tool run when keryx-hooks is {when}");
+    match adapter.fail_closed_switch() {
+        None => check(
+            Level::Warn,
+            format!("{detail}; {host} has no setting that refuses it instead"),
+        ),
+        Some(sw) => match fail_closed::verdict(adapter, &loc.home) {
+            fail_closed::Verdict::Withhold { why } => check(
+                Level::Warn,
+                format!("{detail}: {why}"),
+            )
+            .fix(format!(
+                "install or update every copy of {host} to {} or later (and remove older ones), then run `keryx-hooks doctor --fix`",
+                sw.min_version.unwrap_or("the version that knows it")
+            )),
+            _ => check(
+                Level::Warn,
+                format!(
+                    "{detail}: `{shown}` does not set `{}: {}`, which every {host} found here honours",
+                    sw.key,
+                    sw.value()
+                ),
+            )
+            .fix("keryx-hooks doctor --fix"),
+        },
+    }
+}
+
+/// Runs the host's own command line for a tool call, as [`shim_probe`] does.
+fn live_check(adapter: &hosts::Adapter, shown: &str, event: &str, command: &str) -> Check {
+    let name = adapter.name();
+    let host = adapter.display_name();
+    let p = shim_probe::probe(adapter, event, command);
+    let what = format!("the `{event}` command in `{shown}`");
+    let reinstall = format!("keryx-hooks doctor --fix (or `keryx-hooks install {name}`)");
+    let check = |level, detail: String| Check::new(format!("live ({name})"), level, detail);
+    match (p.allow, p.deny) {
+        (Ok(()), Ok(())) => check(
+            Level::Ok,
+            format!(
+                "{what} answered a harmless call and denied a read of `~/.ssh/id_rsa`, both as {host} reads them"
+            ),
+        ),
+        (Err(e), _) => {
+            check(Level::Fail, format!("{what}, run as {host} runs it: {e}")).fix(reinstall)
+        }
+        (Ok(()), Err(e)) => check(Level::Warn, format!("{what}, run as {host} runs it: {e}"))
+            .fix("keryx-hooks enable keryx.ctx-guard"),
+    }
 }
 
 /// A failing check when any of our entries in a host file has a timeout
@@ -1262,7 +1420,19 @@ fn rewire_where_needed(loc: &Here, src: &Path, actions: &mut Vec<FixAction>) {
     let Ok(a) = classify::assess(src, &loc.snapshot_root, None, &wired) else {
         return;
     };
+    // Wired to the snapshot, but through a binary that is gone (moved,
+    // reinstalled elsewhere), or without the fail-closed switch every copy
+    // of the host now honours (or with it where one no longer does).
+    let outdated: Vec<&Wiring> = a
+        .hosts
+        .iter()
+        .filter_map(|h| h.wiring.as_ref())
+        .filter(|w| outdated_wiring(loc, w))
+        .collect();
     if a.state != DriftState::HalfApplied {
+        for w in outdated {
+            actions.push(rewire_recorded(loc, src, &a.key, w));
+        }
         return;
     }
 
@@ -1303,9 +1473,50 @@ fn rewire_where_needed(loc: &Here, src: &Path, actions: &mut Vec<FixAction>) {
             },
         });
     }
-    for w in a.unwired().filter_map(|h| h.wiring.as_ref()) {
+    let unwired: Vec<&Wiring> = a.unwired().filter_map(|h| h.wiring.as_ref()).collect();
+    for w in &unwired {
         actions.push(rewire_recorded(loc, src, &a.key, w));
     }
+    for w in outdated.into_iter().filter(|w| !unwired.contains(w)) {
+        actions.push(rewire_recorded(loc, src, &a.key, w));
+    }
+}
+
+/// Whether a recorded wiring runs a binary that is no longer an executable
+/// file, or carries the host's fail-closed switch where install would not
+/// write it now (or lacks it where install would).
+fn outdated_wiring(loc: &Here, w: &Wiring) -> bool {
+    let Some(adapter) = hosts::adapter(&w.host) else {
+        return false;
+    };
+    let path = Path::new(&w.path);
+    let entries = match w.format {
+        WiringFormat::Settings => hostfile::wired_events(adapter, path),
+        WiringFormat::Plugin => plugin::wired_events(adapter, path),
+    };
+    let Ok(entries) = entries else {
+        return false;
+    };
+    let dead = entries.iter().any(|e| {
+        std::fs::metadata(&e.binary)
+            .map(|m| !m.is_file() || m.permissions().mode() & 0o111 == 0)
+            .unwrap_or(true)
+    });
+    if dead {
+        return true;
+    }
+    if w.format != WiringFormat::Settings || adapter.fail_closed_switch().is_none() {
+        return false;
+    }
+    let wanted = fail_closed::verdict(adapter, &loc.home).writes();
+    let should: Vec<String> = hostfile::desired(adapter, Path::new(""), Path::new(""), &[], wanted)
+        .into_iter()
+        .filter(|d| d.fail_closed)
+        .map(|d| d.host_event)
+        .collect();
+    entries
+        .iter()
+        .any(|e| e.fail_closed != should.contains(&e.host_event))
 }
 
 /// Where the hooks a rewire's timeouts must cover are read from: the
@@ -1409,7 +1620,8 @@ fn rewire_recorded(loc: &Here, source: &Path, key: &str, w: &Wiring) -> FixActio
         Ok(b) => b,
         Err(e) => return failed(e.to_string()),
     };
-    let wanted = hostfile::desired(adapter, &binary, &loc.snapshot_dir(key), &regs);
+    let fail_closed = fail_closed::verdict(adapter, &loc.home).writes();
+    let wanted = hostfile::desired(adapter, &binary, &loc.snapshot_dir(key), &regs, fail_closed);
     let path = Path::new(&w.path);
     if w.scope == WiringScope::Project
         && let Some(root) = project

@@ -27,7 +27,7 @@ use crate::hosts::{Adapter, HookReview, TimeoutUnit};
 use crate::install::classify::wiring_scope;
 use crate::install::hostfile::{self, Change, FileReport, Scope};
 use crate::install::manifest::{Wiring, WiringFormat};
-use crate::install::{SnapshotError, plugin, preflight, resync, snapshot};
+use crate::install::{SnapshotError, fail_closed, plugin, preflight, resync, snapshot};
 use crate::output;
 use crate::paths::{self};
 
@@ -210,7 +210,9 @@ pub fn run(args: &InstallArgs) -> CmdResult {
     outcomes.extend(wirable.into_iter().map(|host| {
         let result = if s.plugins && !hostfile::is_plugin_file_host(host) {
             hostfile::shim_binary().and_then(|binary| {
-                let wanted = hostfile::desired(host, &binary, &loc.snapshot_dir(&key), &regs);
+                let fail_closed = fail_closed::verdict(host, &loc.home).writes();
+                let wanted =
+                    hostfile::desired(host, &binary, &loc.snapshot_dir(&key), &regs, fail_closed);
                 plugin::install(host, &plugin::package_dir(&s.out, host), &wanted, s.dry_run)
                     .map(|f| vec![f])
             })
@@ -364,6 +366,27 @@ fn notes(s: &Settings, loc: &Here, outcomes: &[HostOutcome]) -> Vec<String> {
                 o.host.name(),
                 if s.scope == Scope::Project { " --scope project" } else { "" }
             ));
+        }
+    }
+    // The host's fail-closed switch: written, or why not.
+    for o in outcomes
+        .iter()
+        .filter(|o| o.error.is_none() && !o.files.is_empty())
+    {
+        let Some(sw) = o.host.fail_closed_switch() else {
+            continue;
+        };
+        let host = o.host.display_name();
+        let value = format!("`{}: {}`", sw.key, sw.value());
+        match fail_closed::verdict(o.host, &loc.home) {
+            fail_closed::Verdict::Withhold { why } => notes.push(format!(
+                "{host}: {why}; until then a missing, killed or hung keryx-hooks lets {host} run the tool. Install or update every copy to {} or later (and remove older ones), then run `keryx-hooks doctor --fix`.",
+                sw.min_version.unwrap_or("a version that knows it")
+            )),
+            _ if changed(o) && sw.min_version.is_some() => notes.push(format!(
+                "{host}: tool calls and prompts are wired with {value}, so if keryx-hooks is missing, killed or hung {host} refuses them instead of letting them run. After moving or reinstalling keryx-hooks, run `keryx-hooks doctor --fix` from a terminal to point {host} at the new binary."
+            )),
+            _ => {}
         }
     }
     if s.scope == Scope::User && loc.project_hooks_file().is_some_and(|p| p.is_file()) {

@@ -13,9 +13,9 @@ pub mod stdin_guard;
 #[cfg(test)]
 pub(crate) use crate::adapter::ADAPTER_SOURCES;
 pub use crate::adapter::{
-    Adapter, AlsoRead, AlsoRuns, Bridge, ConfigFiles, ConfigFormat, HomeEnv, HookReview, HostEvent,
-    Import, ImportReads, Layout, Package, PackageKind, ProjectTrust, RunsFrom, Sibling,
-    TimeoutUnit,
+    Adapter, AlsoRead, AlsoRuns, Bridge, ConfigFiles, ConfigFormat, FailClosedSwitch, Failing,
+    HomeEnv, HookReview, HostEvent, Import, ImportReads, Layout, Package, PackageKind,
+    ProjectTrust, RunsFrom, ShimFailure, Sibling, TimeoutUnit,
 };
 pub use crate::adapter::{adapter, all, closest, host_names, lookup, native};
 pub use decode::DecodeError;

@@ -696,7 +696,8 @@ fn every_field_of_a_generated_adapter_is_what_the_types_read_from_its_file() {
 /// it, with known placeholders only: the command under the first of its
 /// command keys and the timeout under the first of its timeout keys (in
 /// the first handler of a nested layout's group), and the event in a flat
-/// TOML list, which names it in each entry.
+/// TOML list, which names it in each entry; the fail-closed switch under
+/// its own key.
 #[test]
 fn every_settings_file_has_an_entry_the_editors_read_back() {
     for a in all() {
@@ -712,7 +713,7 @@ fn every_settings_file_has_an_entry_the_editors_read_back() {
         let template = files.entry.unwrap_or_else(|| panic!("{name}: no entry"));
         for p in template.placeholders() {
             assert!(
-                ["$command", "$timeout", "$event", "$matcher", "$gate"].contains(&p),
+                ["$command", "$timeout", "$event", "$matcher", "$failClosed"].contains(&p),
                 "{name}: unknown placeholder {p}"
             );
         }
@@ -725,6 +726,23 @@ fn every_settings_file_has_an_entry_the_editors_read_back() {
         assert_eq!(handler[files.timeout_keys[0]], "$timeout", "{name}");
         if files.format == ConfigFormat::Toml && files.layout == Layout::Flat {
             assert_eq!(v["event"], "$event", "{name}");
+        }
+        // The fail-closed switch goes where the host reads it, and only a
+        // host that has one writes it.
+        match a.fail_closed_switch() {
+            Some(s) => {
+                assert_eq!(handler[s.key], "$failClosed", "{name}");
+                for e in s.events {
+                    assert!(
+                        a.events().iter().any(|ev| ev.name() == *e && ev.can_deny()),
+                        "{name}: the switch names `{e}`, which is no gate event"
+                    );
+                }
+            }
+            None => assert!(
+                !template.placeholders().contains(&"$failClosed"),
+                "{name}: `$failClosed` without a `shimFailure.switch`"
+            ),
         }
         assert!(
             !(files.version && files.format == ConfigFormat::Toml),
@@ -1950,5 +1968,14 @@ fn every_encoding_is_one_json_object_or_nothing() {
                 );
             }
         }
+    }
+}
+
+/// Every host install can wire says what a shim that cannot answer does
+/// there, so `doctor` can name the hosts where the tool then runs.
+#[test]
+fn every_wirable_host_records_how_it_fails() {
+    for a in all().filter(|a| a.config_files().format != ConfigFormat::None) {
+        assert!(a.shim_failure().is_some(), "{}: no shimFailure", a.name());
     }
 }

@@ -1,12 +1,14 @@
 //! The snapshot installer (ARCHITECTURE §6): copying a hook source into a
 //! session-stable snapshot, the one source-hash function, the manifest, the
-//! drift classifier, the host-config editors that wire hosts to it, the
-//! hosts' own plugin formats, Codex's hook-review state, and the review of
+//! drift classifier, the host-config editors that wire hosts to it (with
+//! each host's fail-closed switch where every copy of it knows the switch),
+//! the hosts' own plugin formats, Codex's hook-review state, and the review of
 //! the commands a resync would start running.
 
 pub mod classify;
 pub mod codex_trust;
 mod error;
+pub mod fail_closed;
 pub use crate::hash;
 pub mod hostfile;
 pub mod import;

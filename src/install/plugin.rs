@@ -482,6 +482,8 @@ fn opencode_entries(text: &str) -> Option<Vec<WiredEntry>> {
                     .filter(|a| a.root().is_some())
                     .map(|a| a.key().to_owned()),
                 timeout: timeout.as_u64(),
+                // The generated plugin refuses the call itself.
+                fail_closed: false,
             })
             .collect(),
     )
@@ -694,6 +696,7 @@ mod tests {
             Path::new("/opt/bin/keryx-hooks"),
             Path::new("/s/keryx-0123456789ab"),
             &crate::builtins::registrations(),
+            true,
         )
     }
 

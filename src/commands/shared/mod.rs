@@ -6,6 +6,7 @@
 /// Asks `question` on the terminal; anything but yes is no.
 pub(crate) mod hooks_file;
 pub(crate) mod imported;
+pub(crate) mod shim_probe;
 
 use crate::error::ExitStatus;
 use crate::settings::Here;

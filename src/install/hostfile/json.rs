@@ -280,6 +280,8 @@ pub struct Found {
     pub key: String,
     pub command: String,
     pub timeout: Option<u64>,
+    /// The whole handler, for the keys beside the command.
+    pub handler: Value,
 }
 
 type Ours<'a> = &'a dyn Fn(&str) -> bool;
@@ -674,6 +676,7 @@ fn find_in(text: &str, root: &Node, shape: &Shape, ours: Pick) -> Vec<Found> {
                 key,
                 command,
                 timeout,
+                handler: h,
             })
         })
         .collect()
@@ -933,12 +936,15 @@ mod tests {
         let b = install(&a, &NESTED, &[group("PreToolUse", 25)], &ours).unwrap();
         let found = find(&b, &NESTED, &ours).unwrap();
         assert_eq!(
-            found,
-            vec![Found {
-                key: "PreToolUse".into(),
-                command: "'/bin/keryx-hooks' run claude-code PreToolUse".into(),
-                timeout: Some(25)
-            }]
+            found
+                .iter()
+                .map(|f| (f.key.as_str(), f.command.as_str(), f.timeout))
+                .collect::<Vec<_>>(),
+            [(
+                "PreToolUse",
+                "'/bin/keryx-hooks' run claude-code PreToolUse",
+                Some(25)
+            )]
         );
 
         // Our handler inside a foreign group is taken out of it; a duplicate group goes.

@@ -57,6 +57,8 @@ pub struct WiredEntry {
     pub snapshot_key: Option<String>,
     /// In the host's own unit.
     pub timeout: Option<u64>,
+    /// It carries the host's fail-closed switch (`onFailure: "block"`).
+    pub fail_closed: bool,
 }
 
 // ------------------------------------------------------------------ locations
@@ -264,6 +266,7 @@ impl<'a> Editor<'a> {
                         .map(|p| p.binary.clone())
                         .unwrap_or_default(),
                     snapshot_key: parsed.and_then(|p| p.installed_key()),
+                    fail_closed: wiring::carries_switch(self.host, &f.handler),
                     command: f.command,
                     timeout: f.timeout,
                 }
@@ -344,7 +347,7 @@ fn desired_like(found: &[WiredEntry]) -> Vec<Desired> {
             host_event: f.host_event.clone(),
             command: f.command.clone(),
             timeout: f.timeout.unwrap_or(1),
-            gate: false,
+            fail_closed: f.fail_closed,
         })
         .collect()
 }
@@ -594,7 +597,8 @@ pub fn wire_host(
     dry_run: bool,
 ) -> Result<Vec<FileReport>, HostFileError> {
     let binary = shim_binary()?;
-    let wanted = desired(host, &binary, &loc.snapshot_dir(key), regs);
+    let fail_closed = super::fail_closed::verdict(host, &loc.home).writes();
+    let wanted = desired(host, &binary, &loc.snapshot_dir(key), regs, fail_closed);
     let targets = install_targets(host, scope, loc);
     if scope == Scope::Project {
         let root = loc.project_root_or_cwd();
@@ -658,6 +662,7 @@ mod tests {
             Path::new("/opt/bin/keryx-hooks"),
             Path::new("/s/keryx-0123456789ab"),
             &regs,
+            true,
         )
     }
 

@@ -462,6 +462,7 @@ fn found(out: &mut Vec<Found>, key: &str, h: &Json, ours: Pick) {
             key: key.to_owned(),
             command: command.to_owned(),
             timeout: h.get("timeout").and_then(Json::as_u64),
+            handler: h.clone(),
         });
     }
 }

@@ -32,8 +32,10 @@ pub struct Desired {
     pub command: String,
     /// In the host's own unit ([`Adapter::timeout_unit`]).
     pub timeout: u64,
-    /// The event can gate (Cursor gets `failClosed: true` on it).
-    pub gate: bool,
+    /// The entry carries the host's fail-closed switch (Claude Code
+    /// `onFailure: "block"`, Cursor `failClosed: true`), so a shim that
+    /// cannot answer refuses the call instead of letting it run.
+    pub fail_closed: bool,
 }
 
 // ------------------------------------------------------------------ command
@@ -96,12 +98,15 @@ pub fn needed_timeouts<'a>(
 }
 
 /// Every event `host` wires, with its command and a timeout in the host's
-/// unit that is never below the shim's worst case.
+/// unit that is never below the shim's worst case. With `fail_closed` (the
+/// host's switch may be written: see `install::fail_closed`), each event
+/// that can gate and honours the switch carries it.
 pub fn desired(
     host: &Adapter,
     binary: &Path,
     snapshot: &Path,
     regs: &[Registration],
+    fail_closed: bool,
 ) -> Vec<Desired> {
     host.events()
         .iter()
@@ -112,9 +117,21 @@ pub fn desired(
             timeout: host
                 .timeout_unit()
                 .from_millis(worst_case_ms(regs, host, ev)),
-            gate: ev.can_deny() && ev.event().is_gate_capable(),
+            fail_closed: fail_closed
+                && ev.can_deny()
+                && ev.event().is_gate_capable()
+                && host
+                    .fail_closed_switch()
+                    .is_some_and(|s| s.applies_to(ev.name())),
         })
         .collect()
+}
+
+/// Whether a handler of ours, as found in a host file, carries the host's
+/// fail-closed switch.
+pub fn carries_switch(host: &Adapter, handler: &Value) -> bool {
+    host.fail_closed_switch()
+        .is_some_and(|s| handler.get(s.key) == Some(&s.value()))
 }
 
 // ------------------------------------------------------------------ shapes
@@ -183,9 +200,12 @@ pub fn entry(host: &Adapter, d: &Desired) -> Value {
             "$timeout" => Some(d.timeout.into()),
             "$event" => Some(d.host_event.clone().into()),
             "$matcher" => host.match_all().map(Value::from),
-            // A crash or any non-zero exit would otherwise let the action
-            // through (Cursor's `failClosed`).
-            "$gate" => d.gate.then_some(Value::Bool(true)),
+            // A missing, crashed or hung shim would otherwise let the
+            // action through (Claude Code's `onFailure`, Cursor's `failClosed`).
+            "$failClosed" => host
+                .fail_closed_switch()
+                .filter(|_| d.fail_closed)
+                .map(|s| s.value()),
             _ => None,
         }
     };
@@ -272,10 +292,16 @@ mod tests {
         let claude = crate::hosts::adapter("claude-code").unwrap();
         let gemini = crate::hosts::adapter("gemini-cli").unwrap();
         let pre = |h: &Adapter| {
-            desired(h, Path::new("/b/keryx-hooks"), Path::new("/s/k"), &builtins)
-                .into_iter()
-                .map(|d| (d.host_event, d.timeout))
-                .collect::<Vec<_>>()
+            desired(
+                h,
+                Path::new("/b/keryx-hooks"),
+                Path::new("/s/k"),
+                &builtins,
+                true,
+            )
+            .into_iter()
+            .map(|d| (d.host_event, d.timeout))
+            .collect::<Vec<_>>()
         };
         // Built-ins only: three PreToolUse gates of 5 s, each + 0.5 s grace, + 2 s.
         let c = pre(claude);
@@ -334,7 +360,7 @@ mod tests {
             host_event: "preToolUse".into(),
             command: "c".into(),
             timeout: 19,
-            gate: true,
+            fail_closed: true,
         };
         // Compared as text: the keys keep the template's order.
         let text =
@@ -349,7 +375,7 @@ mod tests {
         );
         assert_eq!(
             text("claude-code", &d),
-            json!({"matcher": "*", "hooks": [{"type": "command", "command": "c", "timeout": 19}]})
+            json!({"matcher": "*", "hooks": [{"type": "command", "command": "c", "timeout": 19, "onFailure": "block"}]})
                 .to_string()
         );
         assert_eq!(
@@ -361,13 +387,56 @@ mod tests {
             text("kimi", &d),
             json!({"event": "preToolUse", "command": "c", "timeout": 19}).to_string()
         );
-        d.gate = false;
+        d.fail_closed = false;
         assert_eq!(
             text("cursor", &d),
             json!({"command": "c", "timeout": 19}).to_string()
         );
+        assert_eq!(
+            text("claude-code", &d),
+            json!({"matcher": "*", "hooks": [{"type": "command", "command": "c", "timeout": 19}]})
+                .to_string()
+        );
         let keryx = crate::hosts::adapter("keryx").unwrap();
         assert!(format(keryx).is_none());
         assert!(entry(keryx, &d).is_null());
+    }
+
+    #[test]
+    fn the_switch_goes_on_the_gate_events_that_honour_it() {
+        let builtins = crate::builtins::registrations();
+        let on = |host: &str, may: bool| {
+            let h = crate::hosts::adapter(host).unwrap();
+            desired(
+                h,
+                Path::new("/b/keryx-hooks"),
+                Path::new("/s/k"),
+                &builtins,
+                may,
+            )
+            .into_iter()
+            .filter(|d| d.fail_closed)
+            .map(|d| d.host_event)
+            .collect::<Vec<_>>()
+        };
+        // Claude Code ignores onFailure on Stop; Cursor honours failClosed
+        // on every event that can gate.
+        assert_eq!(on("claude-code", true), ["UserPromptSubmit", "PreToolUse"]);
+        assert_eq!(
+            on("cursor", true),
+            ["beforeSubmitPrompt", "preToolUse", "stop"]
+        );
+        assert!(on("claude-code", false).is_empty());
+        assert!(on("codex", true).is_empty());
+        let claude = crate::hosts::adapter("claude-code").unwrap();
+        assert!(carries_switch(
+            claude,
+            &json!({"command": "c", "onFailure": "block"})
+        ));
+        assert!(!carries_switch(
+            claude,
+            &json!({"command": "c", "onFailure": "continue"})
+        ));
+        assert!(!carries_switch(claude, &json!({"command": "c"})));
     }
 }
