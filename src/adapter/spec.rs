@@ -223,6 +223,14 @@ impl TimeoutUnit {
             TimeoutUnit::Milliseconds => ms,
         }
     }
+
+    /// A timeout in this unit, in milliseconds.
+    pub fn to_millis(self, n: u64) -> u64 {
+        match self {
+            TimeoutUnit::Seconds => n.saturating_mul(1000),
+            TimeoutUnit::Milliseconds => n,
+        }
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
