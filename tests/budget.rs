@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{Env, Run, claude_bash, claude_payload, project_hooks, read_json, sh_hook};
+use crate::common::{
+    Env, Run, claude_bash, claude_payload, project_hooks, read_json, sh_hook, user_hooks,
+};
 
 /// A hook that sleeps `secs` (its own timeout 60 s), leaving `marker`
 /// behind when it was not stopped.
@@ -32,6 +34,14 @@ fn run_wired(env: &Env, event: &str, payload: &Value) -> (Run, Duration) {
         payload.to_string(),
     );
     (run, started.elapsed())
+}
+
+/// The timeout our wiring of `event` has in `~/.claude/settings.json`.
+fn wired_timeout(env: &Env, event: &str) -> u64 {
+    let v = read_json(env.claude_settings());
+    v["hooks"][event][0]["hooks"][0]["timeout"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no timeout on {event}: {v:#}"))
 }
 
 /// Sets the timeout our wiring of `event` has, as a person editing the
@@ -151,4 +161,44 @@ fn an_observer_past_the_budget_is_stopped_and_the_event_answered_in_time() {
             .contains("time budget"),
         "{watch:#}"
     );
+}
+
+#[test]
+fn install_counts_the_projects_hooks_in_a_user_scope_timeout() {
+    let env = Env::new();
+    env.run(&["install", "claude-code"]).code(0);
+    let built_ins = wired_timeout(&env, "PreToolUse");
+    let mut gate = sh_hook("slow-gate", "gate", "cat >/dev/null");
+    gate["timeoutMs"] = json!(30_000);
+    project_hooks(&env, json!({"PreToolUse": [gate]}));
+    env.run(&["install", "claude-code"]).code(0);
+    // The built-ins' 18.5 s, then 30 s and the kill grace: 49 s.
+    assert_eq!(built_ins, 19);
+    assert_eq!(wired_timeout(&env, "PreToolUse"), 49);
+}
+
+#[test]
+fn hooks_that_need_more_than_a_host_allows_are_said_at_install() {
+    let env = Env::new();
+    let gates: Vec<Value> = (0..10)
+        .map(|i| {
+            let mut g = sh_hook(&format!("gate-{i}"), "gate", "cat >/dev/null");
+            g["timeoutMs"] = json!(60_000);
+            g
+        })
+        .collect();
+    user_hooks(&env, json!({"PreToolUse": gates}));
+    let run = env.run(&["install", "kimi"]);
+    run.stdout_has("at most 600 s");
+    let text = std::fs::read_to_string(env.home.join(".kimi-code/config.toml")).unwrap();
+    let doc: toml_edit::DocumentMut = text.parse().unwrap();
+    let pre = doc["hooks"]
+        .as_array_of_tables()
+        .unwrap()
+        .iter()
+        .find(|t| t["event"].as_str() == Some("PreToolUse"))
+        .unwrap()["timeout"]
+        .as_integer();
+    assert_eq!(pre, Some(600), "{text}");
+    env.run(&["doctor"]).stdout_has("at most 600 s");
 }

@@ -238,6 +238,8 @@ impl TimeoutUnit {
 pub(crate) struct Timeout {
     pub unit: TimeoutUnit,
     pub default: Option<u64>,
+    /// The longest hook timeout the host accepts, in `unit`.
+    pub max: Option<u64>,
 }
 
 /// Where a host reads its hook registrations, before `~` and `homeEnv` are
@@ -896,6 +898,12 @@ impl Adapter {
     /// The host's default hook timeout, in [`Adapter::timeout_unit`].
     pub fn default_timeout(&self) -> Option<u64> {
         self.timeout.default
+    }
+
+    /// The longest hook timeout the host accepts, in
+    /// [`Adapter::timeout_unit`].
+    pub fn max_timeout(&self) -> Option<u64> {
+        self.timeout.max
     }
 
     pub fn config_files(&self) -> &ConfigFiles {
