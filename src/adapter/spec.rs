@@ -144,6 +144,11 @@ pub struct Adapter {
     /// own. Never the model's context: a notice names a command to run,
     /// and only a person should be told to run it.
     pub(crate) notice: Option<Output>,
+    /// The host gives a deny's stderr to the model (Kimi: it is the tool
+    /// result): a notice on stderr would go with it, so on such a deny
+    /// notices are held for `keryx-hooks status` instead.
+    #[serde(default)]
+    pub(crate) deny_stderr_reaches_model: bool,
     pub(crate) encoder: EncoderKind,
     #[serde(default, deserialize_with = "list")]
     pub(crate) sources: &'static [&'static str],
