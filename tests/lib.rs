@@ -4,6 +4,7 @@
 
 mod adversarial;
 mod architecture;
+mod budget;
 mod builtins;
 mod cli_snapshots;
 mod common;

@@ -172,3 +172,45 @@ fn trusted_hooks_taken_out_of_the_project_file_are_said_on_the_next_event() {
         assert_eq!(pre_tool_answer(&env, "call-3"), Value::Null, "said once");
     }
 }
+
+/// Kimi gives a deny's stderr to the model as the tool result: a notice
+/// raised on a denied call is kept out of that stderr and held for the
+/// person, whom `status` shows it.
+#[test]
+fn on_kimi_a_denys_stderr_carries_no_notice_and_status_shows_it() {
+    let env = Env::new();
+    env.write(env.project_hooks(), GATE);
+    env.run(&["trust", "--yes"]).code(0);
+    // Edited after it was trusted: the next event has a notice to give.
+    env.write(env.project_hooks(), GATE.replace("exit 2", "exit 0"));
+    let mut p = crate::common::fixture("kimi", "PreToolUse-basic-Bash.json");
+    p["cwd"] = json!(env.project);
+    // The built-in ctx-guard denies reading `.env`.
+    p["tool_input"]["command"] = json!("cat .env");
+    let run = env.run_stdin(&["run", "kimi", "PreToolUse"], p.to_string());
+    run.code(2);
+    assert!(
+        run.stderr.contains(".env"),
+        "no deny reason: {}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("no-echo") && !run.stderr.contains("keryx-hooks trust"),
+        "a notice went to the model with the deny: {}",
+        run.stderr
+    );
+    let status = env.run(&["status"]);
+    status.stdout_has("kept from the model");
+    status.stdout_has("`no-echo`");
+    let held = &env.run(&["status", "--json"]).json()["heldNotices"];
+    assert_eq!(held[0]["host"], "kimi", "{held}");
+
+    // On an allow there is no deny on stderr to share: said as before.
+    let mut p = crate::common::fixture("kimi", "PreToolUse-basic-Bash.json");
+    p["cwd"] = json!(env.project);
+    p["tool_call_id"] = json!("call_0_1");
+    env.write(env.project_hooks(), GATE.replace("exit 2", "exit 1"));
+    let run = env.run_stdin(&["run", "kimi", "PreToolUse"], p.to_string());
+    run.code(0);
+    assert!(run.stderr.contains("`no-echo`"), "{}", run.stderr);
+}

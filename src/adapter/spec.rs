@@ -144,6 +144,11 @@ pub struct Adapter {
     /// own. Never the model's context: a notice names a command to run,
     /// and only a person should be told to run it.
     pub(crate) notice: Option<Output>,
+    /// The host gives a deny's stderr to the model (Kimi: it is the tool
+    /// result): a notice on stderr would go with it, so on such a deny
+    /// notices are held for `keryx-hooks status` instead.
+    #[serde(default)]
+    pub(crate) deny_stderr_reaches_model: bool,
     pub(crate) encoder: EncoderKind,
     #[serde(default, deserialize_with = "list")]
     pub(crate) sources: &'static [&'static str],
@@ -231,6 +236,14 @@ impl TimeoutUnit {
             TimeoutUnit::Milliseconds => ms,
         }
     }
+
+    /// A timeout in this unit, in milliseconds.
+    pub fn to_millis(self, n: u64) -> u64 {
+        match self {
+            TimeoutUnit::Seconds => n.saturating_mul(1000),
+            TimeoutUnit::Milliseconds => n,
+        }
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -238,6 +251,8 @@ impl TimeoutUnit {
 pub(crate) struct Timeout {
     pub unit: TimeoutUnit,
     pub default: Option<u64>,
+    /// The longest hook timeout the host accepts, in `unit`.
+    pub max: Option<u64>,
 }
 
 /// Where a host reads its hook registrations, before `~` and `homeEnv` are
@@ -995,6 +1010,12 @@ impl Adapter {
     /// The host's default hook timeout, in [`Adapter::timeout_unit`].
     pub fn default_timeout(&self) -> Option<u64> {
         self.timeout.default
+    }
+
+    /// The longest hook timeout the host accepts, in
+    /// [`Adapter::timeout_unit`].
+    pub fn max_timeout(&self) -> Option<u64> {
+        self.timeout.max
     }
 
     pub fn config_files(&self) -> &ConfigFiles {

@@ -337,6 +337,9 @@ fn host_checks(loc: &Here, out: &mut Vec<Check>) -> BTreeSet<String> {
             if let Some(c) = timeout_check(loc, adapter, file.scope, &shown, &entries) {
                 out.push(c);
             }
+            if let Some(c) = host_max_check(loc, adapter, file.scope, &entries) {
+                out.push(c);
+            }
 
             if adapter.reviews_hooks() == Some(HookReview::CodexTrustedHash) {
                 out.push(codex_review_check(loc, adapter, &file.path, false));
@@ -560,6 +563,26 @@ fn timeout_check(
         )
         .fix("keryx-hooks doctor --fix"),
     )
+}
+
+/// A warning when the hooks on an event can need more than the host
+/// accepts as a hook timeout (Kimi: 600 s): the shim answers within it,
+/// and a gate still running then denies.
+fn host_max_check(
+    loc: &Here,
+    adapter: &hosts::Adapter,
+    scope: Scope,
+    entries: &[hostfile::WiredEntry],
+) -> Option<Check> {
+    let project = (scope == Scope::Project).then(|| loc.project_root_or_cwd());
+    let key = entries.iter().find_map(|e| e.snapshot_key.as_deref())?;
+    let regs = classify::snapshot_registrations(loc, key, project)?;
+    let text = hostfile::wiring::over_host_max_text(adapter, &regs)?;
+    Some(Check::new(
+        format!("timeouts ({})", adapter.name()),
+        Level::Warn,
+        text,
+    ))
 }
 
 /// Whether Codex has recorded the user's trust for our entries in the
@@ -1610,7 +1633,7 @@ fn rewire_recorded(loc: &Here, source: &Path, key: &str, w: &Wiring) -> FixActio
     }
     let regs = match project.filter(|_| w.scope == WiringScope::Project) {
         Some(root) => hostfile::budget_registrations_in(&budget_source(loc, source), root, loc),
-        None => hostfile::budget_registrations(&budget_source(loc, source), Scope::User, loc),
+        None => hostfile::budget_registrations(&budget_source(loc, source), loc),
     };
     let regs = match regs {
         Ok(r) => r,
@@ -1663,7 +1686,7 @@ fn rewire(loc: &Here, hosts: &[String], source: &Path) -> Result<String, String>
             scopes.push(Scope::User);
         }
         for scope in scopes {
-            let regs = hostfile::budget_registrations(&budget_source(loc, source), scope, loc)
+            let regs = hostfile::budget_registrations(&budget_source(loc, source), loc)
                 .map_err(|errors| format!("the hooks do not load: {}", errors.join("; ")))?;
             let files = hostfile::wire_host(adapter, scope, loc, &key, &regs, false)
                 .map_err(|e| e.to_string())?;

@@ -146,7 +146,7 @@ pub fn run(args: &InstallArgs) -> CmdResult {
             )
             .hint(fixes.join("; ")));
     }
-    let regs = hostfile::budget_registrations(&s.source, s.scope, &loc).map_err(|errors| {
+    let regs = hostfile::budget_registrations(&s.source, &loc).map_err(|errors| {
         errors
             .iter()
             .fold(
@@ -232,7 +232,7 @@ pub fn run(args: &InstallArgs) -> CmdResult {
             },
         }
     }));
-    let mut notes = notes(&s, &loc, &outcomes);
+    let mut notes = notes(&s, &loc, &outcomes, &regs);
     notes.splice(0..0, notes_before);
     let mut failed = outcomes.iter().any(|o| o.error.is_some());
     if !s.dry_run
@@ -321,8 +321,16 @@ fn settings(args: &InstallArgs, loc: &Here) -> Result<Settings, CommandError> {
 }
 
 /// Things the user has to know or do after this install.
-fn notes(s: &Settings, loc: &Here, outcomes: &[HostOutcome]) -> Vec<String> {
+fn notes(
+    s: &Settings,
+    loc: &Here,
+    outcomes: &[HostOutcome],
+    regs: &[crate::config::model::Registration],
+) -> Vec<String> {
     let mut notes = Vec::new();
+    for o in outcomes.iter().filter(|o| o.error.is_none()) {
+        notes.extend(hostfile::wiring::over_host_max_text(o.host, regs));
+    }
     let changed = |o: &HostOutcome| o.files.iter().any(|f| f.change != Change::Unchanged);
     if outcomes
         .iter()

@@ -22,11 +22,13 @@ pub fn run(args: &StatusArgs) -> CmdResult {
     let sources = assess_all(&loc, args.source.as_deref());
     let ok = sources.iter().all(SourceStatus::current);
     let off = super::shared::kill_switch();
+    let held = crate::pipeline::held::recent(&loc);
     if args.json {
         output::json(&json!({
             "schemaVersion": "1",
             "ok": ok,
             "hooksOff": off.is_some(),
+            "heldNotices": held,
             "snapshotRoot": loc.snapshot_root,
             "sources": sources.iter().map(to_json).collect::<Vec<_>>(),
         }));
@@ -41,6 +43,9 @@ pub fn run(args: &StatusArgs) -> CmdResult {
             output::stdout(&to_text(s));
         }
     }
+    if !held.is_empty() && !args.json {
+        output::stdout(&held_text(&held));
+    }
     if let (Some(off), false) = (&off, args.json) {
         output::err_line(&format!("warning: {off}"));
     }
@@ -49,6 +54,23 @@ pub fn run(args: &StatusArgs) -> CmdResult {
     } else {
         ExitStatus::Failure
     })
+}
+
+/// The notices kept from a host's answer because it would have handed them
+/// to the model (a deny on Kimi), for the person to read here.
+fn held_text(held: &[crate::pipeline::held::Held]) -> String {
+    let mut out = String::from(
+        "notices of the last 7 days kept from the model (its host gives a deny's stderr to the model):\n",
+    );
+    for h in held {
+        out.push_str(&format!(
+            "  {} {}: {}\n",
+            h.time,
+            escape(&h.host),
+            crate::runtime::fire::reason_text(&h.notice)
+        ));
+    }
+    out
 }
 
 fn to_json(st: &SourceStatus) -> Value {

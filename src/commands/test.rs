@@ -113,6 +113,8 @@ pub fn run(args: &TestArgs) -> CmdResult {
         ambient: &ambient,
         host_env: &[],
         locations: &loc,
+        // A person at `test` waits for every hook.
+        deadline: None,
     };
     // The selection `run` makes: a hook its matcher (or profile, a
     // disable, runtime.toml) keeps out of this payload is not run, and

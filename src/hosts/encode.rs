@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::keryx;
-use crate::adapter::{Adapter, EncoderKind, Json, Output};
+use crate::adapter::{Adapter, EncoderKind, HostEvent, Json, Output};
 use crate::events::Event;
 use crate::runtime::types::{FireResult, Outcome};
 
@@ -171,14 +171,7 @@ impl Adapter {
         };
 
         let mut reply = Reply::default();
-        let decision = match result.outcome {
-            Outcome::Deny => spec.deny.as_ref(),
-            // Tighten-only: where the host has no ask, or no one to answer it
-            // (SubagentStart), the ask is sent as a deny.
-            Outcome::Ask if event.ask_means_deny() => spec.deny.as_ref(),
-            Outcome::Ask => spec.ask.as_ref().or(spec.deny.as_ref()),
-            Outcome::Allow | Outcome::None => None,
-        };
+        let decision = decision_output(spec, event, result.outcome);
         if let Some(out) = decision {
             reply.add(out, &values);
         } else if blocking {
@@ -190,10 +183,44 @@ impl Adapter {
             reply.add(out, &values);
         }
         if values.notices.is_some()
+            && !self.holds_notices(host_event, event, result)
             && let Some(out) = spec.notice.as_ref().or(self.notice.as_ref())
         {
             reply.add(out, &values);
         }
         reply.finish()
+    }
+
+    /// Whether the notices of `result` must be kept out of its answer on
+    /// `host_event`: the answer is a deny on stderr, the host gives that
+    /// stderr to the model (`denyStderrReachesModel`), and the notices
+    /// would go to stderr too. The caller holds them for the person.
+    pub fn holds_notices(&self, host_event: &str, event: Event, result: &FireResult) -> bool {
+        if !self.deny_stderr_reaches_model || result.notices.is_empty() {
+            return false;
+        }
+        let Some(spec) = self.host_event(host_event) else {
+            return false;
+        };
+        let on_stderr = |o: &Output| o.stderr.is_some();
+        decision_output(spec, event, result.outcome).is_some_and(on_stderr)
+            && spec
+                .notice
+                .as_ref()
+                .or(self.notice.as_ref())
+                .is_some_and(on_stderr)
+    }
+}
+
+/// The output a decision is answered with on one host event; `None` for an
+/// allow, or a decision the event cannot carry.
+fn decision_output(spec: &HostEvent, event: Event, outcome: Outcome) -> Option<&Output> {
+    match outcome {
+        Outcome::Deny => spec.deny.as_ref(),
+        // Tighten-only: where the host has no ask, or no one to answer it
+        // (SubagentStart), the ask is sent as a deny.
+        Outcome::Ask if event.ask_means_deny() => spec.deny.as_ref(),
+        Outcome::Ask => spec.ask.as_ref().or(spec.deny.as_ref()),
+        Outcome::Allow | Outcome::None => None,
     }
 }

@@ -1699,6 +1699,13 @@ fn notices_reach_the_person_never_the_models_context() {
         both.stdout.contains(r#""systemMessage":"drift""#),
         "{both:?}"
     );
+    // Kimi hands a deny's stderr to the model: the notice stays out of it
+    // (the pipeline holds it for `status`); on an allow it is said.
+    let kimi_deny = enc("kimi", "PreToolUse", &denied);
+    assert_eq!(kimi_deny.stderr, "no\n", "{kimi_deny:?}");
+    assert!(host("kimi").holds_notices("PreToolUse", Event::PreToolUse, &denied));
+    assert!(!host("claude-code").holds_notices("PreToolUse", Event::PreToolUse, &denied));
+    assert!(!host("kimi").holds_notices("PreToolUse", Event::PreToolUse, &only));
     // No adapter routes notices into the model's context.
     for (name, text) in ADAPTER_SOURCES {
         assert!(!text.contains("noticesInContext"), "{name}");

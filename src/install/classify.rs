@@ -401,15 +401,7 @@ pub fn short_timeouts(
     key: &str,
     project: Option<&Path>,
 ) -> Vec<ShortTimeout> {
-    let dir = loc.snapshot_dir(key);
-    if !dir.join(manifest::MANIFEST_FILE).is_file() {
-        return Vec::new();
-    }
-    let regs = match project {
-        Some(root) => super::hostfile::budget_registrations_in(&dir, root, loc),
-        None => super::hostfile::budget_registrations(&dir, Scope::User, loc),
-    };
-    let Ok(regs) = regs else {
+    let Some(regs) = snapshot_registrations(loc, key, project) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -428,6 +420,26 @@ pub fn short_timeouts(
         }
     }
     out
+}
+
+/// What the host timeouts of a wiring to snapshot `key` must cover: its
+/// hooks, the built-ins and the project's (the project at `project` for a
+/// project-scope wiring, else the one here). `None` when the snapshot is
+/// not installed or its hooks do not load (the loader reports that).
+pub fn snapshot_registrations(
+    loc: &Locations,
+    key: &str,
+    project: Option<&Path>,
+) -> Option<Vec<crate::config::model::Registration>> {
+    let dir = loc.snapshot_dir(key);
+    if !dir.join(manifest::MANIFEST_FILE).is_file() {
+        return None;
+    }
+    match project {
+        Some(root) => super::hostfile::budget_registrations_in(&dir, root, loc),
+        None => super::hostfile::budget_registrations(&dir, loc),
+    }
+    .ok()
 }
 
 /// Whether `entries` wire every event `host` maps to snapshot `key`.

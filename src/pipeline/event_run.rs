@@ -156,6 +156,9 @@ pub(crate) struct EventRun<'a, 'r> {
     skipped: Vec<RecordEntry>,
     /// The Stop-block counter to save.
     stop_blocks: u32,
+    /// When the hooks must be done: the host's timeout for the event, less
+    /// the time answering takes (see [`super::budget`]).
+    deadline: Option<std::time::Instant>,
 }
 
 impl<'a, 'r> EventRun<'a, 'r> {
@@ -262,6 +265,18 @@ impl<'a, 'r> EventRun<'a, 'r> {
             }
         }
         let stop_blocks = ids.stop_blocks;
+        // Only a process can outlast the host: in-process work takes
+        // microseconds, so the host's files are read only for this.
+        let deadline = (work == Work::Spawns)
+            .then(|| super::budget::host_timeout(adapter, &p.host_event, p.layer.key(), loc))
+            .flatten()
+            .map(|budget| {
+                let started = super::record::STARTED
+                    .get()
+                    .copied()
+                    .unwrap_or_else(std::time::Instant::now);
+                super::budget::deadline(started, budget)
+            });
         Ok(EventRun {
             adapter,
             p,
@@ -273,6 +288,7 @@ impl<'a, 'r> EventRun<'a, 'r> {
             notices,
             skipped,
             stop_blocks,
+            deadline,
         })
     }
 
@@ -298,9 +314,22 @@ impl<'a, 'r> EventRun<'a, 'r> {
             ambient: &ambient,
             host_env: self.adapter.hook_env(),
             locations: loc,
+            deadline: self.deadline,
         };
         let mut result = fire::fire_selected(&self.sel.main.selected(), input, &ctx);
-        if let Some((sub, trace)) = &self.sel.bridged {
+        if let Some((sub, trace)) = &self.sel.bridged
+            && result.outcome == Outcome::Deny
+        {
+            // The call is denied already: the spawn it would start never
+            // happens, and the answer does not wait for its gates.
+            for reg in trace.selected() {
+                result.not_reached.push(fire::not_run(
+                    reg,
+                    sub.event,
+                    "not run: the call that would start the subagent was already denied".into(),
+                ));
+            }
+        } else if let Some((sub, trace)) = &self.sel.bridged {
             let s = fire::fire_selected(&trace.selected(), sub, &ctx);
             if s.outcome == Outcome::Deny && result.outcome != Outcome::Deny {
                 result.outcome = Outcome::Deny;

@@ -4,7 +4,9 @@
 //! for the host; `explain` and `test` stop after [`selection`]. Nothing here
 //! writes to stdout.
 
+pub mod budget;
 pub mod event_run;
+pub mod held;
 pub mod prepare;
 pub mod record;
 pub mod select;
@@ -84,8 +86,22 @@ pub(crate) fn handle(
                 note_layer(layer, &a.loc);
             }
             record_shim(adapter, a.input.as_ref(), &a.loc, a.kind, event, &a.result);
-            return a.result;
+            let mut result = a.result;
+            let session = a.input.as_ref().map(|i| i.session_id.as_str());
+            held::hold(adapter, &s.host_event, event, &mut result, &a.loc, session);
+            return result;
         }
+    };
+    let hold = |result: &mut FireResult| {
+        let session = Some(p.input.session_id.as_str());
+        held::hold(
+            adapter,
+            &s.host_event,
+            p.input.event,
+            result,
+            &p.loc,
+            session,
+        );
     };
     let mut notices = p.notices.clone();
     if let Some(line) = trust_news(adapter, &p.input, &p.loc, &p.trust, &p.loaded) {
@@ -98,11 +114,15 @@ pub(crate) fn handle(
     // fire, compose, record
     let mut ev = match EventRun::begin(adapter, &p, &sel, notices, skipped) {
         Ok(ev) => ev,
-        Err(answer) => return answer,
+        Err(mut answer) => {
+            hold(&mut answer);
+            return answer;
+        }
     };
     let mut result = ev.fire();
     ev.compose(&mut result);
     ev.record(&result);
+    hold(&mut result);
     result
 }
 

@@ -117,6 +117,8 @@ pub(crate) struct Prepared {
     pub inherited: Vec<String>,
     /// Where the user layer was read from.
     pub layer: UserLayer,
+    /// The host's own name for the event (`BeforeTool`).
+    pub host_event: String,
 }
 
 /// Decodes `payload` with the host's adapter, locates the project, loads
@@ -279,6 +281,7 @@ pub(crate) fn prepare(
         trust,
         inherited,
         layer,
+        host_event: s.host_event.clone(),
     })
 }
 

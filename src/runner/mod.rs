@@ -13,6 +13,7 @@ mod sys;
 mod tests;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 pub use env::{hook_env, hook_env_with, name_matches};
@@ -21,7 +22,7 @@ pub use sandbox::{
     HOME_SECRETS, Launcher, LauncherError, LauncherKind, LauncherSearch, PROJECT_PROTECTED,
     find_launcher, macos_profile, probe_bwrap, set_probe_cache_dir,
 };
-pub use spawn::{SpawnError, spawn, spawn_with_launcher};
+pub use spawn::{SpawnError, spawn, spawn_cancellable, spawn_with_launcher};
 
 /// Bytes kept from each of stdout and stderr; the rest is read and dropped.
 pub const OUTPUT_CAP: usize = 1 << 20;
@@ -92,6 +93,25 @@ pub enum Exit {
     SpawnFailed(String),
     /// A sandbox was required and no working launcher exists here.
     SandboxUnavailable(String),
+    /// Its [`Cancel`] was raised (the event was answered without it): not
+    /// started, or its process group SIGKILLed.
+    Cancelled,
+}
+
+/// A stop signal shared by the runs of one event that its answer does not
+/// wait for (observers, once the call is denied): see
+/// [`spawn_cancellable`].
+#[derive(Debug, Default)]
+pub struct Cancel(AtomicBool);
+
+impl Cancel {
+    pub fn raise(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    pub fn raised(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
 }
 
 /// Everything observed about one hook run.

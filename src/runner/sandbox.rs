@@ -445,6 +445,7 @@ fn describe(exit: &Exit) -> String {
         Exit::Code(c) => format!("exit {c}"),
         Exit::Signal(s) => format!("signal {s}"),
         Exit::Timeout => "timeout".into(),
+        Exit::Cancelled => "cancelled".into(),
         Exit::SpawnFailed(m) | Exit::SandboxUnavailable(m) => m.clone(),
     }
 }

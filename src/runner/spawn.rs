@@ -17,8 +17,8 @@ use super::sandbox::{
     self, Confinement, Launcher, LauncherError, LauncherKind, LauncherSearch, Mount,
 };
 use super::{
-    Exit, GRACE, MAX_TIMEOUT, MIN_TIMEOUT, OUTPUT_CAP, PROJECT_PROTECTED, Sandbox, SandboxSpec,
-    SpawnOutcome, SpawnRequest, sys,
+    Cancel, Exit, GRACE, MAX_TIMEOUT, MIN_TIMEOUT, OUTPUT_CAP, PROJECT_PROTECTED, Sandbox,
+    SandboxSpec, SpawnOutcome, SpawnRequest, sys,
 };
 use crate::escape::escape;
 
@@ -33,6 +33,8 @@ const FIRST_CHUNK: usize = 4 * 1024;
 const SECCOMP_FD: i32 = 3;
 /// How often the leader is checked for exit once its pipes are closed.
 const MAX_EXIT_POLL: Duration = Duration::from_millis(10);
+/// How often a cancellable run looks at its [`Cancel`].
+const CANCEL_POLL: Duration = Duration::from_millis(10);
 
 /// Why a hook did not start, or how its end was lost. Paths and names are
 /// escaped when shown: the hook's configuration chose them.
@@ -141,15 +143,25 @@ fn interpreter_advice(interpreter: &Path) -> &'static str {
 /// call from many threads at once. A required sandbox is looked up with
 /// [`super::find_launcher`].
 pub fn spawn(req: &SpawnRequest) -> SpawnOutcome {
+    spawn_cancellable(req, None)
+}
+
+/// [`spawn`], ended early when `cancel` is raised: a run that has not
+/// started does not start, and a running one is killed as at its deadline
+/// ([`Exit::Cancelled`]).
+pub fn spawn_cancellable(req: &SpawnRequest, cancel: Option<&Cancel>) -> SpawnOutcome {
+    if cancel.is_some_and(Cancel::raised) {
+        return SpawnOutcome::not_started(Exit::Cancelled, Duration::ZERO);
+    }
     match &req.sandbox {
-        SandboxSpec::None => run(req, None, false),
+        SandboxSpec::None => run(req, None, false, cancel),
         SandboxSpec::Required(s) => {
             let search = LauncherSearch {
                 pin: Ok(s.launcher.as_deref()),
                 project: s.project.as_deref(),
                 cwd: Some(&req.cwd),
             };
-            spawn_with_launcher(req, &super::find_launcher(&search))
+            with_launcher(req, &super::find_launcher(&search), cancel)
         }
     }
 }
@@ -160,12 +172,20 @@ pub fn spawn_with_launcher(
     req: &SpawnRequest,
     launcher: &Result<Launcher, LauncherError>,
 ) -> SpawnOutcome {
+    with_launcher(req, launcher, None)
+}
+
+fn with_launcher(
+    req: &SpawnRequest,
+    launcher: &Result<Launcher, LauncherError>,
+    cancel: Option<&Cancel>,
+) -> SpawnOutcome {
     match (&req.sandbox, launcher) {
         (SandboxSpec::Required(_), Err(reason)) => {
             SpawnOutcome::not_started(Exit::SandboxUnavailable(reason.to_string()), Duration::ZERO)
         }
-        (SandboxSpec::Required(_), Ok(l)) => spawn_confined(req, l, true),
-        (SandboxSpec::None, _) => run(req, None, false),
+        (SandboxSpec::Required(_), Ok(l)) => run(req, Some(l), true, cancel),
+        (SandboxSpec::None, _) => run(req, None, false, cancel),
     }
 }
 
@@ -176,10 +196,15 @@ pub(super) fn spawn_confined(
     launcher: &Launcher,
     forget: bool,
 ) -> SpawnOutcome {
-    run(req, Some(launcher), forget)
+    run(req, Some(launcher), forget, None)
 }
 
-fn run(req: &SpawnRequest, launcher: Option<&Launcher>, forget: bool) -> SpawnOutcome {
+fn run(
+    req: &SpawnRequest,
+    launcher: Option<&Launcher>,
+    forget: bool,
+    cancel: Option<&Cancel>,
+) -> SpawnOutcome {
     let started = Instant::now();
     let not_started = |exit: Exit| SpawnOutcome::not_started(exit, started.elapsed());
     let confinement = match (&req.sandbox, launcher) {
@@ -258,7 +283,7 @@ fn run(req: &SpawnRequest, launcher: Option<&Launcher>, forget: bool) -> SpawnOu
     let pid = child.id();
     let timeout = req.timeout.clamp(MIN_TIMEOUT, MAX_TIMEOUT);
     let mut io = Pipes::new(&mut child, &req.stdin);
-    let ended = io.pump(pid, started + timeout);
+    let ended = io.pump(pid, started + timeout, cancel);
 
     let exit = match ended {
         Ended::Exited => {
@@ -275,7 +300,7 @@ fn run(req: &SpawnRequest, launcher: Option<&Launcher>, forget: bool) -> SpawnOu
                 Err(error) => SpawnError::StatusLost { error }.exit(),
             }
         }
-        Ended::Deadline | Ended::Broken(_) => {
+        Ended::Deadline | Ended::Cancelled | Ended::Broken(_) => {
             sys::kill_group(pid as i32);
             let grace_end = Instant::now() + GRACE;
             if !io.drain_until(grace_end) {
@@ -289,6 +314,10 @@ fn run(req: &SpawnRequest, launcher: Option<&Launcher>, forget: bool) -> SpawnOu
             reap_killed(child, group, pid, grace_end);
             match ended {
                 Ended::Broken(error) => SpawnError::Pipes { error }.exit(),
+                Ended::Cancelled => {
+                    tracing::info!(pid, argv0 = %escape(&req.argv[0]), "hook stopped: its event was answered; group killed");
+                    Exit::Cancelled
+                }
                 _ => {
                     tracing::info!(pid, argv0 = %escape(&req.argv[0]), ?timeout, "hook timed out; group killed");
                     Exit::Timeout
@@ -382,6 +411,8 @@ enum Ended {
     Exited,
     /// The deadline passed first.
     Deadline,
+    /// The run was cancelled first.
+    Cancelled,
     /// poll itself failed; treated like a deadline so nothing is left running.
     Broken(io::Error),
 }
@@ -461,7 +492,7 @@ impl<'a> Pipes<'a> {
     /// the leader has exited, or the deadline. A leader that exits while a
     /// descendant still holds its stdout is not done: the call only ends at
     /// EOF, which is what the spec's timeout rule asks for.
-    fn pump(&mut self, pid: u32, deadline: Instant) -> Ended {
+    fn pump(&mut self, pid: u32, deadline: Instant, cancel: Option<&Cancel>) -> Ended {
         let mut backoff = Duration::from_micros(50);
         // Opened the first time the outputs are closed before the exit can
         // be waited for — the usual order, since an exiting process closes
@@ -472,7 +503,13 @@ impl<'a> Pipes<'a> {
             if now >= deadline {
                 return Ended::Deadline;
             }
+            if cancel.is_some_and(Cancel::raised) {
+                return Ended::Cancelled;
+            }
             let mut wait = deadline - now;
+            if cancel.is_some() {
+                wait = wait.min(CANCEL_POLL);
+            }
             if !self.outputs_open() {
                 match sys::has_exited(pid) {
                     Ok(true) => return Ended::Exited,

@@ -16,7 +16,7 @@ use crate::config::model::{
 };
 use crate::events::Event;
 use crate::paths::Locations;
-use crate::runner::{self, Exit, Sandbox, SandboxSpec, SpawnRequest};
+use crate::runner::{self, Cancel, Exit, GRACE, Sandbox, SandboxSpec, SpawnRequest};
 use crate::runtime::codec::{self, PayloadContext};
 use crate::runtime::compose;
 use crate::runtime::native;
@@ -65,6 +65,24 @@ pub struct FireContext<'a> {
     /// Where the home, keryx's own directories and the settings are: what a
     /// sandboxed hook must not read or write.
     pub locations: &'a Here,
+    /// When the host stops waiting for this event, less the time answering
+    /// takes: no hook runs past it, and a gate still running then denies.
+    /// `None` when no host waits (only the hooks' own timeouts bound it).
+    pub deadline: Option<Instant>,
+}
+
+/// The least time worth starting a hook with; with less left before the
+/// deadline it is over budget without being run.
+const LEAST_RUN: Duration = Duration::from_millis(20);
+
+/// Why a hook's run was ended by its event rather than by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cut {
+    /// The event's time budget ran out (or was used up before it started):
+    /// a gate then denies.
+    Budget,
+    /// The call was denied and the answer does not wait for it.
+    Denied,
 }
 
 /// What one invocation came to, before composition.
@@ -77,12 +95,15 @@ pub struct Invocation {
     pub stdout_truncated: bool,
     pub stderr: Vec<u8>,
     pub stderr_truncated: bool,
+    /// Set when the event, not the hook, ended the run.
+    pub cut: Option<Cut>,
 }
 
 impl Invocation {
     fn of(result: Result<HookReply, (FailureKind, String)>, start: Instant) -> Self {
         Invocation {
             result,
+            cut: None,
             exit_code: None,
             duration: start.elapsed(),
             stdout: Vec::new(),
@@ -137,6 +158,16 @@ pub fn reason_text(reason: &str) -> String {
 
 /// Runs one hook once.
 pub fn invoke(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Invocation {
+    invoke_until(reg, input, ctx, None)
+}
+
+/// [`invoke`], stopped when `cancel` is raised.
+fn invoke_until(
+    reg: &Registration,
+    input: &EventInput,
+    ctx: &FireContext,
+    cancel: Option<&Cancel>,
+) -> Invocation {
     match &reg.handler {
         // A built-in reads the event itself: its hook payload is never made.
         Handler::Builtin(port) => {
@@ -144,7 +175,24 @@ pub fn invoke(reg: &Registration, input: &EventInput, ctx: &FireContext) -> Invo
             let r = (ctx.builtin)(*port, input).map_err(|e| (FailureKind::Crash, e));
             Invocation::of(r, start)
         }
-        Handler::Command(_) => invoke_command(reg, input, &hook_payload(reg, input, ctx), ctx),
+        Handler::Command(_) => {
+            invoke_command_until(reg, input, &hook_payload(reg, input, ctx), ctx, cancel)
+        }
+    }
+}
+
+/// What a hook whose event ran out of time before it could start comes to.
+fn over_budget(start: Instant) -> Invocation {
+    Invocation {
+        cut: Some(Cut::Budget),
+        ..Invocation::of(
+            Err((
+                FailureKind::Timeout,
+                "was not started: the event's time budget (what its host waits) was used up"
+                    .to_owned(),
+            )),
+            start,
+        )
     }
 }
 
@@ -175,10 +223,35 @@ pub fn invoke_command(
     payload: &Value,
     ctx: &FireContext,
 ) -> Invocation {
+    invoke_command_until(reg, input, payload, ctx, None)
+}
+
+fn invoke_command_until(
+    reg: &Registration,
+    input: &EventInput,
+    payload: &Value,
+    ctx: &FireContext,
+    cancel: Option<&Cancel>,
+) -> Invocation {
     let Handler::Command(command) = &reg.handler else {
-        return invoke(reg, input, ctx);
+        return invoke_until(reg, input, ctx, cancel);
     };
     let start = Instant::now();
+    // The hook's own timeout, or what is left of the event's budget when
+    // that is less: the kill grace must end before the deadline too.
+    let own = Duration::from_millis(reg.clamped_timeout_ms());
+    let (timeout, budgeted) = match ctx.deadline {
+        None => (own, false),
+        Some(deadline) => {
+            let left = deadline
+                .saturating_duration_since(start)
+                .saturating_sub(GRACE);
+            if left < LEAST_RUN {
+                return over_budget(start);
+            }
+            (own.min(left), left < own)
+        }
+    };
     let runs_in = reg.effective_runs_in(ctx.profile);
     if runs_in == RunsIn::Unsandboxed && ctx.profile.isolation_required() {
         return Invocation::of(
@@ -237,14 +310,22 @@ pub fn invoke_command(
             Err(failure) => return Invocation::of(Err(failure), start),
         },
     };
-    let out = runner::spawn(&SpawnRequest {
-        argv,
-        cwd,
-        env,
-        stdin: serde_json::to_vec(payload).unwrap_or_default(),
-        timeout: Duration::from_millis(reg.clamped_timeout_ms()),
-        sandbox,
-    });
+    let out = runner::spawn_cancellable(
+        &SpawnRequest {
+            argv,
+            cwd,
+            env,
+            stdin: serde_json::to_vec(payload).unwrap_or_default(),
+            timeout,
+            sandbox,
+        },
+        cancel,
+    );
+    let cut = match &out.exit {
+        Exit::Timeout if budgeted => Some(Cut::Budget),
+        Exit::Cancelled => Some(Cut::Denied),
+        _ => None,
+    };
     // Written for a host's hooks: an exit that host gives a meaning is
     // read as it reads it; any other is a failed hook, as below.
     let mut native_reply = match (&out.exit, command.protocol) {
@@ -301,10 +382,28 @@ pub fn invoke_command(
             Err((FailureKind::Crash, format!("killed by signal {s}"))),
             None,
         ),
+        Exit::Timeout if budgeted => (
+            Err((
+                FailureKind::Timeout,
+                format!(
+                    "was still running after {} ms, when the event's time budget (what its host waits) ran out",
+                    timeout.as_millis()
+                ),
+            )),
+            None,
+        ),
         Exit::Timeout => (
             Err((
                 FailureKind::Timeout,
                 format!("did not finish within {} ms", reg.clamped_timeout_ms()),
+            )),
+            None,
+        ),
+        Exit::Cancelled => (
+            Err((
+                FailureKind::Timeout,
+                "was stopped: the call was denied, and a deny does not wait for observers"
+                    .to_owned(),
             )),
             None,
         ),
@@ -325,6 +424,7 @@ pub fn invoke_command(
     };
     Invocation {
         result,
+        cut,
         exit_code,
         duration: out.duration,
         stdout: out.stdout,
@@ -671,18 +771,28 @@ pub fn fire_selected(
 
     // Observers and context hooks run alongside the gates. With no gate to
     // run, this thread is one of the workers (one observer, no thread).
+    // Once the call is denied the answer is final, and it does not wait
+    // for them: those running are stopped, the rest never start.
+    let stop = Cancel::default();
+    if gate_capable && policy == Outcome::Deny {
+        stop.raise();
+    }
     let next = AtomicUsize::new(0);
     let work = || {
         let mut done = Vec::new();
-        loop {
+        while !stop.raised() {
             let i = next.fetch_add(1, Ordering::SeqCst);
             let Some(reg) = others.get(i) else { break };
-            done.push((i, invoke(reg, input, ctx)));
+            done.push((i, invoke_until(reg, input, ctx, Some(&stop))));
         }
         done
     };
     let gates_run = policy != Outcome::Deny && !gates.is_empty();
-    let workers_n = others.len().min(MAX_PARALLEL);
+    let workers_n = if stop.raised() {
+        0
+    } else {
+        others.len().min(MAX_PARALLEL)
+    };
     let spawned = if gates_run {
         workers_n
     } else {
@@ -707,6 +817,7 @@ pub fn fire_selected(
                     rec.changed_outcome = outcome != before;
                 }
                 if outcome == Outcome::Deny {
+                    stop.raise();
                     break;
                 }
             }
@@ -722,6 +833,17 @@ pub fn fire_selected(
     for (i, inv) in &parallel {
         account(&mut acc, others[*i], inv, event, ctx.profile, outcome);
     }
+    let mut started = vec![false; others.len()];
+    for (i, _) in &parallel {
+        started[*i] = true;
+    }
+    for (reg, _) in others.iter().zip(started).filter(|(_, s)| !s) {
+        acc.result.not_reached.push(not_run(
+            reg,
+            event,
+            "not run: the call was denied, and a deny does not wait for observers".into(),
+        ));
+    }
     for reg in here_only {
         let inv = invoke(reg, input, ctx);
         account(&mut acc, reg, &inv, event, ctx.profile, outcome);
@@ -731,18 +853,11 @@ pub fn fire_selected(
         n => format!("gate `{}`", gates[n - 1].id),
     };
     for reg in gates.iter().skip(ran) {
-        acc.result.not_reached.push(HookInvocationRecord {
-            hook_id: reg.id.clone(),
-            event: event.as_str(),
-            class: reg.class,
-            scope: reg.scope,
-            outcome: Outcome::None,
-            failure: None,
-            reason: Some(format!("not run: {by} already denied this call")),
-            duration_ms: 0,
-            changed_outcome: false,
-            exit_code: None,
-        });
+        acc.result.not_reached.push(not_run(
+            reg,
+            event,
+            format!("not run: {by} already denied this call"),
+        ));
     }
 
     // SubagentStop composes only when a host-native gate could block it.
@@ -764,6 +879,22 @@ pub fn fire_selected(
         acc.result.additional_context = Some(acc.contexts.join("\n\n"));
     }
     acc.result
+}
+
+/// The record of a hook that did not run for `event`, and why.
+pub fn not_run(reg: &Registration, event: Event, why: String) -> HookInvocationRecord {
+    HookInvocationRecord {
+        hook_id: reg.id.clone(),
+        event: event.as_str(),
+        class: reg.class,
+        scope: reg.scope,
+        outcome: Outcome::None,
+        failure: None,
+        reason: Some(why),
+        duration_ms: 0,
+        changed_outcome: false,
+        exit_code: None,
+    }
 }
 
 /// Records one invocation and returns the outcome it contributes.
@@ -871,10 +1002,16 @@ fn account(
             if *kind == FailureKind::SandboxUnavailable {
                 acc.anomaly("hook-sandbox-unavailable", &reg.id, Some(msg.clone()));
             }
-            let effect = match reg.command().and_then(|c| c.protocol) {
+            let effect = match (inv.cut, reg.command().and_then(|c| c.protocol)) {
+                // Past the budget the host no longer waits: a gate that has
+                // not answered by then denies, whatever its failures
+                // usually mean.
+                (Some(Cut::Budget), _) if decision_power => Effect::Deny("hook-over-budget"),
+                (Some(Cut::Budget), _) => Effect::Proceed("hook-over-budget"),
+                (Some(Cut::Denied), _) => Effect::Proceed("hook-stopped-by-deny"),
                 // A hook written for a host fails as it does there, unless
                 // the person chose fail-closed.
-                Some(p) if !p.fail_closed => {
+                (None, Some(p)) if !p.fail_closed => {
                     let denies = p
                         .host
                         .hook_protocol()
@@ -892,7 +1029,7 @@ fn account(
                         Effect::Proceed("hook-failed-as-under-its-host")
                     }
                 }
-                _ => semantics::on_failure(reg.class, event, profile, *kind, so_far),
+                (None, _) => semantics::on_failure(reg.class, event, profile, *kind, so_far),
             };
             match effect {
                 Effect::Deny(code) => {

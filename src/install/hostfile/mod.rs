@@ -538,19 +538,17 @@ pub fn uninstall(host: &Adapter, path: &Path, dry_run: bool) -> Result<FileRepor
 // ------------------------------------------------------------------ hosts
 
 /// The registrations the host timeouts must cover: the built-ins, the hook
-/// source's `hooks.json` (what the snapshot will hold) and, at project
-/// scope, the project's hooks. Errors are the loader's diagnostics.
+/// source's `hooks.json` (what the snapshot will hold) and the hooks of the
+/// project here, at either scope: a user-scope wiring runs in this project
+/// too. (Another project's hooks get what the wiring gives; the shim
+/// answers within it.) Errors are the loader's diagnostics.
 pub fn budget_registrations(
     source: &Path,
-    scope: Scope,
     loc: &Locations,
 ) -> Result<Vec<Registration>, Vec<String>> {
     let sources = load::Sources {
         user_file: source.join("hooks.json"),
-        project_file: match scope {
-            Scope::User => None,
-            Scope::Project => loc.project_hooks_file(),
-        },
+        project_file: loc.project_hooks_file(),
         project_root: loc.project_root.clone(),
         cache_dir: Some(loc.config_cache_dir()),
     };

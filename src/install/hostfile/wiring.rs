@@ -83,18 +83,63 @@ pub fn worst_case_ms(regs: &[Registration], host: &Adapter, ev: &HostEvent) -> u
 }
 
 /// The timeout, in the host's unit, each event `host` wires needs for
-/// `regs`: the shim's worst case there ([`worst_case_ms`]).
+/// `regs`: the shim's worst case there ([`worst_case_ms`]), at most what
+/// the host accepts.
 pub fn needed_timeouts<'a>(
     host: &'a Adapter,
     regs: &'a [Registration],
 ) -> impl Iterator<Item = (&'a str, u64)> + 'a {
-    host.events().iter().filter(|e| e.wired()).map(move |ev| {
-        (
-            ev.name(),
-            host.timeout_unit()
-                .from_millis(worst_case_ms(regs, host, ev)),
-        )
-    })
+    host.events()
+        .iter()
+        .filter(|e| e.wired())
+        .map(move |ev| (ev.name(), host_timeout(host, worst_case_ms(regs, host, ev))))
+}
+
+/// `ms` in `host`'s unit, rounded up, at most the host's maximum.
+fn host_timeout(host: &Adapter, ms: u64) -> u64 {
+    let t = host.timeout_unit().from_millis(ms);
+    host.max_timeout().map_or(t, |max| t.min(max))
+}
+
+/// The events `host` wires on which `regs` can need more than the host
+/// accepts: (event, what they need, the host's maximum), in its unit. The
+/// shim still answers within the maximum: a gate still running then
+/// denies, so such hooks can deny calls they would have allowed.
+pub fn over_host_max(host: &Adapter, regs: &[Registration]) -> Vec<(String, u64, u64)> {
+    let Some(max) = host.max_timeout() else {
+        return Vec::new();
+    };
+    host.events()
+        .iter()
+        .filter(|e| e.wired())
+        .map(|ev| {
+            let needed = host
+                .timeout_unit()
+                .from_millis(worst_case_ms(regs, host, ev));
+            (ev.name().to_owned(), needed, max)
+        })
+        .filter(|(_, needed, max)| needed > max)
+        .collect()
+}
+
+/// [`over_host_max`] as one sentence for a person; `None` when every event
+/// fits.
+pub fn over_host_max_text(host: &Adapter, regs: &[Registration]) -> Option<String> {
+    let over = over_host_max(host, regs);
+    let (_, _, max) = over.first()?;
+    let unit = match host.timeout_unit() {
+        crate::hosts::TimeoutUnit::Seconds => "s",
+        crate::hosts::TimeoutUnit::Milliseconds => "ms",
+    };
+    let events = over
+        .iter()
+        .map(|(e, needed, _)| format!("`{e}` ({needed} {unit})"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(format!(
+        "{} accepts hook timeouts of at most {max} {unit}, and the hooks can need more on {events}: keryx-hooks answers within {max} {unit}, and a gate still running then denies the call; give those hooks shorter `timeoutMs`, or fewer gates on the event",
+        host.display_name()
+    ))
 }
 
 /// Every event `host` wires, with its command and a timeout in the host's
@@ -114,9 +159,7 @@ pub fn desired(
         .map(|ev| Desired {
             host_event: ev.name().to_owned(),
             command: shim_command(binary, host.name(), ev.name(), snapshot),
-            timeout: host
-                .timeout_unit()
-                .from_millis(worst_case_ms(regs, host, ev)),
+            timeout: host_timeout(host, worst_case_ms(regs, host, ev)),
             fail_closed: fail_closed
                 && ev.can_deny()
                 && ev.event().is_gate_capable()

@@ -109,6 +109,7 @@ fn fire_once(
         ambient: &ambient,
         locations: loc,
         host_env: &[],
+        deadline: None,
     };
     fire::fire(regs, input, &ctx)
 }
