@@ -474,7 +474,7 @@ const COUNTED: &[&str] = &[
 ];
 
 /// What the hooks need on the machine.
-const NEEDED: &[&str] = &["node", "python3", "jq", "bash", "git"];
+const NEEDED: &[&str] = &["node", "python3", "jq", "bash", "git", "uv"];
 
 fn side(case: &Case) -> Side {
     let env = home_outside_tmp();
