@@ -60,6 +60,46 @@ const DIFFERS: &[(&str, &str)] = &[
         "79-gemini-debug-log/shell-tool",
         "it appends to the project's `.gemini/hooks/debug.log`, inside the host's hooks directory, which is never granted (a hook able to write there could change what the host runs unsandboxed); the log lines are not written",
     ),
+    (
+        "88-file-lock-validator/write-plain",
+        "it keeps its per-file locks in the project's `.claude/hooks/.locks`, inside the host's hooks directory, which is never granted (a hook able to write there could change what the host runs unsandboxed); `mkdir` fails, the script stops (`set -e`) and no lock is written",
+    ),
+    (
+        "88-file-lock-validator/write-secret",
+        "the same read-only `.claude/hooks/`: `mkdir -p .claude/hooks/.locks` fails and `set -e` ends the script before its secret check, so its ask never comes (with a real-looking token the built-in `keryx.security-check-output` gate denies the write first; the corpus keeps a placeholder token, which the gate lets through)",
+    ),
+    (
+        "88-file-lock-validator/write-mcp-json",
+        "the same read-only `.claude/hooks/`: the script's first step, `mkdir -p .claude/hooks/.locks`, fails and `set -e` ends it before its protected-path check, so its deny of `.mcp.json` never comes (the failure lets the call go, as a failing hook does under Claude Code)",
+    ),
+    (
+        "96-codex-devkit-safety/drop-table",
+        "two hooks on the call: the first denies (exit 2) and a deny ends the chain, so the second, an audit logger, does not run and `.devkit/audit.log` is not written; Codex runs both",
+    ),
+    (
+        "96-codex-devkit-safety/reset-hard",
+        "the hook answers `ask`; Codex has no ask (a hook's ask marks the hook failed and the command runs), so keryx-hooks answers Codex with a deny carrying the hook's reason rather than let the call run unasked",
+    ),
+    (
+        "99-copilot-hooks-demo/plain-bash",
+        "the hook answers `allow` for every call it does not deny; keryx-hooks never passes an explicit allow on (it would skip the host's permission request), so Copilot CLI still asks",
+    ),
+    (
+        "103-edit-tracker/write",
+        "it appends to the project's `.claude/hooks/.file-tracker.log`, inside the host's hooks directory, which is never granted; the log line is not written",
+    ),
+    (
+        "104-subagent-stop-logger/subagent-done",
+        "it appends to the project's `.claude/hooks/.state/subagent.log`, inside the host's hooks directory, which is never granted; the log line is not written",
+    ),
+    (
+        "106-codex-devkit-pr-gate/pr-create",
+        "the hook answers `ask`; Codex has no ask, so keryx-hooks answers with a deny carrying the hook's reason (as in `96-codex-devkit-safety/reset-hard`)",
+    ),
+    (
+        "106-codex-devkit-pr-gate/cooldown",
+        "it keeps its cooldown stamp in `${XDG_CACHE_HOME:-~/.cache}/devkit`; a sandboxed hook gets a private cache directory as `XDG_CACHE_HOME`, so the stamp written before the import is not seen and it asks again (a deny under Codex, as above); once it has run under keryx-hooks its stamps stay in the private cache",
+    ),
 ];
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/real-hooks");
@@ -478,7 +518,7 @@ const COUNTED: &[&str] = &[
 ];
 
 /// What the hooks need on the machine.
-const NEEDED: &[&str] = &["node", "python3", "jq", "bash", "git"];
+const NEEDED: &[&str] = &["node", "python3", "jq", "bash", "git", "uv"];
 
 fn side(case: &Case) -> Side {
     let env = home_outside_tmp();

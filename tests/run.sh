@@ -24,6 +24,12 @@ for tool in jq git; do
     fi
 done
 
+# uv: corpus hooks that are uv single-file scripts (`uv run`, PEP 723) run
+# under it, as on a person's machine; it comes from PyPI.
+if ! command -v uv >/dev/null 2>&1; then
+    python3 -m pip install --quiet uv
+fi
+
 # cargo-nextest runs the suite; install it when missing.
 if ! cargo nextest --version >/dev/null 2>&1; then
     cargo install --locked cargo-nextest
