@@ -61,16 +61,8 @@ const DIFFERS: &[(&str, &str)] = &[
         "it appends to the project's `.gemini/hooks/debug.log`, inside the host's hooks directory, which is never granted (a hook able to write there could change what the host runs unsandboxed); the log lines are not written",
     ),
     (
-        "88-file-lock-validator/write-plain",
-        "it keeps its per-file locks in the project's `.claude/hooks/.locks`, inside the host's hooks directory, which is never granted (a hook able to write there could change what the host runs unsandboxed); `mkdir` fails, the script stops (`set -e`) and no lock is written",
-    ),
-    (
-        "88-file-lock-validator/write-secret",
-        "the same read-only `.claude/hooks/`: `mkdir -p .claude/hooks/.locks` fails and `set -e` ends the script before its secret check, so its ask never comes (with a real-looking token the built-in `keryx.security-check-output` gate denies the write first; the corpus keeps a placeholder token, which the gate lets through)",
-    ),
-    (
         "88-file-lock-validator/write-mcp-json",
-        "the same read-only `.claude/hooks/`: the script's first step, `mkdir -p .claude/hooks/.locks`, fails and `set -e` ends it before its protected-path check, so its deny of `.mcp.json` never comes (the failure lets the call go, as a failing hook does under Claude Code)",
+        "the built-in write gate (`keryx.security-check-output`) denies the Write of `.mcp.json` first (a file Claude Code starts commands from); the decision is the same (deny), with keryx-hooks' reason instead of the hook's",
     ),
     (
         "96-codex-devkit-safety/drop-table",
@@ -83,14 +75,6 @@ const DIFFERS: &[(&str, &str)] = &[
     (
         "99-copilot-hooks-demo/plain-bash",
         "the hook answers `allow` for every call it does not deny; keryx-hooks never passes an explicit allow on (it would skip the host's permission request), so Copilot CLI still asks",
-    ),
-    (
-        "103-edit-tracker/write",
-        "it appends to the project's `.claude/hooks/.file-tracker.log`, inside the host's hooks directory, which is never granted; the log line is not written",
-    ),
-    (
-        "104-subagent-stop-logger/subagent-done",
-        "it appends to the project's `.claude/hooks/.state/subagent.log`, inside the host's hooks directory, which is never granted; the log line is not written",
     ),
     (
         "106-codex-devkit-pr-gate/pr-create",

@@ -1115,13 +1115,27 @@ pub fn sandbox_writable_refusal(entry: &str) -> Option<String> {
     // hooks, or what the agent loads from there.
     let first = rel.split('/').next().unwrap_or_default();
     if HOST_STATE_DIRS.contains(&first) && rel.len() > first.len() {
-        let child = rel[first.len() + 1..].split('/').next().unwrap_or_default();
+        let mut below = rel[first.len() + 1..].split('/');
+        let child = below.next().unwrap_or_default();
         let lower = child.to_ascii_lowercase();
+        // A hook's own hidden state inside the hooks directory
+        // (`.claude/hooks/.locks`, `.claude/hooks/.tracker.log`): a dot
+        // entry, which no `*` in a command that runs the directory's
+        // scripts picks up, and which the host runs only if its settings
+        // (protected) name it.
+        if lower == "hooks" && below.next().is_some_and(is_hidden_entry) {
+            return None;
+        }
         if HOST_RESERVED.iter().any(|r| lower.starts_with(r)) {
             return refuse(&format!(
                 "the host's own `{first}/{child}` (its settings, hooks, or what the agent loads)"
             ));
         }
+        return None;
+    }
+    if let Some(rest) = rel.strip_prefix(".github/hooks/")
+        && rest.split('/').next().is_some_and(is_hidden_entry)
+    {
         return None;
     }
     for protected in crate::paths::PROJECT_PROTECTED.iter().chain(&[".git"]) {
@@ -1130,6 +1144,11 @@ pub fn sandbox_writable_refusal(entry: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// A dot entry of its own (`.locks`, `.state`), not `.` or `..`.
+fn is_hidden_entry(name: &str) -> bool {
+    name.len() > 1 && name.starts_with('.') && name != ".."
 }
 
 /// A host's directories in a project in which a hook may be granted a
@@ -1544,6 +1563,11 @@ mod tests {
             ".claude",
             ".claude/settings.local.json",
             ".claude/hooks/x.log",
+            ".claude/hooks",
+            ".claude/hooks/",
+            ".claude/hooks/./gate.sh",
+            ".claude/hooks/..",
+            ".github/hooks",
             ".claude/commands",
             ".gemini/settings.json",
             ".codex/config.toml",
@@ -1567,6 +1591,9 @@ mod tests {
             "target/cache",
             ".github/workflows-cache",
             ".gitignore-cache",
+            ".claude/hooks/.locks",
+            ".claude/hooks/.state/subagent.log",
+            ".github/hooks/.cache",
         ] {
             assert_eq!(refusal(entry), None, "`{entry}` is fine");
         }

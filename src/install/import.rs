@@ -1000,7 +1000,10 @@ fn host_dir_writes(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let writes_any = writes_files(text);
     for line in text.lines() {
-        let writing = line.contains('>') || line.contains("tee ") || line_writes(line);
+        let writing = line.contains('>')
+            || line.contains("tee ")
+            || line_writes(line)
+            || assigned_then_written(text, line);
         for dir in DIRS {
             let mut rest = line;
             while let Some(i) = rest.find(dir) {
@@ -1011,7 +1014,9 @@ fn host_dir_writes(text: &str) -> Vec<String> {
                 // In the project: bare, or after a project directory
                 // variable; never a home path (`~/.claude/…`).
                 let head = head.trim_end_matches(['"', '\'']);
-                let project_var = head.ends_with("_DIR/") || head.ends_with("_DIR}/");
+                let project_var = head.ends_with("_DIR/")
+                    || head.ends_with("_DIR}/")
+                    || project_root_var(text, head);
                 if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '.')
                     || (before == Some('/') && !project_var)
                     || (head.ends_with('/') && !project_var)
@@ -1055,6 +1060,58 @@ fn host_dir_writes(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether `head` ends with a shell variable (`$root/`, `${root}/`) that
+/// `text` sets to the project: from a project directory variable, `$PWD`,
+/// `pwd` or `git rev-parse --show-toplevel`.
+fn project_root_var(text: &str, head: &str) -> bool {
+    let Some(h) = head.strip_suffix('/') else {
+        return false;
+    };
+    let h = h.strip_suffix('}').unwrap_or(h);
+    let start = h.bytes().rposition(|c| !is_name(c)).map_or(0, |i| i + 1);
+    let name = &h[start..];
+    let sigil = h[..start].strip_suffix('{').unwrap_or(&h[..start]);
+    if name.is_empty() || !sigil.ends_with('$') {
+        return false;
+    }
+    text.lines().any(|l| {
+        let l = l.trim_start().trim_start_matches("local ").trim_start();
+        l.strip_prefix(name)
+            .and_then(|r| r.strip_prefix('='))
+            .is_some_and(|v| {
+                v.contains("_DIR")
+                    || v.contains("PWD")
+                    || v.contains("pwd")
+                    || v.contains("--show-toplevel")
+            })
+    })
+}
+
+/// Whether `line` assigns a shell variable (`log="$root/.claude/x.log"`)
+/// that `text` then writes through: a redirect, `tee`, `mkdir`, `touch` or
+/// a move onto `$log` or `${log}`, or a path below it (`"$log/x"`).
+fn assigned_then_written(text: &str, line: &str) -> bool {
+    let line = line.trim_start().trim_start_matches("local ").trim_start();
+    let Some((name, _)) = line.split_once('=') else {
+        return false;
+    };
+    if name.is_empty() || !name.bytes().all(is_name) || !is_name_start(name.as_bytes()[0]) {
+        return false;
+    }
+    let refs = [format!("${name}"), format!("${{{name}}}")];
+    text.lines().any(|l| {
+        let Some(at) = refs.iter().filter_map(|r| l.find(r.as_str())).min() else {
+            return false;
+        };
+        let before = &l[..at];
+        before.contains('>')
+            || before.contains("tee ")
+            || ["mkdir ", "touch ", "mv ", "cp "]
+                .iter()
+                .any(|w| before.contains(w))
+    })
 }
 
 /// Whether a line of `text` writes where variable `var` points
@@ -1941,6 +1998,29 @@ mod tests {
         // The host's settings and hooks are never granted.
         let g = detect(
             "echo x >> .claude/settings.json; echo y >> .gemini/hooks/debug.log",
+            &[],
+            Scope::Project,
+            claude(),
+        )
+        .unwrap();
+        assert!(g.writable.is_empty(), "{g:?}");
+    }
+
+    #[test]
+    fn a_hooks_hidden_state_in_the_hooks_directory_is_granted_exactly() {
+        let sh = "root=\"${CLAUDE_PROJECT_DIR:-$PWD}\"\nlocks=\"$root/.claude/hooks/.locks\"\nmkdir -p \"$locks\"\nlog=\"$root/.claude/hooks/.tracker.log\"\necho x >> \"$log\"\nseen=\"$root/.claude/hooks/.seen\"\ncat \"$seen\"\n";
+        assert_eq!(
+            host_dir_writes(sh),
+            [".claude/hooks/.locks", ".claude/hooks/.tracker.log"]
+        );
+        let g = detect(sh, &[], Scope::Project, claude()).unwrap();
+        assert_eq!(
+            g.writable,
+            [".claude/hooks/.locks", ".claude/hooks/.tracker.log"]
+        );
+        // Never the scripts beside them, nor the directory itself.
+        let g = detect(
+            "d=\"$CLAUDE_PROJECT_DIR/.claude/hooks\"\necho x > \"$d/gate.sh\"\necho y >> .claude/hooks/run.log",
             &[],
             Scope::Project,
             claude(),
