@@ -1402,6 +1402,8 @@ struct HostFile {
     path: PathBuf,
     host_name: &'static str,
     format: ConfigFormat,
+    /// How strictly the host reads it.
+    reads: hosts::Reads,
 }
 
 /// keryx-hooks' own places.
@@ -1459,6 +1461,7 @@ fn host_files(cfg: &CtxGuardConfig) -> (Vec<HostFile>, Vec<(Vec<String>, HostFil
                     path,
                     host_name,
                     format: files.format,
+                    reads: files.reads,
                 });
             }
         }
@@ -1469,6 +1472,7 @@ fn host_files(cfg: &CtxGuardConfig) -> (Vec<HostFile>, Vec<(Vec<String>, HostFil
                     path: PathBuf::from(p),
                     host_name,
                     format: files.format,
+                    reads: files.reads,
                 },
             ));
         }
@@ -1489,6 +1493,7 @@ fn host_files(cfg: &CtxGuardConfig) -> (Vec<HostFile>, Vec<(Vec<String>, HostFil
                     path,
                     host_name,
                     format: format_of(p),
+                    reads: hosts::Reads::default(),
                 });
             }
         }
@@ -1499,6 +1504,7 @@ fn host_files(cfg: &CtxGuardConfig) -> (Vec<HostFile>, Vec<(Vec<String>, HostFil
                     path: PathBuf::from(p),
                     host_name,
                     format: format_of(p),
+                    reads: hosts::Reads::default(),
                 },
             ));
         }
@@ -2091,7 +2097,7 @@ fn write_refusal(payload: &Value, cfg: &CtxGuardConfig) -> Option<String> {
             "the new content cannot be read, so what it does to the host cannot be checked",
         ));
     };
-    if let Some(why) = host_would_not_load(before, &proposed, host.format) {
+    if let Some(why) = host_would_not_load(before, &proposed, host.format, host.reads) {
         return Some(refusal(tool, &p, &why));
     }
     if let Some(lost) = old_entries.iter().find(|e| !new_entries.contains(e)) {
@@ -2386,26 +2392,22 @@ fn walk(v: &Value, keys: &mut Vec<String>, matcher: Option<&Value>, out: &mut Ve
     }
 }
 
-/// Settings in a host file that turn hooks (or keryx-hooks) off: Claude
-/// Code's `disableAllHooks`, and `KERYX_HOOKS` set in an environment table.
-/// Whether a host that loaded `before` would fail to load `after`: a JSON
-/// file that was plain JSON (or new) must stay plain JSON, numbers in range
-/// included, since a host reading it strictly skips the whole file, hooks
-/// and all, while ours would still look wired.
-fn host_would_not_load(before: &str, after: &str, format: ConfigFormat) -> Option<String> {
-    if format == ConfigFormat::Toml {
-        return None; // `entries` already parsed it as TOML
+/// Whether a host that loaded `before` would fail to load `after`, read
+/// the way that host reads it (`status` and `doctor` read it so too): a
+/// trailing comma, a comment where the host takes none or a number out of
+/// range makes a strict host skip the whole file, hooks and all, while ours
+/// would still look wired.
+fn host_would_not_load(
+    before: &str,
+    after: &str,
+    format: ConfigFormat,
+    reads: hosts::Reads,
+) -> Option<String> {
+    let load = |t: &str| hosts::loads::load_error(format, reads, t);
+    if load(before).is_some() {
+        return None;
     }
-    let strict = |t: &str| {
-        let body = t.strip_prefix('\u{feff}').unwrap_or(t);
-        body.trim().is_empty() || serde_json::from_str::<Value>(body).is_ok()
-    };
-    (strict(before) && !strict(after)).then(|| {
-        let body = after.strip_prefix('\u{feff}').unwrap_or(after);
-        let why = serde_json::from_str::<Value>(body)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+    load(after).map(|why| {
         format!(
             "the host would not load the file it leaves ({}), and would then run none of its hooks",
             escape(&why)
@@ -2430,6 +2432,8 @@ const RELOCATING_ENV: [&str; 11] = [
     "BASH_ENV",
 ];
 
+/// Settings in a host file that turn hooks (or keryx-hooks) off: Claude
+/// Code's `disableAllHooks`, and `KERYX_HOOKS` set in an environment table.
 fn turned_off(text: &str, format: ConfigFormat) -> Vec<String> {
     let mut out = Vec::new();
     let Some(doc) = document(text, format) else {
