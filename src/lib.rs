@@ -87,6 +87,24 @@ pub fn main(args: Vec<OsString>) -> ExitStatus {
         Command::Completions(a) => commands::completions::completions(a),
         Command::Man => commands::completions::man(),
     };
+    // What these commands changed is keryx-hooks' own doing: the sessions
+    // running are not told of it as a change made outside.
+    let changes_enforcement = match &cli.command {
+        Command::Trust(_)
+        | Command::Untrust(_)
+        | Command::Enable(_)
+        | Command::Disable(_)
+        | Command::Init(_)
+        | Command::Install(_)
+        | Command::Uninstall(_)
+        | Command::Import(_) => true,
+        Command::Doctor(a) => a.fix,
+        _ => false,
+    };
+    if changes_enforcement {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        install::watch::acknowledge(&paths::Locations::resolve(&cwd));
+    }
     match result {
         Ok(code) => code,
         Err(e) => {

@@ -769,6 +769,125 @@ fn doctor() {
     "#);
 }
 
+/// `installed()` with a trailing comma added to Claude Code's settings,
+/// which Claude Code does not load: it runs none of the hooks in it.
+fn installed_then_broken() -> Env {
+    let env = installed();
+    let path = env.home.join(".claude/settings.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let broken = text.replacen("\"hooks\": {", "\"hooks\": {\"Stop\": [],", 1);
+    let broken = broken.trim_end().strip_suffix('}').unwrap().to_owned() + ",}\n";
+    env.write(&path, broken);
+    env
+}
+
+#[test]
+fn status_of_a_settings_file_the_host_does_not_load() {
+    let env = installed_then_broken();
+    cmd_snapshot!(env.filters(), env.cmd(&["status"]), @"
+    success: false
+    exit_code: 1
+    ----- stdout -----
+    `[HOME]/.keryx` → snapshot `[KEY]`: half_applied
+      the snapshot exists, but not every host that should use it is wired to it with timeouts that cover its hooks
+      claude-code (user settings, `[HOME]/.claude/settings.json`): broken: Claude Code would not load it (it is not plain JSON: trailing comma at line 124 column 2), so it runs none of the hooks in it; fix that by hand
+      hint: fix the broken file by hand, then run `keryx-hooks doctor --fix`
+
+    ----- stderr -----
+    ");
+}
+
+#[test]
+fn doctor_of_a_settings_file_the_host_does_not_load() {
+    let env = installed_then_broken();
+    let before = std::fs::read(env.home.join(".claude/settings.json")).unwrap();
+    cmd_snapshot!(env.filters(), env.cmd(&["doctor", "--fix"]), @r#"
+    success: false
+    exit_code: 1
+    ----- stdout -----
+    fail  host-config (claude-code): `[HOME]/.claude/settings.json` is broken: Claude Code would not load it (it is not plain JSON: trailing comma at line 124 column 2), so it runs none of the hooks in it; fix that by hand
+          fix: repair `[HOME]/.claude/settings.json` by hand, then run `keryx-hooks install claude-code`
+    ok    snapshot ([KEY]): 1 file from `[HOME]/.keryx`, taken [TIME] by keryx-hooks [VERSION]
+    fail  drift ([HOME]/.keryx): half_applied: the snapshot exists, but not every host that should use it is wired to it with timeouts that cover its hooks (broken: claude-code (user settings, `[HOME]/.claude/settings.json`): Claude Code would not load it (it is not plain JSON: trailing comma at line 124 column 2), so it runs none of the hooks in it; fix that by hand)
+          fix: keryx-hooks doctor --fix
+    ok    runtime.toml: no `[HOME]/.keryx/runtime.toml`: every setting has its default (profile `monitored-trusted-local`)
+    ok    config: loads without errors
+    ok    project-trust: this project defines no command hooks
+    ok    config (snapshot [KEY]): loads without errors
+    warn  unsandboxed-hooks: user hooks that run outside the sandbox, with your full permissions: `no-force-push`
+          fix: drop `"runsIn": "unsandboxed"` from the hooks that do not need it
+    ok    sandbox: `/usr/bin/bwrap` works here (system directory)
+    ok    sessions: no session state older than 7 days
+
+    not fixed: rewire: claude-code (user settings, `[HOME]/.claude/settings.json`) not wired to snapshot `[KEY]`: cannot edit `[HOME]/.claude/settings.json`: Claude Code would not load it (it is not plain JSON: trailing comma at line 124 column 2), so it runs none of the hooks in it; fix that by hand; nothing was written
+      run: repair `[HOME]/.claude/settings.json` by hand, then run `keryx-hooks doctor --fix`
+    still fail: host-config (claude-code) — run: repair `[HOME]/.claude/settings.json` by hand, then run `keryx-hooks install claude-code`
+    still fail: drift ([HOME]/.keryx) — run: keryx-hooks doctor --fix
+    still warn: unsandboxed-hooks — run: drop `"runsIn": "unsandboxed"` from the hooks that do not need it
+
+    ----- stderr -----
+    "#);
+    assert_eq!(
+        std::fs::read(env.home.join(".claude/settings.json")).unwrap(),
+        before,
+        "doctor --fix overwrote a file it cannot read"
+    );
+}
+
+/// Codex wired, then its `config.toml` broken: Codex does not start with a
+/// config it cannot parse.
+#[test]
+fn status_and_doctor_of_a_codex_config_that_does_not_parse() {
+    let env = Env::fixed();
+    env.write(env.user_hooks(), NO_FORCE_PUSH);
+    env.run(&["install", "codex"]).code(0);
+    let path = env.home.join(".codex/config.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    env.write(&path, format!("[hooks\n{text}"));
+    cmd_snapshot!(env.filters(), env.cmd(&["status"]), @"
+    success: false
+    exit_code: 1
+    ----- stdout -----
+    `[HOME]/.keryx` → snapshot `[KEY]`: half_applied
+      the snapshot exists, but not every host that should use it is wired to it with timeouts that cover its hooks
+      codex (user settings, `[HOME]/.codex/config.toml`): broken: OpenAI Codex CLI would not load it (it is not valid TOML: unclosed table, expected `]`), so it runs none of the hooks in it; fix that by hand
+      hint: fix the broken file by hand, then run `keryx-hooks doctor --fix`
+
+    ----- stderr -----
+    ");
+    cmd_snapshot!(env.filters(), env.cmd(&["doctor", "--fix"]), @r#"
+    success: false
+    exit_code: 1
+    ----- stdout -----
+    fail  host-config (codex): `[HOME]/.codex/config.toml` is broken: OpenAI Codex CLI would not load it (it is not valid TOML: unclosed table, expected `]`), so it runs none of the hooks in it; fix that by hand
+          fix: repair `[HOME]/.codex/config.toml` by hand, then run `keryx-hooks install codex`
+    ok    snapshot ([KEY]): 1 file from `[HOME]/.keryx`, taken [TIME] by keryx-hooks [VERSION]
+    fail  drift ([HOME]/.keryx): half_applied: the snapshot exists, but not every host that should use it is wired to it with timeouts that cover its hooks (broken: codex (user settings, `[HOME]/.codex/config.toml`): OpenAI Codex CLI would not load it (it is not valid TOML: unclosed table, expected `]`), so it runs none of the hooks in it; fix that by hand)
+          fix: keryx-hooks doctor --fix
+    ok    runtime.toml: no `[HOME]/.keryx/runtime.toml`: every setting has its default (profile `monitored-trusted-local`)
+    ok    config: loads without errors
+    ok    project-trust: this project defines no command hooks
+    ok    config (snapshot [KEY]): loads without errors
+    warn  unsandboxed-hooks: user hooks that run outside the sandbox, with your full permissions: `no-force-push`
+          fix: drop `"runsIn": "unsandboxed"` from the hooks that do not need it
+    ok    sandbox: `/usr/bin/bwrap` works here (system directory)
+    ok    sessions: no session state older than 7 days
+
+    not fixed: rewire: codex (user settings, `[HOME]/.codex/config.toml`) not wired to snapshot `[KEY]`: cannot edit `[HOME]/.codex/config.toml`: OpenAI Codex CLI would not load it (it is not valid TOML: unclosed table, expected `]`), so it runs none of the hooks in it; fix that by hand; nothing was written
+      run: repair `[HOME]/.codex/config.toml` by hand, then run `keryx-hooks doctor --fix`
+    still fail: host-config (codex) — run: repair `[HOME]/.codex/config.toml` by hand, then run `keryx-hooks install codex`
+    still fail: drift ([HOME]/.keryx) — run: keryx-hooks doctor --fix
+    still warn: unsandboxed-hooks — run: drop `"runsIn": "unsandboxed"` from the hooks that do not need it
+
+    ----- stderr -----
+    "#);
+    assert!(
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .starts_with("[hooks\n")
+    );
+}
+
 // --------------------------------------------------------- what happened
 
 #[test]

@@ -32,30 +32,29 @@ const SEEDS: &[Seed] = &[
         host: "claude-code",
         rel: ".claude/settings.json",
         text: r#"{
-  // personal settings
   "model": "opus",
   "hooks": {
     "PreToolUse": [
-      { "matcher": "Bash", "hooks": [{ "type": "command", "command": "lint.sh", "timeout": 30 }] },
+      { "matcher": "Bash", "hooks": [{ "type": "command", "command": "lint.sh", "timeout": 30 }] }
     ],
-    /* desktop notifications */
-    "Notification": [{ "hooks": [{ "type": "command", "command": "notify-send done" }] }],
+    "Notification": [{ "hooks": [{ "type": "command", "command": "notify-send done" }] }]
   },
-  "permissions": { "allow": ["Bash(ls)"] },
+  "permissions": { "allow": ["Bash(ls)"] }
 }
 "#,
         keep: &[
-            "  // personal settings",
-            r#"      { "matcher": "Bash", "hooks": [{ "type": "command", "command": "lint.sh", "timeout": 30 }] },"#,
-            "    /* desktop notifications */",
-            r#"  "permissions": { "allow": ["Bash(ls)"] },"#,
+            r#"  "model": "opus","#,
+            r#"      { "matcher": "Bash", "hooks": [{ "type": "command", "command": "lint.sh", "timeout": 30 }] }"#,
+            r#"    "Notification": [{ "hooks": [{ "type": "command", "command": "notify-send done" }] }]"#,
+            r#"  "permissions": { "allow": ["Bash(ls)"] }"#,
         ],
     },
     Seed {
         host: "gemini-cli",
         rel: ".gemini/settings.json",
-        text: "\u{feff}{\r\n  \"ui\": {\"theme\": \"dark\"},\r\n  \"hooks\": {\r\n    \"BeforeTool\": [\r\n      {\"matcher\": \"write_file\", \"hooks\": [{\"name\": \"sec\", \"type\": \"command\", \"command\": \"sec.sh\", \"timeout\": 5000}]}\r\n    ]\r\n  }\r\n}\r\n",
+        text: "\u{feff}{\r\n  // personal settings\r\n  \"ui\": {\"theme\": \"dark\"},\r\n  \"hooks\": {\r\n    \"BeforeTool\": [\r\n      {\"matcher\": \"write_file\", \"hooks\": [{\"name\": \"sec\", \"type\": \"command\", \"command\": \"sec.sh\", \"timeout\": 5000}]}\r\n    ]\r\n  }\r\n}\r\n",
         keep: &[
+            "  // personal settings\r",
             "  \"ui\": {\"theme\": \"dark\"},\r",
             "      {\"matcher\": \"write_file\", \"hooks\": [{\"name\": \"sec\", \"type\": \"command\", \"command\": \"sec.sh\", \"timeout\": 5000}]},\r",
         ],

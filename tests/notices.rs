@@ -214,3 +214,71 @@ fn on_kimi_a_denys_stderr_carries_no_notice_and_status_shows_it() {
     run.code(0);
     assert!(run.stderr.contains("`no-echo`"), "{}", run.stderr);
 }
+
+/// Claude Code's settings rewritten behind keryx-hooks' back mid-session
+/// (here: every hook turned off) is said to the person after the next tool
+/// runs, naming the file, once; a change `keryx-hooks install` makes is not.
+#[test]
+fn a_protected_file_changed_outside_keryx_is_said_after_the_next_tool() {
+    let env = Env::new();
+    env.run(&["install", "claude-code"]).code(0);
+    let settings = env.claude_settings();
+    let post = || event(&env, "PostToolUse", "PostToolUse-basic-Bash.json", "");
+    event(&env, "SessionStart", "SessionStart-basic-startup.json", "");
+    let quiet = post();
+    assert!(
+        !quiet.stdout.contains("changed outside"),
+        "{}",
+        quiet.stdout
+    );
+
+    let text = std::fs::read_to_string(&settings).unwrap();
+    env.write(
+        &settings,
+        text.replacen('{', "{\n  \"disableAllHooks\": true,", 1),
+    );
+    let run = post();
+    let said = if run.stdout.trim().is_empty() {
+        String::new()
+    } else {
+        run.json()["systemMessage"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(
+        said.contains("changed outside keryx-hooks"),
+        "{}",
+        run.stdout
+    );
+    assert!(said.contains(".claude/settings.json"), "{said}");
+    assert!(!run.stdout.contains("additionalContext"), "{}", run.stdout);
+    // Said once.
+    let again = post();
+    assert!(
+        !again.stdout.contains("changed outside"),
+        "{}",
+        again.stdout
+    );
+}
+
+#[test]
+fn a_change_keryx_install_makes_is_not_said_as_one_made_outside() {
+    let env = Env::new();
+    event(&env, "SessionStart", "SessionStart-basic-startup.json", "");
+    let post = || event(&env, "PostToolUse", "PostToolUse-basic-Bash.json", "");
+    assert!(!post().stdout.contains("changed outside"));
+    // Creates the user hooks file, the snapshot and Claude Code's settings.
+    env.run(&["install", "claude-code"]).code(0);
+    assert!(env.claude_settings().is_file());
+    let run = post();
+    assert!(!run.stdout.contains("changed outside"), "{}", run.stdout);
+    // A change outside it after that still is.
+    env.write(
+        env.user_hooks(),
+        r#"{"schemaVersion": "1.0.0", "hooks": {}}"#,
+    );
+    let run = post();
+    assert!(run.stdout.contains("changed outside"), "{}", run.stdout);
+    assert!(run.stdout.contains(".keryx/hooks.json"), "{}", run.stdout);
+}

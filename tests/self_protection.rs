@@ -464,3 +464,61 @@ fn mcp_tools_are_judged_by_what_their_arguments_do() {
         assert_eq!(call(100 + i, tool, input), "", "{tool}");
     }
 }
+
+/// Codex's patch tool and its shell tool, in the captured payload's shape:
+/// a patch in any spelling Codex applies names files that are judged as
+/// Writes of them.
+#[test]
+fn codex_patches_in_every_spelling_reach_the_write_gate() {
+    let env = Env::new();
+    let settings = env.write(env.home.join(".codex/hooks.json"), "{\"hooks\": {}}\n");
+    let patch = format!(
+        "*** Begin Patch\r\n  *** Update File: {}\r\n@@\r\n-{{\"hooks\": {{}}}}\r\n+{{}}\r\n*** End Patch\r\n",
+        settings.display()
+    );
+    let fire = |call: &str, tool: &str, input: Value| {
+        let mut p = crate::common::fixture("codex", "PreToolUse-basic-Bash.json");
+        p["cwd"] = json!(env.project);
+        p["tool_use_id"] = json!(call);
+        p["tool_name"] = json!(tool);
+        p["tool_input"] = input;
+        let run = env.run_stdin(&["run", "codex", "PreToolUse"], p.to_string());
+        run.code(0);
+        run
+    };
+    for (i, (tool, input)) in [
+        (
+            "apply_patch",
+            json!({"command": format!("<<'EOF'\n{patch}EOF\n")}),
+        ),
+        (
+            "apply_patch",
+            json!({"command": ["bash", "-lc", format!("apply_patch <<'EOF'\n{patch}EOF\n")]}),
+        ),
+        (
+            "Bash",
+            json!({"command": format!("apply_patch <<'EOF'\n{patch}EOF")}),
+        ),
+        (
+            "Bash",
+            json!({"command": format!("cat <<EOF | apply_patch\n{patch}EOF")}),
+        ),
+        (
+            "Bash",
+            json!({"command": format!("bash -lc \"apply_patch '{patch}'\"")}),
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let run = fire(&format!("p{i}"), tool, input);
+        assert_denied(&run, "agent host's config file");
+    }
+    let ok = "*** Begin Patch\n*** Add File: notes.md\n+hello\n*** End Patch\n";
+    assert_not_denied(&fire("ok1", "apply_patch", json!({"command": ok})));
+    assert_not_denied(&fire(
+        "ok2",
+        "Bash",
+        json!({"command": format!("apply_patch <<'EOF'\n{ok}EOF")}),
+    ));
+}

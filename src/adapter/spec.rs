@@ -285,6 +285,29 @@ pub struct ConfigFiles {
     /// Other files the host reads hooks from, which install does not write.
     #[serde(default)]
     pub also_read: AlsoRead,
+    /// How strictly the host reads its settings file: one it cannot load
+    /// runs none of its hooks, so it is broken, not wired.
+    #[serde(default)]
+    pub reads: Reads,
+}
+
+/// What a host's reader accepts beyond plain JSON (or TOML), and what it
+/// checks: each `false` is the strict choice.
+#[derive(Debug, Default, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all(deserialize = "camelCase"))]
+pub struct Reads {
+    /// `//` and `/* */` comments are taken out before the file is parsed.
+    #[serde(default)]
+    pub comments: bool,
+    /// A key given twice in one object is an error (a typed parser), not
+    /// the last one winning.
+    #[serde(default)]
+    pub unique_keys: bool,
+    /// The types in the hooks table are checked (`hooks` an object, each
+    /// event a list, `command` a string, `timeout` a number), and the whole
+    /// file is skipped on a wrong one.
+    #[serde(default)]
+    pub typed_hooks: bool,
 }
 
 /// Files a host reads hooks from beside the ones install writes: `user`

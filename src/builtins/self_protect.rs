@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use regex::Regex;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::ctx_guard::{
     CtxGuardConfig, Guard, Reader, basename, glob_match, nested_script, show, skip_options,
@@ -172,6 +172,9 @@ pub(super) fn command(
                 ));
             }
         }
+        if let Some(r) = shell_patch(g, script, i, &cand.argv, cwd) {
+            return Some(r);
+        }
         if reads_script_from_stdin(name, &cand.argv)
             && let Some(r) = disarming_text(g.src)
         {
@@ -238,6 +241,59 @@ pub(super) fn brace_expanded(words: &[String]) -> Vec<String> {
         }
     }
     out
+}
+
+/// A shell command that runs Codex's `apply_patch` (`applypatch`, `codex
+/// --codex-run-as-apply-patch`): still read as shell, and the patch it is
+/// given (its arguments, a here-document or here-string, text piped into
+/// it, a file on its input or `cat` into it) is read as a patch too, each
+/// file it touches judged as a Write of it.
+fn shell_patch(
+    g: &Guard,
+    script: &Script,
+    i: usize,
+    argv: &[String],
+    cwd: Option<&Path>,
+) -> Option<String> {
+    let name = basename(argv.first()?);
+    // The flag is read whatever the program is called: a host's binary
+    // may be started under any name.
+    let applies = patch::PROGRAMS.contains(&name) || argv.iter().any(|a| a == patch::CODEX_FLAG);
+    if !applies {
+        return None;
+    }
+    // The line's own text holds every literal way to hand it the patch;
+    // escaped line ends count, as `printf` and `$'…'` make them real.
+    let mut text = argv[1..].join("\n");
+    text.push('\n');
+    text.push_str(&patch::with_escaped_lines(g.src));
+    let cmd = &script.commands[i];
+    let mut files: Vec<&String> = cmd
+        .redirects
+        .iter()
+        .filter(|r| r.reads_file())
+        .map(|r| &r.target)
+        .collect();
+    for up in script.commands[..i]
+        .iter()
+        .filter(|d| d.pipeline == cmd.pipeline && d.stage < cmd.stage)
+    {
+        let w = unwrap_wrappers(&up.words);
+        if w.first().is_some_and(|f| basename(f) == "cat") {
+            files.extend(w[1..].iter().filter(|a| !a.starts_with('-')));
+        }
+    }
+    for f in files {
+        if let Some(path) = expand(g, f, cwd)
+            && let Ok(Some(body)) = read_bounded(&path)
+        {
+            text.push('\n');
+            text.push_str(&body);
+        }
+    }
+    patch_refusal(g.cfg, name, &text, &|f| {
+        expand(g, f, cwd).into_iter().collect()
+    })
 }
 
 /// The script a shell (or `at`, `batch`) reads from a pipe of literal
@@ -1346,6 +1402,8 @@ struct HostFile {
     path: PathBuf,
     host_name: &'static str,
     format: ConfigFormat,
+    /// How strictly the host reads it.
+    reads: hosts::Reads,
 }
 
 /// keryx-hooks' own places.
@@ -1403,6 +1461,7 @@ fn host_files(cfg: &CtxGuardConfig) -> (Vec<HostFile>, Vec<(Vec<String>, HostFil
                     path,
                     host_name,
                     format: files.format,
+                    reads: files.reads,
                 });
             }
         }
@@ -1413,6 +1472,7 @@ fn host_files(cfg: &CtxGuardConfig) -> (Vec<HostFile>, Vec<(Vec<String>, HostFil
                     path: PathBuf::from(p),
                     host_name,
                     format: files.format,
+                    reads: files.reads,
                 },
             ));
         }
@@ -1433,6 +1493,7 @@ fn host_files(cfg: &CtxGuardConfig) -> (Vec<HostFile>, Vec<(Vec<String>, HostFil
                     path,
                     host_name,
                     format: format_of(p),
+                    reads: hosts::Reads::default(),
                 });
             }
         }
@@ -1443,6 +1504,7 @@ fn host_files(cfg: &CtxGuardConfig) -> (Vec<HostFile>, Vec<(Vec<String>, HostFil
                     path: PathBuf::from(p),
                     host_name,
                     format: format_of(p),
+                    reads: hosts::Reads::default(),
                 },
             ));
         }
@@ -1920,34 +1982,46 @@ fn write_refusal(payload: &Value, cfg: &CtxGuardConfig) -> Option<String> {
         return mcp_write_refusal(tool, input?, cfg, &resolve);
     }
 
-    // A patch names its files inside (Codex apply_patch).
-    let patch = input
-        .and_then(|i| {
-            i.as_str()
-                .or_else(|| i.get("command").and_then(Value::as_str))
-                .or_else(|| i.get("input").and_then(Value::as_str))
-                .or_else(|| i.get("patch").and_then(Value::as_str))
-                .or_else(|| {
-                    i.get("command")
-                        .and_then(Value::as_array)
-                        .and_then(|a| a.iter().filter_map(Value::as_str).find(|s| is_patch(s)))
-                })
+    // A patch names its files inside (Codex apply_patch), in any spelling
+    // Codex applies: padded or indented markers, any line ending, wrapped
+    // in a here-document or in the shell script Codex reads it out of.
+    let texts: Vec<String> = input
+        .into_iter()
+        .flat_map(|i| {
+            let argv = i.get("command").and_then(Value::as_array).map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
+            [
+                i.as_str().map(str::to_owned),
+                i.get("command").and_then(Value::as_str).map(str::to_owned),
+                argv,
+                i.get("input").and_then(Value::as_str).map(str::to_owned),
+                i.get("patch").and_then(Value::as_str).map(str::to_owned),
+            ]
         })
-        .or_else(|| payload.get("input").and_then(Value::as_str))
-        .filter(|s| is_patch(s));
-    if let Some(patch) = patch {
-        for file in patch_files(patch) {
-            if let Some(path) = resolve(&file)
-                && let Some(p) = protected(cfg, &path)
-            {
-                return Some(refusal(
-                    tool,
-                    &p,
-                    "a patch cannot be checked entry by entry",
-                ));
-            }
+        .chain([payload
+            .get("input")
+            .and_then(Value::as_str)
+            .map(str::to_owned)])
+        .flatten()
+        .filter(|s| patch::is_patch(s))
+        .collect();
+    if !texts.is_empty() {
+        let text = texts.join("\n");
+        let mut bases = vec![cwd.clone()];
+        for dir in patch::workdirs(&text) {
+            let base = expand(&g, &dir, cwd.as_deref());
+            bases.push(base);
         }
-        return None;
+        return patch_refusal(cfg, tool, &text, &|file| {
+            bases
+                .iter()
+                .filter_map(|base| expand(&g, file, base.as_deref()))
+                .collect()
+        });
     }
 
     let input = input?;
@@ -2023,7 +2097,7 @@ fn write_refusal(payload: &Value, cfg: &CtxGuardConfig) -> Option<String> {
             "the new content cannot be read, so what it does to the host cannot be checked",
         ));
     };
-    if let Some(why) = host_would_not_load(before, &proposed, host.format) {
+    if let Some(why) = host_would_not_load(before, &proposed, host.format, host.reads) {
         return Some(refusal(tool, &p, &why));
     }
     if let Some(lost) = old_entries.iter().find(|e| !new_entries.contains(e)) {
@@ -2117,21 +2191,36 @@ fn refusal(tool: &str, p: &Protected, why: &str) -> String {
     )
 }
 
-fn is_patch(s: &str) -> bool {
-    s.trim_start().starts_with("*** Begin Patch")
-}
-
-fn patch_files(patch: &str) -> Vec<String> {
-    patch
-        .lines()
-        .filter_map(|l| {
-            let rest = l.strip_prefix("*** ")?;
-            ["Add File: ", "Update File: ", "Delete File: ", "Move to: "]
-                .iter()
-                .find_map(|h| rest.strip_prefix(h))
-                .map(|p| p.trim().to_owned())
-        })
-        .collect()
+/// The files a patch touches, each judged as a Write of it: keryx-hooks'
+/// own files, what a host loads code from and the binary the hosts run are
+/// never written; a host config file is refused too, since a patch of it
+/// cannot be checked entry by entry; a shell startup file may not gain
+/// `KERYX_HOOKS=off`. `resolve` gives every path a file name may be.
+fn patch_refusal(
+    cfg: &CtxGuardConfig,
+    tool: &str,
+    text: &str,
+    resolve: &dyn Fn(&str) -> Vec<PathBuf>,
+) -> Option<String> {
+    for file in patch::files(text) {
+        for path in resolve(&file) {
+            if let Some(r) = the_hosts_binary(cfg, tool, &path, "would change") {
+                return Some(r);
+            }
+            if let Some(p) = protected(cfg, &path) {
+                return Some(refusal(
+                    tool,
+                    &p,
+                    "a patch cannot be checked entry by entry",
+                ));
+            }
+            let added = json!({ "content": patch::added(text) });
+            if let Some(r) = startup_file_refusal(tool, &path, &added) {
+                return Some(r);
+            }
+        }
+    }
+    None
 }
 
 /// What a file tool would do to the file.
@@ -2303,26 +2392,22 @@ fn walk(v: &Value, keys: &mut Vec<String>, matcher: Option<&Value>, out: &mut Ve
     }
 }
 
-/// Settings in a host file that turn hooks (or keryx-hooks) off: Claude
-/// Code's `disableAllHooks`, and `KERYX_HOOKS` set in an environment table.
-/// Whether a host that loaded `before` would fail to load `after`: a JSON
-/// file that was plain JSON (or new) must stay plain JSON, numbers in range
-/// included, since a host reading it strictly skips the whole file, hooks
-/// and all, while ours would still look wired.
-fn host_would_not_load(before: &str, after: &str, format: ConfigFormat) -> Option<String> {
-    if format == ConfigFormat::Toml {
-        return None; // `entries` already parsed it as TOML
+/// Whether a host that loaded `before` would fail to load `after`, read
+/// the way that host reads it (`status` and `doctor` read it so too): a
+/// trailing comma, a comment where the host takes none or a number out of
+/// range makes a strict host skip the whole file, hooks and all, while ours
+/// would still look wired.
+fn host_would_not_load(
+    before: &str,
+    after: &str,
+    format: ConfigFormat,
+    reads: hosts::Reads,
+) -> Option<String> {
+    let load = |t: &str| hosts::loads::load_error(format, reads, t);
+    if load(before).is_some() {
+        return None;
     }
-    let strict = |t: &str| {
-        let body = t.strip_prefix('\u{feff}').unwrap_or(t);
-        body.trim().is_empty() || serde_json::from_str::<Value>(body).is_ok()
-    };
-    (strict(before) && !strict(after)).then(|| {
-        let body = after.strip_prefix('\u{feff}').unwrap_or(after);
-        let why = serde_json::from_str::<Value>(body)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+    load(after).map(|why| {
         format!(
             "the host would not load the file it leaves ({}), and would then run none of its hooks",
             escape(&why)
@@ -2347,6 +2432,8 @@ const RELOCATING_ENV: [&str; 11] = [
     "BASH_ENV",
 ];
 
+/// Settings in a host file that turn hooks (or keryx-hooks) off: Claude
+/// Code's `disableAllHooks`, and `KERYX_HOOKS` set in an environment table.
 fn turned_off(text: &str, format: ConfigFormat) -> Vec<String> {
     let mut out = Vec::new();
     let Some(doc) = document(text, format) else {
@@ -2398,6 +2485,8 @@ fn turned_off(text: &str, format: ConfigFormat) -> Vec<String> {
     scan(&doc, &mut out);
     out
 }
+
+mod patch;
 
 #[cfg(test)]
 mod tests;

@@ -242,15 +242,21 @@ fn host_checks(loc: &Here, out: &mut Vec<Check>) -> BTreeSet<String> {
             let entries = match file.entries {
                 Ok(e) => e,
                 Err(e) => {
+                    // A file the host skips is broken, whatever we can read of it.
+                    let what = if e.host_would_not_load() {
+                        let why = e.to_string();
+                        let prefix = format!("`{}`: ", file.path.display());
+                        let why = why.strip_prefix(&prefix).unwrap_or(&why).to_owned();
+                        format!("`{shown}` is broken: {}", escape(&why))
+                    } else {
+                        format!("`{shown}` cannot be read: {}", escape(&e.to_string()))
+                    };
                     out.push(
-                        Check::new(
-                            format!("host-config ({name})"),
-                            Level::Fail,
-                            format!("`{shown}` cannot be read: {}", escape(&e.to_string())),
-                        )
-                        .fix(format!(
-                            "repair `{shown}` by hand, then run `keryx-hooks install {name}`"
-                        )),
+                        Check::new(format!("host-config ({name})"), Level::Fail, what).fix(
+                            format!(
+                                "repair `{shown}` by hand, then run `keryx-hooks install {name}`"
+                            ),
+                        ),
                     );
                     continue;
                 }
@@ -927,10 +933,24 @@ fn drift_checks(loc: &Here, statuses: &[classify::SourceStatus], out: &mut Vec<C
                     DriftState::HalfApplied => Level::Fail,
                 };
                 let mut detail = format!("{}: {}", a.state.as_str(), a.state.meaning());
-                let unwired: Vec<String> = a.unwired().map(HostWiring::describe).collect();
+                let broken: Vec<String> = a
+                    .unwired()
+                    .filter_map(|h| {
+                        h.broken()
+                            .map(|why| format!("{}: {}", h.describe(), escape(&why)))
+                    })
+                    .collect();
+                let unwired: Vec<String> = a
+                    .unwired()
+                    .filter(|h| h.broken().is_none())
+                    .map(HostWiring::describe)
+                    .collect();
+                if !broken.is_empty() {
+                    detail.push_str(&format!(" (broken: {})", broken.join("; ")));
+                }
                 if !unwired.is_empty() {
                     detail.push_str(&format!(" (not wired: {})", unwired.join(", ")));
-                } else if a.state == DriftState::HalfApplied {
+                } else if a.state == DriftState::HalfApplied && broken.is_empty() {
                     detail.push_str(" (no host is recorded as using it)");
                 }
                 Check {
@@ -1662,6 +1682,14 @@ fn rewire_recorded(loc: &Here, source: &Path, key: &str, w: &Wiring) -> FixActio
             ok: true,
             detail: format!("wired {what} to snapshot `{key}`"),
             command: None,
+        },
+        // Never overwritten: the person repairs it, then fixes again.
+        Err(e) if e.host_would_not_load() => FixAction {
+            command: Some(format!(
+                "repair `{}` by hand, then run `keryx-hooks doctor --fix`",
+                escape(&w.path)
+            )),
+            ..failed(e.to_string())
         },
         Err(e) => failed(e.to_string()),
     }

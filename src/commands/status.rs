@@ -99,6 +99,7 @@ fn to_json(st: &SourceStatus) -> Value {
                         "format": h.wiring.as_ref().map(|w| w.format.as_str()),
                         "path": h.wiring.as_ref().map(|w| &w.path),
                         "wired": h.wired,
+                        "broken": h.broken(),
                     })
                 })
                 .collect();
@@ -119,11 +120,19 @@ fn to_text(st: &SourceStatus) -> String {
                 a.state.meaning()
             );
             for h in &a.hosts {
-                s.push_str(&format!(
-                    "  {}: {}\n",
-                    h.describe(),
-                    if h.wired { "wired" } else { "not wired" }
-                ));
+                let state = match h.broken() {
+                    Some(why) => format!("broken: {}", escape(&why)),
+                    None if h.wired => "wired".to_owned(),
+                    None => "not wired".to_owned(),
+                };
+                s.push_str(&format!("  {}: {state}\n", h.describe()));
+            }
+            if a.hosts.iter().any(|h| h.broken().is_some()) {
+                // `doctor --fix` does not overwrite a file it cannot read.
+                s.push_str(
+                    "  hint: fix the broken file by hand, then run `keryx-hooks doctor --fix`\n",
+                );
+                return s;
             }
             if a.state == DriftState::HalfApplied && a.hosts.is_empty() {
                 s.push_str("  no host is recorded as using it\n");

@@ -7,6 +7,7 @@
 mod decode;
 mod encode;
 mod keryx;
+pub mod loads;
 pub mod shim_command;
 pub mod stdin_guard;
 
@@ -15,7 +16,7 @@ pub(crate) use crate::adapter::ADAPTER_SOURCES;
 pub use crate::adapter::{
     Adapter, AlsoRead, AlsoRuns, Bridge, ConfigFiles, ConfigFormat, FailClosedSwitch, Failing,
     HomeEnv, HookReview, HostEvent, Import, ImportReads, Layout, Package, PackageKind,
-    ProjectTrust, RunsFrom, ShimFailure, Sibling, TimeoutUnit,
+    ProjectTrust, Reads, RunsFrom, ShimFailure, Sibling, TimeoutUnit,
 };
 pub use crate::adapter::{adapter, all, closest, host_names, lookup, native};
 pub use decode::DecodeError;

@@ -79,6 +79,18 @@ pub struct HostWiring {
 }
 
 impl HostWiring {
+    /// Why the host would not load the settings file it is recorded as
+    /// wired in, read as that host reads it: such a file is broken, not
+    /// wired, whatever keryx-hooks' entries in it say.
+    pub fn broken(&self) -> Option<String> {
+        let w = self
+            .wiring
+            .as_ref()
+            .filter(|w| w.format == WiringFormat::Settings)?;
+        let adapter = hosts::adapter(&self.host)?;
+        super::hostfile::load_problem(adapter, Path::new(&w.path))
+    }
+
     /// `claude-code` or `claude-code (project settings, `/p/.claude/settings.json`)`.
     pub fn describe(&self) -> String {
         match &self.wiring {
@@ -349,7 +361,11 @@ pub fn recorded_wired(loc: &Locations, r: &Recorded<'_>, key: &str) -> Result<bo
     let adapter = hosts::adapter(r.host).ok_or_else(|| unknown_host(r.host))?;
     let path = Path::new(&w.path);
     let entries = match w.format {
-        WiringFormat::Settings => super::hostfile::wired_events(adapter, path)?,
+        WiringFormat::Settings => match super::hostfile::wired_events(adapter, path) {
+            // A file the host does not load wires nothing; `status` says why.
+            Err(e) if e.host_would_not_load() => return Ok(false),
+            r => r?,
+        },
         WiringFormat::Plugin => super::plugin::wired_events(adapter, path)?,
     };
     let project = match w.scope {

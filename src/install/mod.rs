@@ -17,6 +17,7 @@ pub mod plugin;
 pub mod preflight;
 pub mod resync;
 pub mod snapshot;
+pub mod watch;
 pub mod wired;
 
 pub use error::SnapshotError;

@@ -107,6 +107,9 @@ pub(crate) fn handle(
     if let Some(line) = trust_news(adapter, &p.input, &p.loc, &p.trust, &p.loaded) {
         notices.push(line);
     }
+    if let Some(line) = enforcement_news(adapter, &p) {
+        notices.push(line);
+    }
     // select
     let all = runtime_select::in_load_order(&p.loaded, &p.trust);
     let sel = selection(adapter, &p, &all);
@@ -124,6 +127,30 @@ pub(crate) fn handle(
     ev.record(&result);
     hold(&mut result);
     result
+}
+
+/// What decides enforcement changed since the session's last look, and
+/// not by keryx-hooks' own commands: told to the person after a tool ran
+/// (PostToolUse), the event where a tool's change shows. SessionStart takes
+/// the first look; other events do not look, so each costs nothing.
+fn enforcement_news(adapter: &Adapter, p: &prepare::Prepared) -> Option<String> {
+    use crate::install::watch;
+    let event = p.input.event;
+    let tell = matches!(event, Event::PostToolUse | Event::PostToolUseFailure);
+    if !tell && event != Event::SessionStart {
+        return None;
+    }
+    let dir = p.loc.session_dir(adapter.name(), &p.input.session_id);
+    let snapshot = p
+        .layer
+        .key()
+        .map(|k| p.loc.snapshot_dir(k).join("hooks.json"));
+    watch::notice(&watch::changed_outside(
+        &p.loc,
+        &dir,
+        snapshot.as_deref(),
+        tell,
+    ))
 }
 
 /// Every hook that fit the call but does not run (held back by trust,

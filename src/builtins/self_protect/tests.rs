@@ -612,3 +612,211 @@ fn what_a_host_loads_code_or_starts_commands_from_is_never_written_by_the_agent(
     h.allowed(write(&h.path("proj/src/opencode.md"), "notes\n"));
     h.allowed(write(&h.path("proj/.vscode/extensions.json"), "{}\n"));
 }
+
+// ------------------------------------------------------ Codex patch spellings
+
+/// A patch that changes `file` (and a harmless one beside it).
+fn patch_of(file: &str) -> String {
+    format!(
+        "*** Begin Patch\n*** Update File: src/lib.rs\n@@\n-a\n+b\n*** Update File: {file}\n@@\n-{{}}\n+{{\"hooks\": {{}}}}\n*** End Patch\n"
+    )
+}
+
+fn codex_patch(input: Value) -> Value {
+    json!({"tool_name": "apply_patch", "tool_input": input})
+}
+
+impl Home {
+    /// A shell line as ctx-guard reads it, run in `~/proj`.
+    fn shell(&self, cmd: &str) -> Verdict {
+        let cwd = self.home.join("proj");
+        std::fs::create_dir_all(&cwd).unwrap();
+        crate::builtins::ctx_guard::check_command(cmd, Some(&cwd), &self.cfg)
+    }
+
+    #[track_caller]
+    fn shell_denied(&self, cmd: &str, needle: &str) {
+        match self.shell(cmd) {
+            Verdict::Deny(r) => assert!(r.contains(needle), "{cmd:?}: {r}"),
+            Verdict::Allow => panic!("{cmd:?} should be denied"),
+        }
+    }
+
+    #[track_caller]
+    fn shell_allowed(&self, cmd: &str) {
+        if let Verdict::Deny(r) = self.shell(cmd) {
+            panic!("{cmd:?} should be allowed: {r}");
+        }
+    }
+}
+
+#[test]
+fn a_patch_wrapped_in_a_here_document_is_read_as_a_patch() {
+    let h = Home::new();
+    let settings = h.path(".claude/settings.json");
+    // Codex strips `<<'EOF'` … `EOF` around the envelope before applying it.
+    for open in ["<<'EOF'", "<<EOF", "<<\"EOF\""] {
+        let wrapped = format!("{open}\n{}EOF\n", patch_of(&settings));
+        h.denied(
+            codex_patch(json!({"command": wrapped})),
+            "agent host's config file",
+        );
+        h.denied(
+            codex_patch(json!({"command": ["apply_patch", wrapped]})),
+            "agent host's config file",
+        );
+    }
+    // From the shell: a here-document into apply_patch, or piped into it.
+    h.shell_denied(
+        &format!("apply_patch <<'EOF'\n{}EOF", patch_of(&settings)),
+        "agent host's config file",
+    );
+    h.shell_denied(
+        &format!("cat <<EOF | apply_patch\n{}EOF", patch_of(&settings)),
+        "agent host's config file",
+    );
+    h.shell_allowed(&format!(
+        "apply_patch <<'EOF'\n{}EOF",
+        patch_of("src/main.rs")
+    ));
+}
+
+#[test]
+fn indented_or_padded_patch_markers_are_read() {
+    let h = Home::new();
+    h.write(".keryx/hooks.json", "{}");
+    let hooks = h.path(".keryx/hooks.json");
+    let settings = h.path(".claude/settings.json");
+    for patch in [
+        format!("  *** Begin Patch  \n  *** Update File: {hooks}  \n@@\n-a\n+b\n*** End Patch"),
+        format!("*** Begin Patch\n\t*** Add File: {hooks}\n+{{}}\n*** End Patch"),
+        format!("*** Begin Patch\n    *** Delete File:   {hooks}\n*** End Patch"),
+        format!(
+            "*** Begin Patch\n*** Update File: src/a.json\n   *** Move to: {settings}\n@@\n-a\n+b\n*** End Patch"
+        ),
+    ] {
+        h.denied(codex_patch(json!({"command": patch})), "keryx-hooks");
+    }
+    h.allowed(codex_patch(json!({"command": format!(
+        "  *** Begin Patch\n  *** Update File: src/a.json\n   *** Move to: src/b.json\n@@\n-a\n+b\n*** End Patch"
+    )})));
+}
+
+#[test]
+fn a_patch_in_a_shell_commands_argument_is_read_as_a_patch() {
+    let h = Home::new();
+    let settings = h.path(".claude/settings.json");
+    h.shell_denied(
+        &format!("apply_patch \"{}\"", patch_of(&settings)),
+        "agent host's config file",
+    );
+    h.shell_denied(
+        &format!("applypatch '{}'", patch_of(&settings)),
+        "agent host's config file",
+    );
+    // `printf` and `$'…'` turn `\n` into the line ends of the patch.
+    let escaped = patch_of(&settings).replace('\n', "\\n");
+    h.shell_denied(
+        &format!("printf '{escaped}' | apply_patch"),
+        "agent host's config file",
+    );
+    h.shell_denied(
+        &format!("apply_patch $'{escaped}'"),
+        "agent host's config file",
+    );
+    // The same through the shell tool as an argv.
+    let argv = json!({"tool_name": "Bash", "tool_input": {"command": ["apply_patch", patch_of(&settings)]}});
+    assert!(matches!(
+        crate::builtins::ctx_guard::check_with(&argv, &h.cfg),
+        Verdict::Deny(_)
+    ));
+    // Still read as shell: what follows the patch runs.
+    h.shell_denied(
+        &format!(
+            "apply_patch <<'EOF'\n{}EOF\nkeryx-hooks trust --yes",
+            patch_of("src/main.rs")
+        ),
+        "trust",
+    );
+}
+
+#[test]
+fn a_patch_run_through_bash_lc_is_read_as_a_patch() {
+    let h = Home::new();
+    let settings = h.path(".claude/settings.json");
+    let script = format!("apply_patch <<'EOF'\n{}EOF\n", patch_of(&settings));
+    // Codex takes the patch out of `bash -lc` given to its patch tool…
+    h.denied(
+        codex_patch(json!({"command": ["bash", "-lc", script]})),
+        "agent host's config file",
+    );
+    // …and out of its shell tool, where `cd DIR &&` moves the patch there.
+    h.denied(
+        codex_patch(json!({"command": ["bash", "-lc", format!(
+            "cd .claude && apply_patch <<'EOF'\n{}EOF\n",
+            patch_of("settings.json")
+        )]})),
+        "agent host's config file",
+    );
+    h.shell_denied(
+        &format!("bash -lc \"{script}\""),
+        "agent host's config file",
+    );
+    h.shell_denied(
+        &format!(
+            "cd ~/.claude && apply_patch <<'EOF'\n{}EOF",
+            patch_of("settings.json")
+        ),
+        "agent host's config file",
+    );
+}
+
+#[test]
+fn a_patch_with_crlf_line_ends_is_read_as_a_patch() {
+    let h = Home::new();
+    let settings = h.path(".claude/settings.json");
+    let crlf = patch_of(&settings).replace('\n', "\r\n");
+    h.denied(
+        codex_patch(json!({"command": format!("<<'EOF'\r\n{crlf}EOF\r\n")})),
+        "agent host's config file",
+    );
+    h.shell_denied(
+        &format!("apply_patch <<'EOF'\r\n{crlf}EOF\r\n"),
+        "agent host's config file",
+    );
+    let argv = json!({"tool_name": "Bash", "tool_input": {"command": ["apply_patch", crlf]}});
+    assert!(matches!(
+        crate::builtins::ctx_guard::check_with(&argv, &h.cfg),
+        Verdict::Deny(_)
+    ));
+}
+
+#[test]
+fn a_patch_file_fed_to_apply_patch_or_codex_is_read_as_a_patch() {
+    let h = Home::new();
+    let settings = h.path(".claude/settings.json");
+    h.write("proj/fix.patch", &patch_of(&settings));
+    h.shell_denied("apply_patch < fix.patch", "agent host's config file");
+    h.shell_denied("cat fix.patch | apply_patch", "agent host's config file");
+    h.shell_denied(
+        &format!("codex --codex-run-as-apply-patch '{}'", patch_of(&settings)),
+        "agent host's config file",
+    );
+    h.write("proj/ok.patch", &patch_of("src/main.rs"));
+    h.shell_allowed("apply_patch < ok.patch");
+}
+
+#[test]
+fn a_patch_adding_keryx_hooks_off_to_a_startup_file_is_refused() {
+    let h = Home::new();
+    let bashrc = h.path(".bashrc");
+    h.write(".bashrc", "alias ll='ls -l'\n");
+    let patch = format!(
+        "*** Begin Patch\n*** Update File: {bashrc}\n@@\n alias ll='ls -l'\n+export KERYX_HOOKS=off\n*** End Patch"
+    );
+    h.denied(codex_patch(json!({"command": patch})), "KERYX_HOOKS");
+    h.shell_denied(&format!("apply_patch <<'EOF'\n{patch}\nEOF"), "KERYX_HOOKS");
+    h.allowed(codex_patch(json!({"command": format!(
+        "*** Begin Patch\n*** Update File: {bashrc}\n@@\n alias ll='ls -l'\n+export EDITOR=vim\n*** End Patch"
+    )})));
+}

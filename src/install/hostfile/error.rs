@@ -164,6 +164,12 @@ pub enum HostFileError {
         column: usize,
         message: String,
     },
+    /// The host reads the file more strictly than keryx-hooks' editor
+    /// does, and would skip it, hooks and all.
+    #[error(
+        "{host} would not load it ({why}), so it runs none of the hooks in it; fix that by hand"
+    )]
+    HostWouldNotLoad { host: &'static str, why: String },
     #[error("its top level is not an object")]
     TopLevelNotObject,
     /// `shape`: "an object", "a table", ….
@@ -200,6 +206,18 @@ pub enum HostFileError {
 }
 
 impl HostFileError {
+    /// Whether this is a file its host would skip (see
+    /// [`HostFileError::HostWouldNotLoad`]), however it was reached.
+    pub fn host_would_not_load(&self) -> bool {
+        match self {
+            HostFileError::HostWouldNotLoad { .. } => true,
+            HostFileError::In { error, .. } | HostFileError::Edit { error, .. } => {
+                error.host_would_not_load()
+            }
+            _ => false,
+        }
+    }
+
     /// Whether the message already names `path` (so a caller does not name
     /// it twice).
     pub fn names(&self, path: &std::path::Path) -> bool {

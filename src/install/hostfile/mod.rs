@@ -289,7 +289,35 @@ pub fn wired_events(host: &Adapter, config_file: &Path) -> Result<Vec<WiredEntry
         return super::plugin::wired_events(host, config_file);
     }
     let ed = Editor::new(host)?;
+    let real = file::resolve(config_file)?;
+    if let Some(text) = file::read(&real)?
+        && let Some(e) = unloadable(host, &text)
+    {
+        return Err(HostFileError::In {
+            path: config_file.to_path_buf(),
+            error: Box::new(e),
+        });
+    }
     entries_in(&ed, config_file)
+}
+
+/// Why `host` would not load its settings file `path` as it is now, if it
+/// would not (`None` too when the file cannot be read at all).
+pub fn load_problem(host: &Adapter, path: &Path) -> Option<String> {
+    let text = file::read(&file::resolve(path).ok()?).ok()??;
+    unloadable(host, &text).map(|e| e.to_string())
+}
+
+/// Why `host` would not load a settings file holding `text`, read as that
+/// host reads it: a file it skips is broken, not wired, and not edited.
+fn unloadable(host: &Adapter, text: &str) -> Option<HostFileError> {
+    let files = host.config_files();
+    crate::hosts::loads::load_error(files.format, files.reads, text).map(|why| {
+        HostFileError::HostWouldNotLoad {
+            host: host.display_name(),
+            why,
+        }
+    })
 }
 
 /// Our entries in a `{"hooks": {...}}` file in Claude Code's nested layout
@@ -438,6 +466,10 @@ pub fn install(
     }
     let ed = Editor::new(host)?;
     locked(path, !dry_run, |real, before| {
+        // Wiring a file the host skips would look wired and run nothing.
+        if let Some(e) = before.as_deref().and_then(|b| unloadable(host, b)) {
+            return Err(prefixed(path, e));
+        }
         let base = before.as_deref().unwrap_or("");
         let after = ed.install(base, wanted).map_err(|e| prefixed(path, e))?;
         let entries = ed.find(&after).map_err(|e| prefixed(path, e))?;
@@ -669,11 +701,11 @@ mod tests {
         let seeds = [
             (
                 "claude-code",
-                "{\n  // mine\n  \"model\": \"opus\",\n  \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"say done\"}]}],},\n}\n",
+                "{\n  \"model\": \"opus\",\n  \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"say done\"}]}]}\n}\n",
             ),
             (
                 "gemini-cli",
-                "{\"hooks\": {}, \"ui\": {\"theme\": \"dark\"}}",
+                "{\n  // mine\n  \"hooks\": {}, \"ui\": {\"theme\": \"dark\"}}",
             ),
             (
                 "cursor",
