@@ -1367,6 +1367,19 @@ fn keryx_places(cfg: &CtxGuardConfig) -> Vec<(&'static str, PathBuf)> {
     out
 }
 
+/// What decides enforcement, as absolute paths an OS sandbox can deny
+/// writes to: keryx-hooks' own places, the binary the hosts run and every
+/// host's user config file. Project files are named by their tails in any
+/// directory, which a path list cannot express; they are not here.
+pub fn enforcement_paths(cfg: &CtxGuardConfig) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = keryx_places(cfg).into_iter().map(|(_, p)| p).collect();
+    out.extend(cfg.binary.clone());
+    out.extend(host_files(cfg).0.into_iter().map(|h| h.path));
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|p| p.is_absolute() && seen.insert(p.clone()));
+    out
+}
+
 /// Every host config file: each adapter's user files (with its home
 /// variable applied) and project files (matched in any directory, as
 /// trailing components), then the other files each host reads hooks from
