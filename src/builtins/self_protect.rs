@@ -2053,7 +2053,53 @@ fn write_refusal(payload: &Value, cfg: &CtxGuardConfig) -> Option<String> {
     if let Some(off) = new_off.iter().find(|o| !old_off.contains(o)) {
         return Some(refusal(tool, &p, &format!("it would {off}")));
     }
+    if let Some(why) = sandbox_loosened(host, before, &proposed) {
+        return Some(refusal(tool, &p, &why));
+    }
     None
+}
+
+/// Whether `after` loosens the host's own sandbox for the agent's commands
+/// that `before` set: a switch taken off its strict value, or a path taken
+/// off its deny list. Turning the sandbox off would undo what stops the
+/// writes the guards cannot read.
+fn sandbox_loosened(host: &HostFile, before: &str, after: &str) -> Option<String> {
+    let spec = hosts::all()
+        .filter(|a| a.display_name() == host.host_name)
+        .find_map(|a| a.host_sandbox())?;
+    let old = document(before, host.format)?;
+    let new = document(after, host.format).unwrap_or(Value::Null);
+    let at = |doc: &Value, dotted: &str| -> Option<Value> {
+        dotted.split('.').try_fold(doc, |v, k| v.get(k)).cloned()
+    };
+    let switches = spec
+        .require_true
+        .iter()
+        .map(|p| (p, true))
+        .chain(spec.require_false.iter().map(|p| (p, false)));
+    for (dotted, strict) in switches {
+        if at(&old, dotted) == Some(Value::Bool(strict))
+            && at(&new, dotted) != Some(Value::Bool(strict))
+        {
+            return Some(format!(
+                "it would loosen the host's sandbox for the agent's commands (`{dotted}`)"
+            ));
+        }
+    }
+    let list = |doc: &Value| -> Vec<Value> {
+        match at(doc, spec.deny_write) {
+            Some(Value::Array(a)) => a,
+            _ => Vec::new(),
+        }
+    };
+    let kept = list(&new);
+    list(&old).iter().find(|d| !kept.contains(d)).map(|d| {
+        format!(
+            "it would take `{}` off the host sandbox's `{}`",
+            escape(&d.to_string()),
+            spec.deny_write
+        )
+    })
 }
 
 /// Shell startup and environment files a session's environment comes from.

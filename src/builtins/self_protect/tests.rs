@@ -612,3 +612,44 @@ fn what_a_host_loads_code_or_starts_commands_from_is_never_written_by_the_agent(
     h.allowed(write(&h.path("proj/src/opencode.md"), "notes\n"));
     h.allowed(write(&h.path("proj/.vscode/extensions.json"), "{}\n"));
 }
+
+#[test]
+fn the_hosts_own_sandbox_is_not_loosened_by_a_file_tool() {
+    let h = Home::new();
+    let settings = claude_settings(
+        ENTRY,
+        30,
+        "*",
+        r#"
+  "sandbox": { "enabled": true, "allowUnsandboxedCommands": false, "filesystem": { "denyWrite": ["//h/.keryx/hooks.json"] } },"#,
+    );
+    let file = h.write(".claude/settings.json", &settings);
+    let file = file.to_str().unwrap();
+    h.denied(
+        edit(file, "\"enabled\": true", "\"enabled\": false"),
+        "`sandbox.enabled`",
+    );
+    h.denied(
+        edit(
+            file,
+            "\"allowUnsandboxedCommands\": false",
+            "\"allowUnsandboxedCommands\": true",
+        ),
+        "`sandbox.allowUnsandboxedCommands`",
+    );
+    h.denied(
+        edit(file, "\"//h/.keryx/hooks.json\"", "\"//h/other\""),
+        "off the host sandbox's",
+    );
+    h.denied(
+        write(file, &claude_settings(ENTRY, 30, "*", "")),
+        "`sandbox.enabled`",
+    );
+    // Tightening, and everything else, goes through.
+    h.allowed(edit(
+        file,
+        "\"//h/.keryx/hooks.json\"",
+        "\"//h/.keryx/hooks.json\", \"//h/more\"",
+    ));
+    h.allowed(edit(file, "git status", "git diff"));
+}
