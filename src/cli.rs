@@ -304,6 +304,11 @@ pub struct InstallArgs {
     /// The hook source to snapshot (default `$KERYX_HOME`, i.e. `~/.keryx`).
     #[arg(long, value_name = "DIR")]
     pub source: Option<std::path::PathBuf>,
+    /// Also turn on the host's own OS sandbox for the agent's commands, set so
+    /// they cannot write keryx-hooks' files, the binary or the host configs
+    /// (Claude Code; needs bubblewrap and socat on Linux). Undone by `uninstall`.
+    #[arg(long)]
+    pub host_sandbox: bool,
     /// Print what would change, as a diff, and write nothing.
     #[arg(long)]
     pub dry_run: bool,

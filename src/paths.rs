@@ -270,6 +270,12 @@ impl Locations {
             .join(format!("calls-{}", session_component(session)))
     }
 
+    /// What `install --host-sandbox` changed in each host file, so
+    /// `uninstall` takes back exactly that.
+    pub fn host_sandbox_record(&self) -> PathBuf {
+        self.state_dir.join("host-sandbox.json")
+    }
+
     pub fn log_file(&self) -> PathBuf {
         self.state_dir.join("keryx-hooks.log")
     }

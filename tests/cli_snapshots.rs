@@ -717,6 +717,7 @@ fn status() {
     `[HOME]/.keryx` → snapshot `[KEY]`: current
       the snapshot matches the source and every host points at it
       claude-code (user settings, `[HOME]/.claude/settings.json`): wired
+        host sandbox: off
 
     ----- stderr -----
     ");
@@ -736,6 +737,7 @@ fn status_of_a_stale_snapshot() {
     `[HOME]/.keryx` → snapshot `[KEY]`: stale_but_stable
       the source has changed since the snapshot was taken; sessions still run the snapshot
       claude-code (user settings, `[HOME]/.claude/settings.json`): wired
+        host sandbox: off
       hint: run `keryx-hooks doctor --fix`
 
     ----- stderr -----
@@ -751,6 +753,8 @@ fn doctor() {
     ----- stdout -----
     ok    binary (claude-code): `[HOME]/.claude/settings.json` runs `[BIN]`: this binary, version [VERSION]
     ok    wiring (claude-code): `[HOME]/.claude/settings.json` wires all 10 events
+    warn  host sandbox (claude-code): `[HOME]/.claude/settings.json`: off, so a program the agent writes and then runs can still change keryx-hooks' files and the host configs (the guards read commands, not programs)
+          fix: keryx-hooks install claude-code --host-sandbox
     warn  fail-closed (claude-code): Claude Code lets the tool run when keryx-hooks is missing, killed or hung: no `claude` was found on PATH or where Claude Code installs itself, so `onFailure: "block"` (which needs Claude Code 2.1.295 or later) was not written
           fix: install or update every copy of Claude Code to 2.1.295 or later (and remove older ones), then run `keryx-hooks doctor --fix`
     ok    live (claude-code): the `PreToolUse` command in `[HOME]/.claude/settings.json` answered a harmless call and denied a read of `~/.ssh/id_rsa`, both as Claude Code reads them
@@ -791,6 +795,7 @@ fn status_of_a_settings_file_the_host_does_not_load() {
     `[HOME]/.keryx` → snapshot `[KEY]`: half_applied
       the snapshot exists, but not every host that should use it is wired to it with timeouts that cover its hooks
       claude-code (user settings, `[HOME]/.claude/settings.json`): broken: Claude Code would not load it (it is not plain JSON: trailing comma at line 124 column 2), so it runs none of the hooks in it; fix that by hand
+        host sandbox: off
       hint: fix the broken file by hand, then run `keryx-hooks doctor --fix`
 
     ----- stderr -----

@@ -2514,3 +2514,126 @@ fn claude_code_refuses_the_tool_when_its_shim_is_gone_or_hung() {
         );
     }
 }
+
+// ------------------------------------------------------------------ the host's own sandbox
+
+/// Fails, naming the command that installs them, when the programs the
+/// host's sandbox needs on Linux are missing.
+fn require_programs(programs: &[&str]) {
+    for p in programs {
+        let found = Command::new("sh")
+            .args(["-c", &format!("command -v {p}")])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(
+            found,
+            "`{p}` is not installed; the host sandbox needs it (`apt-get install -y bubblewrap socat`)"
+        );
+    }
+}
+
+/// What a Claude Code session did with two programs the agent wrote with
+/// one call and ran with the next: one appends to keryx-hooks' own
+/// `~/.keryx/hooks.json`, one creates the project's
+/// `.claude/settings.local.json`; both name their target in pieces, a
+/// spelling the text guards do not read. Then an ordinary write in the
+/// project. keryx-hooks is installed for real, with `--host-sandbox` or not.
+struct UnreadWrite {
+    run: HostRun,
+    hooks_before: Vec<u8>,
+    hooks_after: Vec<u8>,
+    local_settings_written: bool,
+    project_file: Option<String>,
+}
+
+fn claude_code_unread_spelling_write(host_sandbox: bool) -> UnreadWrite {
+    require_programs(&["bwrap", "socat"]);
+    let env = E2eEnv::new();
+    if host_sandbox {
+        keryx_in(&env, &["install", "claude-code", "--host-sandbox"]);
+    } else {
+        keryx_in(&env, &["install", "claude-code"]);
+    }
+    let hooks_file = env.home.join(".keryx/hooks.json");
+    let hooks_before = std::fs::read(&hooks_file).unwrap();
+    let scenario = Scenario::new()
+        .shell(concat!(
+            "printf '%s\\n' 'import os' ",
+            "'p = os.path.join(os.environ[\"HOME\"], \".ke\" + \"ryx\", \"hoo\" + \"ks.json\")' ",
+            "'open(p, \"a\").write(\"\\n\")' > w1.py && ",
+            "printf '%s\\n' 'import os' ",
+            "'open(os.path.join(\".cl\" + \"aude\", \"settings.lo\" + \"cal.json\"), \"w\").write(\"{}\")' > w2.py && ",
+            "echo written"
+        ))
+        .shell("python3 w1.py && echo w1=ok; python3 w2.py && echo w2=ok")
+        .shell("echo ordinary > notes.txt && echo w3=ok")
+        .text("final text.");
+    let run = env.run(Host::ClaudeCode, &json!({}), &scenario);
+    assert_eq!(run.code, 0, "Claude Code failed\n{}", run.describe());
+    UnreadWrite {
+        hooks_before,
+        hooks_after: std::fs::read(&hooks_file).unwrap(),
+        local_settings_written: env.project.join(".claude/settings.local.json").exists(),
+        project_file: std::fs::read_to_string(env.project.join("notes.txt")).ok(),
+        run,
+    }
+}
+
+/// With `install --host-sandbox` Claude Code runs the agent's commands in
+/// its own sandbox, which denies them keryx-hooks' hooks file and the
+/// project's local settings however the command spells them; the project
+/// stays writable.
+#[test]
+fn claude_code_host_sandbox_denies_a_write_the_guards_cannot_read() {
+    let w = claude_code_unread_spelling_write(true);
+    let run = &w.run;
+    let scripts = run.tool_results(run.body(1));
+    assert!(
+        scripts.iter().any(|r| r.contains("written")),
+        "the agent could not write its scripts in the project: {scripts:?}\n{}",
+        run.describe()
+    );
+    let ran = run.tool_results(run.body(2));
+    assert!(
+        !ran.iter()
+            .any(|r| r.contains("w1=ok") || r.contains("w2=ok")),
+        "a write went through the sandbox: {ran:?}\n{}",
+        run.describe()
+    );
+    assert!(
+        ran.iter().any(|r| r.contains("Read-only file system")),
+        "the writes did not fail on the sandbox: {ran:?}\n{}",
+        run.describe()
+    );
+    assert_eq!(
+        w.hooks_after,
+        w.hooks_before,
+        "the hooks file changed\n{}",
+        run.describe()
+    );
+    assert!(!w.local_settings_written, "{}", run.describe());
+    assert_eq!(
+        w.project_file.as_deref(),
+        Some("ordinary\n"),
+        "an ordinary write in the project failed\n{}",
+        run.describe()
+    );
+}
+
+/// The same session without `--host-sandbox`: the guards do not read the
+/// programs, so both writes land. This is what the sandbox closes, and what
+/// shows the test above can fail.
+#[test]
+fn claude_code_without_host_sandbox_the_unread_write_lands() {
+    let w = claude_code_unread_spelling_write(false);
+    let run = &w.run;
+    let ran = run.tool_results(run.body(2));
+    assert!(
+        ran.iter().any(|r| r.contains("w1=ok")) && ran.iter().any(|r| r.contains("w2=ok")),
+        "the writes did not run: {ran:?}\n{}",
+        run.describe()
+    );
+    assert_ne!(w.hooks_after, w.hooks_before, "{}", run.describe());
+    assert!(w.local_settings_written, "{}", run.describe());
+    assert_eq!(w.project_file.as_deref(), Some("ordinary\n"));
+}

@@ -1760,3 +1760,139 @@ fn doctor_reports_disabled_built_in_gates_unsandboxed_user_hooks_and_drift_by_na
             .contains("no snapshot has been taken of this source")
     );
 }
+
+/// `install --host-sandbox` merges Claude Code's sandbox settings into the
+/// file it wires, keeps what the person already denies and tightens what
+/// they loosened, changes nothing the second time, shows in `status` and
+/// `doctor`, and `uninstall` gives back the original bytes.
+#[test]
+fn host_sandbox_merges_tightens_reports_and_uninstalls_to_the_original_bytes() {
+    let env = Env::new();
+    let seed = r#"{
+  "model": "opus",
+  "sandbox": {
+    "enabled": true,
+    "allowUnsandboxedCommands": true,
+    "filesystem": { "denyWrite": ["~/.ssh"] }
+  }
+}
+"#;
+    let path = env.write(env.home.join(".claude/settings.json"), seed);
+
+    env.run(&["install", "claude-code", "--host-sandbox", "--dry-run"])
+        .code(0)
+        .stdout_has("host sandbox would be turned on")
+        .stdout_has("\"failIfUnavailable\": true");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        seed,
+        "dry run wrote"
+    );
+
+    env.run(&["install", "claude-code", "--host-sandbox"])
+        .code(0)
+        .stdout_has("host sandbox turned on");
+    let once = std::fs::read(&path).unwrap();
+    let v: Value = serde_json::from_slice(&once).unwrap();
+    let sandbox = &v["sandbox"];
+    assert_eq!(sandbox["enabled"], true, "{v:#}");
+    assert_eq!(sandbox["failIfUnavailable"], true, "{v:#}");
+    assert_eq!(sandbox["allowUnsandboxedCommands"], false, "{v:#}");
+    let deny: Vec<&str> = sandbox["filesystem"]["denyWrite"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        deny[0], "~/.ssh",
+        "the person's entry stays first: {deny:?}"
+    );
+    for protected in [
+        env.keryx_home().join("hooks.json"),
+        env.keryx_home().join("runtime.toml"),
+        env.snapshot_root(),
+        path.clone(),
+        env.home.join(".codex/config.toml"),
+    ] {
+        let entry = format!("/{}", protected.display());
+        assert!(deny.contains(&entry.as_str()), "{entry} not in {deny:?}");
+    }
+    assert!(
+        deny.iter().any(|d| d.ends_with("/keryx-hooks")),
+        "the binary the hosts run is not denied: {deny:?}"
+    );
+    assert_ours_once("claude-code", &String::from_utf8_lossy(&once));
+
+    env.run(&["install", "claude-code", "--host-sandbox"])
+        .code(0)
+        .stdout_has("host sandbox already on");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        once,
+        "second install changed bytes"
+    );
+
+    let status = env.run(&["status", "--json"]);
+    status.code(0);
+    assert_eq!(
+        status.json()["sources"][0]["hosts"][0]["hostSandbox"],
+        json!({"on": true, "missing": []})
+    );
+    let doctor = env.run(&["doctor", "--json"]).json();
+    let check = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "host sandbox (claude-code)")
+        .cloned()
+        .unwrap_or_else(|| panic!("no host sandbox check: {doctor:#}"));
+    assert_eq!(check["status"], "ok", "{check:#}");
+
+    env.run(&["uninstall", "claude-code"])
+        .code(0)
+        .stdout_has("took the host sandbox settings keryx-hooks added out")
+        .stdout_has("restored its original bytes");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        seed,
+        "not restored"
+    );
+
+    // Wired without it, doctor says how to turn it on.
+    env.run(&["install", "claude-code"]).code(0);
+    let doctor = env.run(&["doctor", "--json"]).json();
+    let check = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "host sandbox (claude-code)")
+        .cloned()
+        .unwrap();
+    assert_eq!(check["status"], "warn", "{check:#}");
+    assert_eq!(
+        check["fix"],
+        "keryx-hooks install claude-code --host-sandbox"
+    );
+}
+
+/// A host whose sandbox keryx-hooks cannot set, or a plugin, is refused
+/// before anything is written.
+#[test]
+fn host_sandbox_is_refused_where_it_cannot_be_set() {
+    let env = Env::new();
+    env.run(&["install", "codex", "--host-sandbox"])
+        .code(1)
+        .stderr_has("--host-sandbox is not available for OpenAI Codex CLI");
+    env.run(&[
+        "install",
+        "claude-code",
+        "--host-sandbox",
+        "--format",
+        "plugin",
+    ])
+    .code(1)
+    .stderr_has("a plugin cannot carry it");
+    assert!(!env.home.join(".codex").exists());
+    assert!(!env.home.join(".claude").exists());
+}

@@ -15,6 +15,13 @@ if ! command -v bwrap >/dev/null 2>&1; then
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap
 fi
 
+# socat: Claude Code's own sandbox needs it beside bubblewrap on Linux; the
+# end-to-end tests of `install --host-sandbox` run the real one.
+if ! command -v socat >/dev/null 2>&1; then
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq socat
+fi
+
 # jq and git: the real-hooks corpus (tests/fixtures/real-hooks/) runs public
 # hooks that call them, as they do on a person's machine.
 for tool in jq git; do

@@ -170,6 +170,9 @@ pub struct Adapter {
     /// What the host does when the shim cannot answer a gate event, and
     /// its own switch that makes it refuse instead, where it has one.
     pub(crate) shim_failure: Option<ShimFailure>,
+    /// The host's own OS sandbox for the agent's commands, as
+    /// `install --host-sandbox` sets it.
+    pub(crate) host_sandbox: Option<HostSandbox>,
     pub(crate) match_all: Option<&'static str>,
     pub(crate) closes_stdin: bool,
     pub(crate) exit_rule: &'static str,
@@ -655,6 +658,25 @@ pub struct ShimFailure {
     pub source: &'static str,
 }
 
+/// The settings that turn on a host's sandbox for the agent's commands and
+/// deny them writes to listed paths (Claude Code's `sandbox`).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all(deserialize = "camelCase"))]
+pub struct HostSandbox {
+    /// Dotted settings paths that must be `true`.
+    #[serde(borrow, default, deserialize_with = "list")]
+    pub require_true: &'static [&'static str],
+    /// Dotted settings paths that must be `false`.
+    #[serde(default, deserialize_with = "list")]
+    pub require_false: &'static [&'static str],
+    /// The dotted path of the list of paths its commands may not write.
+    pub deny_write: &'static str,
+    /// What goes before an absolute path in that list.
+    pub absolute_prefix: &'static str,
+    /// Where the behaviour was seen.
+    pub source: &'static str,
+}
+
 /// Whether the tool call goes ahead when the shim cannot answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all(deserialize = "lowercase"))]
@@ -1077,6 +1099,12 @@ impl Adapter {
     /// What the host does when the shim cannot answer, if recorded.
     pub fn shim_failure(&self) -> Option<&ShimFailure> {
         self.shim_failure.as_ref()
+    }
+
+    /// The host's own sandbox for the agent's commands, if keryx-hooks
+    /// can set it.
+    pub fn host_sandbox(&self) -> Option<&HostSandbox> {
+        self.host_sandbox.as_ref()
     }
 
     /// The host's fail-closed switch, if it has one.

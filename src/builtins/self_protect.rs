@@ -1425,6 +1425,19 @@ fn keryx_places(cfg: &CtxGuardConfig) -> Vec<(&'static str, PathBuf)> {
     out
 }
 
+/// What decides enforcement, as absolute paths an OS sandbox can deny
+/// writes to: keryx-hooks' own places, the binary the hosts run and every
+/// host's user config file. Project files are named by their tails in any
+/// directory, which a path list cannot express; they are not here.
+pub fn enforcement_paths(cfg: &CtxGuardConfig) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = keryx_places(cfg).into_iter().map(|(_, p)| p).collect();
+    out.extend(cfg.binary.clone());
+    out.extend(host_files(cfg).0.into_iter().map(|h| h.path));
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|p| p.is_absolute() && seen.insert(p.clone()));
+    out
+}
+
 /// Every host config file: each adapter's user files (with its home
 /// variable applied) and project files (matched in any directory, as
 /// trailing components), then the other files each host reads hooks from
@@ -2114,7 +2127,53 @@ fn write_refusal(payload: &Value, cfg: &CtxGuardConfig) -> Option<String> {
     if let Some(off) = new_off.iter().find(|o| !old_off.contains(o)) {
         return Some(refusal(tool, &p, &format!("it would {off}")));
     }
+    if let Some(why) = sandbox_loosened(host, before, &proposed) {
+        return Some(refusal(tool, &p, &why));
+    }
     None
+}
+
+/// Whether `after` loosens the host's own sandbox for the agent's commands
+/// that `before` set: a switch taken off its strict value, or a path taken
+/// off its deny list. Turning the sandbox off would undo what stops the
+/// writes the guards cannot read.
+fn sandbox_loosened(host: &HostFile, before: &str, after: &str) -> Option<String> {
+    let spec = hosts::all()
+        .filter(|a| a.display_name() == host.host_name)
+        .find_map(|a| a.host_sandbox())?;
+    let old = document(before, host.format)?;
+    let new = document(after, host.format).unwrap_or(Value::Null);
+    let at = |doc: &Value, dotted: &str| -> Option<Value> {
+        dotted.split('.').try_fold(doc, |v, k| v.get(k)).cloned()
+    };
+    let switches = spec
+        .require_true
+        .iter()
+        .map(|p| (p, true))
+        .chain(spec.require_false.iter().map(|p| (p, false)));
+    for (dotted, strict) in switches {
+        if at(&old, dotted) == Some(Value::Bool(strict))
+            && at(&new, dotted) != Some(Value::Bool(strict))
+        {
+            return Some(format!(
+                "it would loosen the host's sandbox for the agent's commands (`{dotted}`)"
+            ));
+        }
+    }
+    let list = |doc: &Value| -> Vec<Value> {
+        match at(doc, spec.deny_write) {
+            Some(Value::Array(a)) => a,
+            _ => Vec::new(),
+        }
+    };
+    let kept = list(&new);
+    list(&old).iter().find(|d| !kept.contains(d)).map(|d| {
+        format!(
+            "it would take `{}` off the host sandbox's `{}`",
+            escape(&d.to_string()),
+            spec.deny_write
+        )
+    })
 }
 
 /// Shell startup and environment files a session's environment comes from.

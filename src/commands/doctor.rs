@@ -37,7 +37,7 @@ use crate::install::codex_trust::{self, Review};
 use crate::install::manifest::{Wiring, WiringFormat, WiringScope};
 use crate::install::preflight;
 use crate::install::resync::{self, CommandChanges};
-use crate::install::{fail_closed, hostfile, manifest, plugin, snapshot};
+use crate::install::{fail_closed, host_sandbox, hostfile, manifest, plugin, snapshot};
 use crate::output;
 use crate::trust::TrustState;
 
@@ -350,6 +350,11 @@ fn host_checks(loc: &Here, out: &mut Vec<Check>) -> BTreeSet<String> {
             if adapter.reviews_hooks() == Some(HookReview::CodexTrustedHash) {
                 out.push(codex_review_check(loc, adapter, &file.path, false));
             }
+            if let Some(spec) = adapter.host_sandbox() {
+                out.push(host_sandbox_check(
+                    loc, adapter, spec, file.scope, &file.path,
+                ));
+            }
             if let Some(trust) = adapter.project_trust()
                 && file.scope == Scope::Project
             {
@@ -365,6 +370,48 @@ fn host_checks(loc: &Here, out: &mut Vec<Check>) -> BTreeSet<String> {
         }
     }
     wired
+}
+
+/// Whether the host's own sandbox keeps the agent's commands from writing
+/// what decides enforcement: the text guards cannot read a program the
+/// agent wrote and then ran, the kernel can stop its writes.
+fn host_sandbox_check(
+    loc: &Here,
+    adapter: &hosts::Adapter,
+    spec: &hosts::HostSandbox,
+    scope: Scope,
+    path: &Path,
+) -> Check {
+    let name = format!("host sandbox ({})", adapter.name());
+    let shown = escape(&path.to_string_lossy());
+    let fix = host_sandbox::fix_command(adapter, scope);
+    match host_sandbox::state(loc, spec, path) {
+        Err(e) => Check::new(
+            name,
+            Level::Warn,
+            format!("`{shown}`: the sandbox settings cannot be read: {}", escape(&e.to_string())),
+        )
+        .fix(fix),
+        Ok(c) if c.complete() => Check::new(
+            name,
+            Level::Ok,
+            format!("`{shown}`: {}", host_sandbox::describe(&c)),
+        ),
+        Ok(c) if c.on => Check::new(
+            name,
+            Level::Warn,
+            format!("`{shown}`: {}", host_sandbox::describe(&c)),
+        )
+        .fix(fix),
+        Ok(_) => Check::new(
+            name,
+            Level::Warn,
+            format!(
+                "`{shown}`: off, so a program the agent writes and then runs can still change keryx-hooks' files and the host configs (the guards read commands, not programs)"
+            ),
+        )
+        .fix(fix),
+    }
 }
 
 /// Per wired host file: what a missing, killed or hung shim does to a tool

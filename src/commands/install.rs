@@ -27,7 +27,9 @@ use crate::hosts::{Adapter, HookReview, TimeoutUnit};
 use crate::install::classify::wiring_scope;
 use crate::install::hostfile::{self, Change, FileReport, Scope};
 use crate::install::manifest::{Wiring, WiringFormat};
-use crate::install::{SnapshotError, fail_closed, plugin, preflight, resync, snapshot};
+use crate::install::{
+    SnapshotError, fail_closed, host_sandbox, plugin, preflight, resync, snapshot,
+};
 use crate::output;
 use crate::paths::{self};
 
@@ -45,6 +47,8 @@ struct Settings {
     source: PathBuf,
     /// `$KERYX_HOME`, which install may create; a `--source` must exist.
     default_source: bool,
+    /// `--host-sandbox`.
+    host_sandbox: bool,
     dry_run: bool,
     json: bool,
 }
@@ -53,6 +57,8 @@ struct Settings {
 struct HostOutcome {
     host: &'static Adapter,
     files: Vec<FileReport>,
+    /// With `--host-sandbox`: the sandbox settings per file.
+    sandbox: Vec<host_sandbox::Report>,
     error: Option<String>,
 }
 
@@ -84,6 +90,25 @@ pub fn run(args: &InstallArgs) -> CmdResult {
                 .join(", ")
         )));
     }
+    if s.host_sandbox {
+        if s.plugins {
+            return Err(CommandError::user(
+                "--host-sandbox edits the host's settings file; a plugin cannot carry it",
+            )
+            .hint("run it with `--format settings` (the default)"));
+        }
+        if let Some(h) = s.hosts.iter().find(|h| !host_sandbox::supports(h)) {
+            return Err(CommandError::user(format!(
+                "--host-sandbox is not available for {}",
+                h.display_name()
+            ))
+            .hint(format!(
+                "leave it out for {}; it sets the sandbox of {}",
+                h.name(),
+                host_sandbox::hosts().join(", ")
+            )));
+        }
+    }
     // A host without a file at this scope fails alone, before anything is written.
     let (wirable, unwirable): (Vec<&'static Adapter>, Vec<&'static Adapter>) =
         s.hosts.iter().partition(|h| {
@@ -95,6 +120,7 @@ pub fn run(args: &InstallArgs) -> CmdResult {
         .map(|host| HostOutcome {
             host,
             files: Vec::new(),
+            sandbox: Vec::new(),
             error: Some(format!(
                 "no {}-scope config file to wire (try `--scope {}`)",
                 s.scope.as_str(),
@@ -219,15 +245,27 @@ pub fn run(args: &InstallArgs) -> CmdResult {
         } else {
             hostfile::wire_host(host, s.scope, &loc, &key, &regs, s.dry_run)
         };
+        let result = result.and_then(|files| {
+            let sandbox = match host.host_sandbox().filter(|_| s.host_sandbox) {
+                Some(spec) => files
+                    .iter()
+                    .map(|f| host_sandbox::install(&loc, spec, &f.path, s.dry_run))
+                    .collect::<Result<Vec<_>, _>>()?,
+                None => Vec::new(),
+            };
+            Ok((files, sandbox))
+        });
         match result {
-            Ok(files) => HostOutcome {
+            Ok((files, sandbox)) => HostOutcome {
                 host,
                 files,
+                sandbox,
                 error: None,
             },
             Err(e) => HostOutcome {
                 host,
                 files: Vec::new(),
+                sandbox: Vec::new(),
                 error: Some(e.to_string()),
             },
         }
@@ -315,6 +353,7 @@ fn settings(args: &InstallArgs, loc: &Here) -> Result<Settings, CommandError> {
             .unwrap_or_else(|| loc.home.join(DEFAULT_PLUGIN_DIR)),
         source,
         default_source,
+        host_sandbox: args.host_sandbox,
         dry_run: args.dry_run,
         json: args.json,
     })
@@ -520,6 +559,23 @@ fn print_outcomes(s: &Settings, outcomes: &[HostOutcome], notes: &[String]) {
         }
     }
     for o in outcomes.iter().filter(|o| o.error.is_none()) {
+        for r in &o.sandbox {
+            let state = match (r.change, s.dry_run) {
+                (Change::Unchanged, _) => "already on",
+                (_, false) => "turned on",
+                (_, true) => "would be turned on",
+            };
+            output::line(&format!(
+                "{}: host sandbox {state} in {}: the agent's commands cannot write keryx-hooks' files, the binary or the host configs",
+                o.host.display_name(),
+                shown(&r.path)
+            ));
+            if s.dry_run && r.change != Change::Unchanged {
+                output::stdout(&r.diff);
+            }
+        }
+    }
+    for o in outcomes.iter().filter(|o| o.error.is_none()) {
         if !(s.plugins || hostfile::is_plugin_file_host(o.host)) {
             continue;
         }
@@ -575,6 +631,7 @@ fn report_json(
                     TimeoutUnit::Milliseconds => "milliseconds",
                 },
                 "files": o.files,
+                "hostSandbox": o.sandbox,
                 "load": o.files.iter()
                     .filter(|_| s.plugins || hostfile::is_plugin_file_host(o.host))
                     .filter_map(|f| plugin::how_to_load(o.host, &f.path))

@@ -117,6 +117,7 @@ pub(crate) fn reinstall(hosts: Vec<String>) -> CmdResult {
         format: crate::cli::FormatArg::Settings,
         out: None,
         source: None,
+        host_sandbox: false,
         dry_run: false,
         json: false,
     })

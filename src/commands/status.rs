@@ -6,13 +6,16 @@
 //! not run counts as not current), so scripts and CI can gate on it.
 
 use crate::error::ExitStatus;
+use crate::settings::Here;
 
 use serde_json::{Value, json};
 
 use crate::cli::StatusArgs;
 use crate::error::CmdResult;
 use crate::escape::escape;
-use crate::install::classify::{DriftState, SourceStatus, assess_all};
+use crate::install::classify::{DriftState, HostWiring, SourceStatus, assess_all};
+use crate::install::host_sandbox;
+use crate::install::manifest::WiringFormat;
 use crate::output;
 use crate::paths::snapshot_key;
 
@@ -30,7 +33,7 @@ pub fn run(args: &StatusArgs) -> CmdResult {
             "hooksOff": off.is_some(),
             "heldNotices": held,
             "snapshotRoot": loc.snapshot_root,
-            "sources": sources.iter().map(to_json).collect::<Vec<_>>(),
+            "sources": sources.iter().map(|s| to_json(&loc, s)).collect::<Vec<_>>(),
         }));
     } else if sources.is_empty() {
         output::line(&format!(
@@ -40,7 +43,7 @@ pub fn run(args: &StatusArgs) -> CmdResult {
         ));
     } else {
         for s in &sources {
-            output::stdout(&to_text(s));
+            output::stdout(&to_text(&loc, s));
         }
     }
     if !held.is_empty() && !args.json {
@@ -73,7 +76,17 @@ fn held_text(held: &[crate::pipeline::held::Held]) -> String {
     out
 }
 
-fn to_json(st: &SourceStatus) -> Value {
+/// The host sandbox in a wired settings file of a host that has one.
+fn sandbox_of(loc: &Here, h: &HostWiring) -> Option<host_sandbox::Coverage> {
+    let w = h
+        .wiring
+        .as_ref()
+        .filter(|w| w.format == WiringFormat::Settings)?;
+    let spec = crate::hosts::adapter(&h.host)?.host_sandbox()?;
+    host_sandbox::state(loc, spec, std::path::Path::new(&w.path)).ok()
+}
+
+fn to_json(loc: &Here, st: &SourceStatus) -> Value {
     let mut v = json!({
         "source": st.source,
         "key": snapshot_key(&st.source),
@@ -100,6 +113,7 @@ fn to_json(st: &SourceStatus) -> Value {
                         "path": h.wiring.as_ref().map(|w| &w.path),
                         "wired": h.wired,
                         "broken": h.broken(),
+                        "hostSandbox": sandbox_of(loc, h),
                     })
                 })
                 .collect();
@@ -109,7 +123,7 @@ fn to_json(st: &SourceStatus) -> Value {
     v
 }
 
-fn to_text(st: &SourceStatus) -> String {
+fn to_text(loc: &Here, st: &SourceStatus) -> String {
     let src = escape(&st.source.to_string_lossy());
     let mut s = match &st.result {
         Ok(a) => {
@@ -126,6 +140,12 @@ fn to_text(st: &SourceStatus) -> String {
                     None => "not wired".to_owned(),
                 };
                 s.push_str(&format!("  {}: {state}\n", h.describe()));
+                if let Some(c) = sandbox_of(loc, h) {
+                    s.push_str(&format!(
+                        "    host sandbox: {}\n",
+                        host_sandbox::describe(&c)
+                    ));
+                }
             }
             if a.hosts.iter().any(|h| h.broken().is_some()) {
                 // `doctor --fix` does not overwrite a file it cannot read.

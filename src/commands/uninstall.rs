@@ -22,7 +22,7 @@ use crate::hosts::Adapter;
 use crate::install::classify::{self, wiring_scope};
 use crate::install::hostfile::{self, Change, FileReport, Scope};
 use crate::install::manifest::WiringFormat;
-use crate::install::{plugin, snapshot};
+use crate::install::{host_sandbox, plugin, snapshot};
 use crate::output;
 use crate::paths::{self};
 
@@ -79,6 +79,17 @@ pub fn run(args: &UninstallArgs) -> CmdResult {
                 output::err_line(&format!("error: {name}: {}", escape(&e.to_string())));
                 continue;
             }
+            // The host sandbox install added goes first, so the file then
+            // holds exactly what the wiring was added to.
+            match host_sandbox::uninstall(&loc, &path, dry_run) {
+                Ok(None) => {}
+                Ok(Some(r)) => print_sandbox(name, &r, dry_run),
+                Err(e) => {
+                    failed = true;
+                    output::err_line(&format!("error: {name}: {}", escape(&e.to_string())));
+                    continue;
+                }
+            }
             match hostfile::uninstall(host, &path, dry_run) {
                 Ok(report) => {
                     release(host, &report);
@@ -115,6 +126,25 @@ pub fn run(args: &UninstallArgs) -> CmdResult {
     } else {
         ExitStatus::Success
     })
+}
+
+fn print_sandbox(name: &str, r: &host_sandbox::Report, dry_run: bool) {
+    let path = escape(&r.path.display().to_string());
+    if r.change != Change::Unchanged {
+        let verb = if dry_run { "would take" } else { "took" };
+        output::line(&format!(
+            "{name}: {verb} the host sandbox settings keryx-hooks added out of `{path}`"
+        ));
+        if dry_run {
+            output::stdout(&r.diff);
+        }
+    }
+    if !r.kept.is_empty() {
+        output::line(&format!(
+            "{name}: {} host sandbox settings in `{path}` were changed since install and stay as they are",
+            r.kept.len()
+        ));
+    }
 }
 
 /// The packages generated for `host` at `scope` that some snapshot's

@@ -15,7 +15,7 @@ pub mod stdin_guard;
 pub(crate) use crate::adapter::ADAPTER_SOURCES;
 pub use crate::adapter::{
     Adapter, AlsoRead, AlsoRuns, Bridge, ConfigFiles, ConfigFormat, FailClosedSwitch, Failing,
-    HomeEnv, HookReview, HostEvent, Import, ImportReads, Layout, Package, PackageKind,
+    HomeEnv, HookReview, HostEvent, HostSandbox, Import, ImportReads, Layout, Package, PackageKind,
     ProjectTrust, Reads, RunsFrom, ShimFailure, Sibling, TimeoutUnit,
 };
 pub use crate::adapter::{adapter, all, closest, host_names, lookup, native};

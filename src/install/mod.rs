@@ -10,6 +10,7 @@ pub mod codex_trust;
 mod error;
 pub mod fail_closed;
 pub use crate::hash;
+pub mod host_sandbox;
 pub mod hostfile;
 pub mod import;
 pub mod manifest;

@@ -820,3 +820,44 @@ fn a_patch_adding_keryx_hooks_off_to_a_startup_file_is_refused() {
         "*** Begin Patch\n*** Update File: {bashrc}\n@@\n alias ll='ls -l'\n+export EDITOR=vim\n*** End Patch"
     )})));
 }
+
+#[test]
+fn the_hosts_own_sandbox_is_not_loosened_by_a_file_tool() {
+    let h = Home::new();
+    let settings = claude_settings(
+        ENTRY,
+        30,
+        "*",
+        r#"
+  "sandbox": { "enabled": true, "allowUnsandboxedCommands": false, "filesystem": { "denyWrite": ["//h/.keryx/hooks.json"] } },"#,
+    );
+    let file = h.write(".claude/settings.json", &settings);
+    let file = file.to_str().unwrap();
+    h.denied(
+        edit(file, "\"enabled\": true", "\"enabled\": false"),
+        "`sandbox.enabled`",
+    );
+    h.denied(
+        edit(
+            file,
+            "\"allowUnsandboxedCommands\": false",
+            "\"allowUnsandboxedCommands\": true",
+        ),
+        "`sandbox.allowUnsandboxedCommands`",
+    );
+    h.denied(
+        edit(file, "\"//h/.keryx/hooks.json\"", "\"//h/other\""),
+        "off the host sandbox's",
+    );
+    h.denied(
+        write(file, &claude_settings(ENTRY, 30, "*", "")),
+        "`sandbox.enabled`",
+    );
+    // Tightening, and everything else, goes through.
+    h.allowed(edit(
+        file,
+        "\"//h/.keryx/hooks.json\"",
+        "\"//h/.keryx/hooks.json\", \"//h/more\"",
+    ));
+    h.allowed(edit(file, "git status", "git diff"));
+}

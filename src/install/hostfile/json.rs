@@ -747,6 +747,113 @@ pub fn find(text: &str, shape: &Shape, ours: Ours) -> Result<Vec<Found>, HostFil
     Ok(find_in(body, &root, shape, &|_, c| ours(c)))
 }
 
+// ------------------------------------------------------------------ settings by path
+
+/// The node at `path` (object keys from the root), if every step is an
+/// object member.
+fn node_at<'a>(root: &'a Node, path: &[String]) -> Option<&'a Node> {
+    path.iter()
+        .try_fold(root, |node, key| node.member(key).map(|(_, ch)| &ch.value))
+}
+
+/// One splice on the body of `text` (its BOM kept), read back before it is
+/// returned; strict JSON stays strict JSON.
+fn splice_at(
+    text: &str,
+    make: impl FnOnce(&str, &Node, &Style) -> Result<Vec<Splice>, HostFileError>,
+) -> Result<String, HostFileError> {
+    let (bom, body) = body_of(text);
+    let root = parse(&body).map_err(HostFileError::Json)?;
+    let style = Style::of(&body, &root);
+    let out = apply(&body, make(&body, &root, &style)?);
+    parse(&out).map_err(|e| HostFileError::FailedCheck {
+        why: HostFileError::Json(e).to_string(),
+    })?;
+    if serde_json::from_str::<Value>(&body).is_ok() && serde_json::from_str::<Value>(&out).is_err()
+    {
+        return Err(HostFileError::FailedCheck {
+            why: "strict JSON became JSON with comments".into(),
+        });
+    }
+    Ok(format!("{bom}{out}"))
+}
+
+fn not_an_object(path: &[String]) -> HostFileError {
+    HostFileError::FailedCheck {
+        why: format!("`{}` is not an object", path.join(".")),
+    }
+}
+
+/// The value at `path`, `None` when a step is missing.
+pub fn value_at(text: &str, path: &[String]) -> Result<Option<Value>, HostFileError> {
+    let (_, body) = body_of(text);
+    let root = parse(&body).map_err(HostFileError::Json)?;
+    Ok(node_at(&root, path).map(|n| to_value(&body, n)))
+}
+
+/// Adds `key: value` as the last member of the object at `parent`.
+pub fn insert_member(
+    text: &str,
+    parent: &[String],
+    key: &str,
+    value: &Value,
+) -> Result<String, HostFileError> {
+    splice_at(text, |body, root, style| {
+        let c = node_at(root, parent)
+            .and_then(Node::object)
+            .ok_or_else(|| not_an_object(parent))?;
+        Ok(vec![insert_child(body, style, c, Some(key), value)])
+    })
+}
+
+/// Removes member `key` of the object at `parent` (the last one, when the
+/// key appears twice); the exact inverse of [`insert_member`].
+pub fn remove_member(text: &str, parent: &[String], key: &str) -> Result<String, HostFileError> {
+    splice_at(text, |body, root, _| {
+        let node = node_at(root, parent).ok_or_else(|| not_an_object(parent))?;
+        let c = node.object().ok_or_else(|| not_an_object(parent))?;
+        let (i, _) = node.member(key).ok_or_else(|| HostFileError::FailedCheck {
+            why: format!("`{}` has no `{key}`", parent.join(".")),
+        })?;
+        Ok(remove_child(body, c, i))
+    })
+}
+
+/// Replaces the value at `path`.
+pub fn replace_at(text: &str, path: &[String], value: &Value) -> Result<String, HostFileError> {
+    splice_at(text, |body, root, style| {
+        let node = node_at(root, path).ok_or_else(|| not_an_object(path))?;
+        Ok(vec![replace_value(body, style, node, value)])
+    })
+}
+
+/// Appends `value` to the array at `path`.
+pub fn push_item(text: &str, path: &[String], value: &Value) -> Result<String, HostFileError> {
+    splice_at(text, |body, root, style| {
+        let c = node_at(root, path).and_then(Node::array).ok_or_else(|| {
+            HostFileError::FailedCheck {
+                why: format!("`{}` is not an array", path.join(".")),
+            }
+        })?;
+        Ok(vec![insert_child(body, style, c, None, value)])
+    })
+}
+
+/// Removes the last element equal to `value` from the array at `path`;
+/// the text is unchanged when there is none.
+pub fn remove_item(text: &str, path: &[String], value: &Value) -> Result<String, HostFileError> {
+    splice_at(text, |body, root, _| {
+        let Some(c) = node_at(root, path).and_then(Node::array) else {
+            return Ok(Vec::new());
+        };
+        Ok(c.children
+            .iter()
+            .rposition(|ch| &to_value(body, &ch.value) == value)
+            .map(|i| remove_child(body, c, i))
+            .unwrap_or_default())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
