@@ -1,0 +1,246 @@
+//! Rules as data, evaluated in the shim's own process (docs/RULES.md): the
+//! compiled-in packs beside the rules of the loaded hooks files, indexed by
+//! event and tool so a call only looks at the rules that fit it, and a
+//! rule's decision composed into the event's answer tighten-only. Parsing
+//! and compiling live in `crate::config::rules`; nothing here compiles a
+//! pattern or reads a file.
+
+pub mod call;
+pub mod eval;
+pub mod packs;
+
+use std::collections::HashMap;
+
+use crate::config::load::Loaded;
+use crate::config::model::{HookClass, Scope};
+use crate::config::rules::{Decision, Rule};
+use crate::events::Event;
+use crate::runtime::compose;
+use crate::runtime::fire::reason_text;
+use crate::runtime::types::{FireResult, HookInvocationRecord, Outcome};
+
+pub use call::Call;
+
+/// The rules in force for one process, indexed.
+#[derive(Debug, Default)]
+pub struct RuleSet {
+    rules: Vec<Rule>,
+    /// Per event (by its place in [`Event::ALL`]): rules naming exact tools,
+    /// by tool, and the rest (every tool, or a glob).
+    by_event: Vec<EventIndex>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct EventIndex {
+    exact: HashMap<String, Vec<usize>>,
+    other: Vec<usize>,
+}
+
+/// One rule that matched a call.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    pub id: String,
+    pub decision: Decision,
+    pub reason: String,
+    pub notice: Option<String>,
+    pub scope: Scope,
+    /// What about the call it matched: ``command `git reset --hard` ``.
+    pub matched: String,
+}
+
+impl Hit {
+    /// The line recorded for it: ``rule `x` matched command `…` ``.
+    pub fn describe(&self) -> String {
+        format!(
+            "rule {} matched {}",
+            crate::escape::escape(&self.id),
+            self.matched
+        )
+    }
+}
+
+impl RuleSet {
+    /// `rules` as given, indexed (none switched off).
+    pub fn new(rules: Vec<Rule>) -> RuleSet {
+        let mut by_event = vec![EventIndex::default(); Event::ALL.len()];
+        for (i, r) in rules.iter().enumerate() {
+            for e in &r.on {
+                let ix = &mut by_event[event_slot(*e)];
+                let exact: Vec<&str> = r
+                    .tools
+                    .iter()
+                    .map(|g| g.text.as_str())
+                    .filter(|t| !t.contains(['*', '?']))
+                    .collect();
+                if !r.tools.is_empty() && exact.len() == r.tools.len() {
+                    for t in exact {
+                        ix.exact.entry(t.to_owned()).or_default().push(i);
+                    }
+                } else {
+                    ix.other.push(i);
+                }
+            }
+        }
+        RuleSet { rules, by_event }
+    }
+
+    /// The packs, then the rules of `loaded`'s files (the untrusted
+    /// project's already taken out by trust), less what the user's own
+    /// file switches off.
+    pub fn for_loaded(loaded: &Loaded) -> RuleSet {
+        let rules = packs::rules()
+            .iter()
+            .chain(&loaded.rules)
+            .filter(|r| !r.is_off(&loaded.rules_off))
+            .cloned()
+            .collect();
+        RuleSet::new(rules)
+    }
+
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.id == id)
+    }
+
+    /// The rules that look at `event` on `tool`, in load order.
+    pub fn fitting(&self, event: Event, tool: Option<&str>) -> Vec<&Rule> {
+        let ix = &self.by_event[event_slot(event)];
+        let mut at: Vec<usize> = tool
+            .and_then(|t| ix.exact.get(t))
+            .into_iter()
+            .flatten()
+            .copied()
+            .chain(
+                ix.other
+                    .iter()
+                    .copied()
+                    .filter(|&i| self.rules[i].fits_tool(tool)),
+            )
+            .collect();
+        at.sort_unstable();
+        at.dedup();
+        at.into_iter().map(|i| &self.rules[i]).collect()
+    }
+
+    /// Every rule that matches `call`, in load order.
+    pub fn evaluate(&self, call: &Call) -> Vec<Hit> {
+        self.fitting(call.event, call.tool)
+            .into_iter()
+            .filter_map(|r| run(r, call))
+            .collect()
+    }
+}
+
+/// Runs one rule on `call`, whatever its events and tools.
+pub fn run(rule: &Rule, call: &Call) -> Option<Hit> {
+    let matched = eval::matches(&rule.cond, call)?;
+    Some(Hit {
+        id: rule.id.clone(),
+        decision: rule.decision,
+        reason: rule.reason.clone(),
+        notice: rule.notice.clone(),
+        scope: rule.scope,
+        matched: if matched.is_empty() {
+            "the call".into()
+        } else {
+            matched
+        },
+    })
+}
+
+fn event_slot(e: Event) -> usize {
+    Event::ALL.iter().position(|x| *x == e).unwrap_or(0)
+}
+
+/// The strictest decision among `hits`.
+pub fn strictest(hits: &[Hit]) -> Option<Decision> {
+    hits.iter().map(|h| h.decision).min()
+}
+
+/// The outcome a decision stands for on `event`: ask where the event
+/// cannot ask is a deny; warn and log decide nothing.
+fn outcome_of(d: Decision, event: Event) -> Outcome {
+    match d {
+        Decision::Deny => Outcome::Deny,
+        Decision::Ask if event.ask_means_deny() => Outcome::Deny,
+        Decision::Ask => Outcome::Ask,
+        Decision::Warn | Decision::Log => Outcome::Allow,
+    }
+}
+
+/// Whether `hits` deny a call on `event` outright: then nothing else runs.
+pub fn denies(hits: &[Hit], event: Event) -> bool {
+    event.is_gate_capable()
+        && hits
+            .iter()
+            .any(|h| outcome_of(h.decision, event) == Outcome::Deny)
+}
+
+/// Composes the rules' `hits` into `result`, the hooks' answer: the
+/// strictest outcome wins and a rule never loosens one; a deny or ask
+/// gives its reason (unless a hook already denied), a warn its reason as
+/// context, a notice a line for the person; every hit is recorded.
+pub fn compose_into(hits: &[Hit], event: Event, result: &mut FireResult) {
+    let mut contexts = Vec::new();
+    for h in hits {
+        let outcome = outcome_of(h.decision, event);
+        let before = result.outcome;
+        if event.is_gate_capable() && matches!(outcome, Outcome::Deny | Outcome::Ask) {
+            let base = if before == Outcome::None {
+                Outcome::Allow
+            } else {
+                before
+            };
+            result.outcome = compose::tighten(base, outcome);
+            let replaces =
+                result.reason.is_none() || (outcome == Outcome::Deny && before != Outcome::Deny);
+            if result.outcome == outcome && replaces {
+                result.reason = Some(reason_text(&h.reason));
+            }
+            result.matched_rules.push(format!("rule:{}", h.id));
+        }
+        if h.decision == Decision::Warn {
+            contexts.push(reason_text(&h.reason));
+        }
+        if let Some(n) = h.notice.as_deref().filter(|n| !n.trim().is_empty()) {
+            result.notices.push(reason_text(&format!(
+                "{}: {}",
+                crate::escape::escape(&h.id),
+                n.trim()
+            )));
+        }
+        result.records.push(HookInvocationRecord {
+            hook_id: h.id.clone(),
+            event: event.as_str(),
+            class: match h.decision {
+                Decision::Deny | Decision::Ask => HookClass::Gate,
+                Decision::Warn => HookClass::Context,
+                Decision::Log => HookClass::Observe,
+            },
+            scope: h.scope,
+            outcome: match h.decision {
+                Decision::Deny | Decision::Ask if event.is_gate_capable() => outcome,
+                Decision::Deny | Decision::Ask => Outcome::None,
+                Decision::Warn | Decision::Log => Outcome::Allow,
+            },
+            failure: None,
+            reason: Some(h.describe()),
+            duration_ms: 0,
+            changed_outcome: result.outcome != before,
+            exit_code: None,
+        });
+    }
+    if !contexts.is_empty() {
+        let joined = contexts.join("\n\n");
+        result.additional_context = Some(match result.additional_context.take() {
+            Some(c) => format!("{joined}\n\n{c}"),
+            None => joined,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests;

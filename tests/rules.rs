@@ -1,0 +1,182 @@
+//! Rules as data through the real shim: a user hooks file with rules, a
+//! Claude Code PreToolUse, and the answer in Claude's shape (deny, ask, a
+//! warn as context) with the rule and what it matched in the record.
+
+use serde_json::{Value, json};
+
+use crate::common::{Env, claude_bash, claude_payload};
+
+fn with_rules(env: &Env, rules: Value) {
+    env.write(
+        env.user_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": {}, "rules": rules}).to_string(),
+    );
+}
+
+fn rules() -> Value {
+    json!([
+        {"id": "no-force-push-main", "tools": ["Bash"],
+         "match": {"command": {"program": ["git"], "subcommand": ["push"],
+                               "flag": ["--force", "-f"], "arg": ["^(origin/)?main$"]}},
+         "decision": "deny", "reason": "Force-pushing main rewrites shared history."},
+        {"id": "reset-hard", "tools": ["Bash"],
+         "match": {"command": {"program": ["git"], "subcommand": ["reset"], "flag": ["--hard"]}},
+         "decision": "ask", "reason": "git reset --hard drops uncommitted work."},
+        {"id": "curl-note", "tools": ["Bash"],
+         "match": {"url": {"host": ["*.example.org"]}},
+         "decision": "warn", "reason": "That host is a test host.", "notice": "curl to a test host"}
+    ])
+}
+
+fn answer(env: &Env, call: &str, command: &str) -> Value {
+    let run = env.run_stdin(
+        &["run", "claude-code", "PreToolUse"],
+        claude_bash(env, call, command).to_string(),
+    );
+    run.code(0);
+    // Allow is silence.
+    if run.stdout.trim().is_empty() {
+        return Value::Null;
+    }
+    run.json()
+}
+
+fn session(env: &Env) -> String {
+    claude_payload(env, "PreToolUse-basic-Bash.json")["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn record_of<'r>(records: &'r [Value], id: &str) -> &'r Value {
+    records
+        .iter()
+        .map(|r| &r["record"])
+        .find(|r| r["hookId"] == id)
+        .unwrap_or_else(|| panic!("no record for {id}: {records:?}"))
+}
+
+#[test]
+fn a_rule_denies_asks_and_warns_in_claudes_shape_and_is_recorded() {
+    let env = Env::new();
+    with_rules(&env, rules());
+
+    let v = answer(&env, "c1", "sudo env X=1 git push -f origin main");
+    let out = &v["hookSpecificOutput"];
+    assert_eq!(out["permissionDecision"], "deny", "{v}");
+    assert!(
+        out["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("rewrites shared history"),
+        "{v}"
+    );
+
+    let v = answer(&env, "c2", "cd repo && sh -c 'git reset --hard HEAD~1'");
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "ask", "{v}");
+    assert!(
+        v["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("drops uncommitted work"),
+        "{v}"
+    );
+
+    let v = answer(&env, "c3", "curl -s https://api.example.org/v1");
+    assert!(
+        v["hookSpecificOutput"].get("permissionDecision").is_none(),
+        "{v}"
+    );
+    assert!(
+        v["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap()
+            .contains("That host is a test host."),
+        "{v}"
+    );
+
+    // An ordinary command: no rule, no answer of theirs.
+    let v = answer(&env, "c4", "git push origin feature");
+    assert!(!v.to_string().contains("rewrites shared history"), "{v}");
+
+    let records = env.records("claude-code", &session(&env));
+    let deny = record_of(&records, "no-force-push-main");
+    assert_eq!(deny["outcome"], "deny", "{deny}");
+    assert_eq!(
+        deny["reason"], "rule no-force-push-main matched command `git push -f origin main`",
+        "{deny}"
+    );
+    let ask = record_of(&records, "reset-hard");
+    assert_eq!(ask["outcome"], "ask", "{ask}");
+    assert!(
+        ask["reason"]
+            .as_str()
+            .unwrap()
+            .contains("matched command `git reset --hard HEAD~1`"),
+        "{ask}"
+    );
+    let warn = record_of(&records, "curl-note");
+    assert!(
+        warn["reason"]
+            .as_str()
+            .unwrap()
+            .contains("matched url `https://api.example.org/v1`"),
+        "{warn}"
+    );
+    // The deny answered at once: the built-in gate was not run for it.
+    let gate = records
+        .iter()
+        .find(|r| r["correlationId"] == "c1" && r["record"]["hookId"] == "keryx.ctx-guard")
+        .unwrap();
+    assert_eq!(gate["kind"], "skipped", "{gate}");
+    assert_eq!(
+        gate["record"]["reason"],
+        "not run: rule `no-force-push-main` already denied this call"
+    );
+}
+
+#[test]
+fn a_bad_rule_fails_the_load_naming_file_rule_and_pattern() {
+    let env = Env::new();
+    with_rules(
+        &env,
+        json!([{"id": "broken", "match": {"command": {"arg": ["(x"]}},
+                "decision": "deny", "reason": "r"}]),
+    );
+    let v = answer(&env, "c1", "echo hi");
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    let run = env.run(&["validate"]);
+    run.code(1);
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert!(all.contains("hooks.json"), "{all}");
+    assert!(all.contains("rule `broken`"), "{all}");
+    assert!(all.contains("invalid regular expression `(x`"), "{all}");
+}
+
+#[test]
+fn a_projects_rules_wait_for_trust_and_it_cannot_switch_rules_off() {
+    let env = Env::new();
+    env.write(
+        env.project_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": {},
+               "rules": [{"id": "no-echo", "tools": ["Bash"],
+                          "match": {"command": {"program": ["echo"]}},
+                          "decision": "deny", "reason": "project says no echo"}]})
+        .to_string(),
+    );
+    let v = answer(&env, "c1", "echo hi");
+    assert!(!v.to_string().contains("project says no echo"), "{v}");
+    env.run(&["trust", "--yes"]).code(0);
+    let v = answer(&env, "c2", "echo hi");
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+
+    env.write(
+        env.project_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": {}, "rules_off": ["destructive"]}).to_string(),
+    );
+    let run = env.run(&["validate"]);
+    run.code(1);
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert!(all.contains(".metaproject/hooks.json"), "{all}");
+    assert!(all.contains("only your own hooks file"), "{all}");
+}
