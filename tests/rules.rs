@@ -180,3 +180,122 @@ fn a_projects_rules_wait_for_trust_and_it_cannot_switch_rules_off() {
     assert!(all.contains(".metaproject/hooks.json"), "{all}");
     assert!(all.contains("only your own hooks file"), "{all}");
 }
+
+#[test]
+fn list_validate_explain_and_test_name_the_rules() {
+    let env = Env::new();
+    let mut all = rules();
+    all.as_array_mut().unwrap().push(json!({
+        "id": "every-status", "description": "Too broad.", "tools": ["Bash"],
+        "match": {"command": {"program": ["git"], "subcommand": ["status"]}},
+        "decision": "log", "reason": "logged"
+    }));
+    env.write(
+        env.user_hooks(),
+        json!({"schemaVersion": "1.0.0", "hooks": {}, "rules": all,
+               "rules_off": ["curl-note"]})
+        .to_string(),
+    );
+
+    let list = env.run(&["list"]);
+    list.code(0)
+        .stdout_has("rules:")
+        .stdout_has("no-force-push-main  deny  on  (user, `")
+        .stdout_has("curl-note  warn  off  (user, `")
+        .stdout_has("every-status  log  on  (user, `");
+    let listed = env.run(&["list", "--json"]).json();
+    let ids: Vec<&str> = listed["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "no-force-push-main",
+            "reset-hard",
+            "curl-note",
+            "every-status"
+        ]
+    );
+
+    // A rule that fires on everyday work is valid, and warned about.
+    let validate = env.run(&["validate"]);
+    validate
+        .code(0)
+        .stdout_has("rule `every-status` matches the ordinary command `git status`");
+    assert!(
+        !validate.stdout.contains("no-force-push-main"),
+        "{}",
+        validate.stdout
+    );
+
+    let test = env.run(&[
+        "test",
+        "--rule",
+        "no-force-push-main",
+        "--command",
+        "timeout 9 git push --force origin/main",
+    ]);
+    test.code(0)
+        .stdout_has("rule `no-force-push-main` (user, `")
+        .stdout_has("decision: deny")
+        .stdout_has("matched:  command `git push --force origin/main`");
+    env.run(&[
+        "test",
+        "--rule",
+        "no-force-push-main",
+        "--command",
+        "git push",
+    ])
+    .code(0)
+    .stdout_has("does not match this call");
+    env.run(&["test", "--rule", "nope", "--command", "ls"])
+        .code(1)
+        .stderr_has("no rule `nope`");
+    let payload = env.write(
+        env.home.join("payload.json"),
+        json!({"tool_name": "Bash", "tool_input": {"command": "git reset --hard"}}).to_string(),
+    );
+    env.run(&[
+        "test",
+        "--rule",
+        "reset-hard",
+        "--payload",
+        payload.to_str().unwrap(),
+    ])
+    .code(0)
+    .stdout_has("decision: ask");
+
+    let explain = env.run_stdin(
+        &["explain", "claude-code", "PreToolUse"],
+        claude_bash(&env, "e1", "git reset --hard").to_string(),
+    );
+    explain
+        .code(0)
+        .stdout_has("rule     reset-hard (ask): matched command `git reset --hard`")
+        .stdout_has("rule     no-force-push-main (deny): does not match")
+        .stdout_has("run would answer: ask (by rule reset-hard)");
+}
+
+#[test]
+fn ctx_guard_lets_the_read_only_rule_tools_run() {
+    let env = Env::new();
+    with_rules(&env, rules());
+    for (i, command) in [
+        "keryx-hooks list",
+        "keryx-hooks validate",
+        "keryx-hooks test --rule no-force-push-main --command 'git push -f origin main'",
+        "keryx-hooks explain claude-code PreToolUse < payload.json",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let v = answer(&env, &format!("t{i}"), command);
+        assert!(
+            v["hookSpecificOutput"].get("permissionDecision").is_none(),
+            "{command}: {v}"
+        );
+    }
+}

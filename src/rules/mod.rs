@@ -151,6 +151,37 @@ pub fn run(rule: &Rule, call: &Call) -> Option<Hit> {
     })
 }
 
+/// The ordinary commands of everyday work (one a line, `#` comments) that
+/// a rule should not fire on; `validate` warns when one does.
+pub const ORDINARY_COMMANDS: &str = include_str!("ordinary-commands.txt");
+
+/// The first ordinary command `rule` matches, as a Bash call from a
+/// project inside `guard`'s home.
+pub fn first_ordinary_match(
+    rule: &Rule,
+    guard: &crate::builtins::ctx_guard::CtxGuardConfig,
+) -> Option<String> {
+    if !rule.on.contains(&Event::PreToolUse) || !rule.fits_tool(Some("Bash")) {
+        return None;
+    }
+    let cwd = guard.home.as_ref().map(|h| h.join("proj"));
+    ORDINARY_COMMANDS
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .find(|line| {
+            let mut input = crate::runtime::types::EventInput::new(Event::PreToolUse, "validate");
+            input.cwd = cwd.clone();
+            input
+                .fields
+                .insert("toolName".into(), serde_json::json!("Bash"));
+            input
+                .fields
+                .insert("toolInput".into(), serde_json::json!({"command": line}));
+            run(rule, &Call::new(&input, guard.clone())).is_some()
+        })
+        .map(str::to_owned)
+}
+
 fn event_slot(e: Event) -> usize {
     Event::ALL.iter().position(|x| *x == e).unwrap_or(0)
 }
