@@ -244,6 +244,10 @@ pub fn compile(v: &Value, pack: Option<&str>) -> Result<Rule, String> {
         .get("id")
         .and_then(Value::as_str)
         .ok_or("a rule needs an `id`")?;
+    // A pack may spell its rules' ids with the pack's prefix or without.
+    let id = pack
+        .and_then(|p| id.strip_prefix(p)?.strip_prefix('/'))
+        .unwrap_or(id);
     let named = |e: String| format!("rule `{id}`: {e}");
     if !valid_rule_id(id) {
         return Err(named(
@@ -344,6 +348,7 @@ fn known_keys(obj: &Map<String, Value>, keys: &[&str]) -> Result<(), String> {
 fn string_list(v: &Value) -> Result<Vec<String>, String> {
     match v {
         Value::String(s) => Ok(vec![s.clone()]),
+        Value::Array(a) if a.is_empty() => Err("is an empty list and can never match".into()),
         Value::Array(a) if a.iter().all(Value::is_string) => Ok(a
             .iter()
             .filter_map(Value::as_str)
@@ -625,6 +630,11 @@ mod tests {
         assert!(e.contains("unknown path set `secrets`"), "{e}");
         let e = rule(json!({"prompt": []})).unwrap_err();
         assert!(e.contains("can never match"), "{e}");
+        let e = rule(json!({"command": {"program": []}})).unwrap_err();
+        assert!(
+            e.contains("`program` is an empty list and can never match"),
+            "{e}"
+        );
         let e = rule(json!({"command": {"programme": ["git"]}})).unwrap_err();
         assert!(e.contains("unknown key `programme`"), "{e}");
     }
@@ -639,6 +649,13 @@ mod tests {
         .unwrap();
         assert_eq!(r.id, "destructive/git-reset-hard");
         assert_eq!(r.on, [Event::PreToolUse]);
+        let prefixed = compile(
+            &json!({"id": "destructive/git-reset-hard", "match": {"command": {"program": "git"}},
+                    "decision": "ask", "reason": "careful"}),
+            Some("destructive"),
+        )
+        .unwrap();
+        assert_eq!(prefixed.id, "destructive/git-reset-hard");
         assert!(r.is_off(&["destructive".into()]));
         assert!(r.is_off(&["destructive/git-reset-hard".into()]));
         assert!(!r.is_off(&["destructive/other".into()]));
