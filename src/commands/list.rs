@@ -127,7 +127,7 @@ struct RuleRow {
 /// Taken before trust trims the loaded set, so held-back rules still show.
 fn rule_rows(loaded: &crate::config::load::Loaded) -> Vec<RuleRow> {
     crate::rules::packs::rules()
-        .iter()
+        .into_iter()
         .chain(&loaded.rules)
         .map(|r| RuleRow {
             rule: r.clone(),

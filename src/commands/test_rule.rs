@@ -30,7 +30,7 @@ pub fn run(id: &str, args: &TestArgs) -> CmdResult {
     // Every rule, the switched-off ones included: testing one is asking.
     let all = RuleSet::new(
         packs::rules()
-            .iter()
+            .into_iter()
             .chain(&loaded.rules)
             .cloned()
             .collect(),

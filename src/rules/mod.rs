@@ -21,13 +21,47 @@ use crate::runtime::types::{FireResult, HookInvocationRecord, Outcome};
 
 pub use call::Call;
 
-/// The rules in force for one process, indexed.
+/// The rules in force for one event, indexed.
 #[derive(Debug, Default)]
-pub struct RuleSet {
-    rules: Vec<Rule>,
+pub struct RuleSet<'a> {
+    entries: Vec<Entry<'a>>,
     /// Per event (by its place in [`Event::ALL`]): rules naming exact tools,
     /// by tool, and the rest (every tool, or a glob).
     by_event: Vec<EventIndex>,
+}
+
+/// A rule of a hooks file, or a pack's, compiled when first needed.
+#[derive(Debug)]
+enum Entry<'a> {
+    Owned(Box<Rule>),
+    Loaded(&'a Rule),
+    Pack(&'static packs::PackRule),
+}
+
+impl Entry<'_> {
+    fn rule(&self) -> Option<&Rule> {
+        match self {
+            Entry::Owned(r) => Some(r.as_ref()),
+            Entry::Loaded(r) => Some(r),
+            Entry::Pack(p) => p.rule(),
+        }
+    }
+
+    fn on(&self) -> &[Event] {
+        match self {
+            Entry::Owned(r) => &r.on,
+            Entry::Loaded(r) => &r.on,
+            Entry::Pack(p) => &p.on,
+        }
+    }
+
+    fn tools(&self) -> Vec<&str> {
+        match self {
+            Entry::Owned(r) => r.tools.iter().map(|g| g.text.as_str()).collect(),
+            Entry::Loaded(r) => r.tools.iter().map(|g| g.text.as_str()).collect(),
+            Entry::Pack(p) => p.tools.iter().map(String::as_str).collect(),
+        }
+    }
 }
 
 #[derive(Debug, Default, Clone)]
@@ -59,50 +93,66 @@ impl Hit {
     }
 }
 
-impl RuleSet {
+impl<'a> RuleSet<'a> {
     /// `rules` as given, indexed (none switched off).
-    pub fn new(rules: Vec<Rule>) -> RuleSet {
+    pub fn new(rules: Vec<Rule>) -> RuleSet<'static> {
+        RuleSet::index(
+            rules
+                .into_iter()
+                .map(|r| Entry::Owned(Box::new(r)))
+                .collect(),
+        )
+    }
+
+    fn index(entries: Vec<Entry<'a>>) -> RuleSet<'a> {
         let mut by_event = vec![EventIndex::default(); Event::ALL.len()];
-        for (i, r) in rules.iter().enumerate() {
-            for e in &r.on {
+        for (i, entry) in entries.iter().enumerate() {
+            let tools = entry.tools();
+            let exact = !tools.is_empty() && tools.iter().all(|t| !t.contains(['*', '?']));
+            for e in entry.on() {
                 let ix = &mut by_event[event_slot(*e)];
-                let exact: Vec<&str> = r
-                    .tools
-                    .iter()
-                    .map(|g| g.text.as_str())
-                    .filter(|t| !t.contains(['*', '?']))
-                    .collect();
-                if !r.tools.is_empty() && exact.len() == r.tools.len() {
-                    for t in exact {
-                        ix.exact.entry(t.to_owned()).or_default().push(i);
+                if exact {
+                    for t in &tools {
+                        ix.exact.entry((*t).to_owned()).or_default().push(i);
                     }
                 } else {
                     ix.other.push(i);
                 }
             }
         }
-        RuleSet { rules, by_event }
+        RuleSet { entries, by_event }
     }
 
     /// The packs, then the rules of `loaded`'s files (the untrusted
     /// project's already taken out by trust), less what the user's own
-    /// file switches off.
-    pub fn for_loaded(loaded: &Loaded) -> RuleSet {
-        let rules = packs::rules()
+    /// file switches off. Nothing is compiled or copied here.
+    pub fn for_loaded(loaded: &'a Loaded) -> RuleSet<'a> {
+        let off = &loaded.rules_off;
+        let entries = packs::entries()
             .iter()
-            .chain(&loaded.rules)
-            .filter(|r| !r.is_off(&loaded.rules_off))
-            .cloned()
+            .filter(|p| !p.is_off(off))
+            .map(Entry::Pack)
+            .chain(
+                loaded
+                    .rules
+                    .iter()
+                    .filter(|r| !r.is_off(off))
+                    .map(Entry::Loaded),
+            )
             .collect();
-        RuleSet::new(rules)
+        RuleSet::index(entries)
     }
 
-    pub fn rules(&self) -> &[Rule] {
-        &self.rules
+    /// Every rule, compiled.
+    pub fn rules(&self) -> Vec<&Rule> {
+        self.entries.iter().filter_map(Entry::rule).collect()
     }
 
     pub fn get(&self, id: &str) -> Option<&Rule> {
-        self.rules.iter().find(|r| r.id == id)
+        self.entries
+            .iter()
+            .filter_map(Entry::rule)
+            .find(|r| r.id == id)
     }
 
     /// The rules that look at `event` on `tool`, in load order.
@@ -112,17 +162,15 @@ impl RuleSet {
             .and_then(|t| ix.exact.get(t))
             .into_iter()
             .flatten()
+            .chain(&ix.other)
             .copied()
-            .chain(
-                ix.other
-                    .iter()
-                    .copied()
-                    .filter(|&i| self.rules[i].fits_tool(tool)),
-            )
             .collect();
         at.sort_unstable();
         at.dedup();
-        at.into_iter().map(|i| &self.rules[i]).collect()
+        at.into_iter()
+            .filter_map(|i| self.entries[i].rule())
+            .filter(|r| r.fits_tool(tool))
+            .collect()
     }
 
     /// Every rule that matches `call`, in load order.

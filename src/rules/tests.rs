@@ -289,6 +289,44 @@ flag = ["--hard"]
     }
 }
 
+#[test]
+fn a_pack_rule_is_compiled_only_when_a_call_it_fits_comes_along() {
+    let pack = r#"
+version = 1
+
+[[rule]]
+id = "push"
+tools = ["Bash"]
+decision = "deny"
+reason = "no"
+match = { command = { program = "git", subcommand = "push" } }
+
+[[rule]]
+id = "env-write"
+tools = ["Write", "Edit"]
+decision = "ask"
+reason = "a .env file"
+match = { path = { glob = ".env*", access = "write" } }
+"#;
+    let entries: &'static [packs::PackRule] =
+        Box::leak(packs::read_pack("p", pack).unwrap().into_boxed_slice());
+    assert_eq!(entries[0].id, "p/push");
+    let set = RuleSet::index(entries.iter().map(Entry::Pack).collect());
+    let write = input("Write", json!({"file_path": ".env", "content": "A=1"}));
+    let hits = set.evaluate(&Call::new(
+        &write,
+        CtxGuardConfig::for_home(Path::new(HOME)),
+    ));
+    assert_eq!(hits[0].id, "p/env-write");
+    assert_eq!(hits[0].matched, "path `.env`");
+    assert!(entries[1].is_compiled());
+    assert!(
+        !entries[0].is_compiled(),
+        "a Bash rule was compiled for a Write"
+    );
+    assert!(entries[0].is_off(&["p".into()]) && !entries[0].is_off(&["p/env-write".into()]));
+}
+
 fn hit(id: &str, decision: Decision) -> Hit {
     Hit {
         id: id.into(),
