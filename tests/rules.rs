@@ -166,7 +166,17 @@ fn a_projects_rules_wait_for_trust_and_it_cannot_switch_rules_off() {
     );
     let v = answer(&env, "c1", "echo hi");
     assert!(!v.to_string().contains("project says no echo"), "{v}");
-    env.run(&["trust", "--yes"]).code(0);
+    // The person is told at session start, as for held-back hooks.
+    let start = env.run_stdin(
+        &["run", "claude-code", "SessionStart"],
+        claude_payload(&env, "SessionStart-basic-startup.json").to_string(),
+    );
+    start
+        .code(0)
+        .stdout_has("project rule `no-echo` did not run");
+    env.run(&["trust", "--yes"])
+        .code(0)
+        .stdout_has("rule `no-echo` (deny): project says no echo");
     let v = answer(&env, "c2", "echo hi");
     assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
 

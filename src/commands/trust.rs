@@ -117,12 +117,24 @@ pub fn run(args: &TrustArgs) -> CmdResult {
     store
         .write(&root, Some(shown.clone()))
         .map_err(|why| CommandError::internal("could not record trust").cause(why))?;
+    let what = match (hooks.len(), rules.len()) {
+        (1, 0) => "1 command hook".to_owned(),
+        (n, 0) => format!("{n} command hooks"),
+        (0, r) => format!("{r} {}", if r == 1 { "rule" } else { "rules" }),
+        (n, r) => format!(
+            "{n} command {} and {r} {}",
+            if n == 1 { "hook" } else { "hooks" },
+            if r == 1 { "rule" } else { "rules" }
+        ),
+    };
     output::line(&format!(
-        "Trusted: {} command {} in `{}` now {} in this project. `keryx-hooks untrust` withdraws this.",
-        hooks.len(),
-        if hooks.len() == 1 { "hook" } else { "hooks" },
+        "Trusted: {what} in `{}` now {} in this project. `keryx-hooks untrust` withdraws this.",
         escape(&file.display().to_string()),
-        if hooks.len() == 1 { "runs" } else { "run" },
+        if hooks.len() + rules.len() == 1 {
+            "runs"
+        } else {
+            "run"
+        },
     ));
     Ok(ExitStatus::Success)
 }

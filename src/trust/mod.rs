@@ -347,6 +347,16 @@ pub fn held_back_notice(trust: &ProjectTrust, headless: bool) -> Option<String> 
         }
         ids
     };
+    // The project's rules wait for trust too (`hook_ids` names them after
+    // its hooks).
+    let rules: Vec<&str> = trust
+        .hook_ids
+        .iter()
+        .map(String::as_str)
+        .filter(|id| !trust.held_back.iter().any(|r| r.id == *id))
+        .collect();
+    let has_rules = !rules.is_empty();
+    let skipped: Vec<&str> = skipped.into_iter().chain(rules).collect();
     if !skipped.is_empty() {
         let file = trust
             .file
@@ -358,10 +368,11 @@ pub fn held_back_notice(trust: &ProjectTrust, headless: bool) -> Option<String> 
             .as_deref()
             .map(path_text)
             .unwrap_or_default();
-        let (plural, them) = if skipped.len() == 1 {
-            ("hook", "it")
-        } else {
-            ("hooks", "them")
+        let (plural, them) = match (skipped.len() == 1, has_rules) {
+            (true, false) => ("hook", "it"),
+            (false, false) => ("hooks", "them"),
+            (true, true) => ("rule", "it"),
+            (false, true) => ("hooks and rules", "them"),
         };
         let why = match &trust.state {
             TrustState::Changed => format!("changed since you trusted {file}"),
