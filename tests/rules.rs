@@ -309,3 +309,65 @@ fn ctx_guard_lets_the_read_only_rule_tools_run() {
         );
     }
 }
+
+/// The schema and the rule compiler agree: every valid fixture passes the
+/// published schema, and every invalid rule fixture fails it too (the
+/// loader reports the compiler's message, which names the rule).
+#[test]
+fn the_schema_and_the_rule_compiler_agree_on_the_fixtures() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let schema: Value =
+        serde_json::from_str(include_str!("../schema/hook-config.schema.json")).unwrap();
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    let read = |p: &std::path::Path| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let valid = read(&root.join("tests/fixtures/configs/valid/rules.json"));
+    let errors: Vec<String> = validator
+        .iter_errors(&valid)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(root.join("tests/fixtures/configs/invalid")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !(name.starts_with("rule-") && name.ends_with(".json")) {
+            continue;
+        }
+        // The empty list and the bad regex are the compiler's alone to see
+        // (the schema has no regex dialect); the rest both refuse.
+        if name == "rule-bad-regex.json" {
+            continue;
+        }
+        assert!(
+            !validator.is_valid(&read(&path)),
+            "{name} passes the schema"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 6, "{checked}");
+}
+
+#[test]
+fn list_json_with_rules_matches_its_published_schema() {
+    let env = Env::new();
+    env.write(
+        env.user_hooks(),
+        std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/configs/valid/rules.json"
+        ))
+        .unwrap(),
+    );
+    let schema: Value =
+        serde_json::from_str(include_str!("../schema/list-output.schema.json")).unwrap();
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    let v = env.run(&["list", "--json"]).json();
+    let errors: Vec<String> = validator.iter_errors(&v).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}\n{v:#}");
+    let rules = v["rules"].as_array().unwrap();
+    assert_eq!(rules.len(), 7, "{v:#}");
+    assert_eq!(rules[1]["tools"], json!(["Bash"]));
+    assert_eq!(rules[5]["events"], json!(["UserPromptSubmit"]));
+}
