@@ -94,6 +94,14 @@ fn a_rule_denies_asks_and_warns_in_claudes_shape_and_is_recorded() {
             .contains("That host is a test host."),
         "{v}"
     );
+    // The notice is for the person, not the model.
+    assert!(
+        v["systemMessage"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("curl-note: curl to a test host"),
+        "{v}"
+    );
 
     // An ordinary command: no rule, no answer of theirs.
     let v = answer(&env, "c4", "git push origin feature");

@@ -174,10 +174,7 @@ fn explained(adapter: &Adapter, p: &Prepared, off: bool) -> Value {
     };
     // The rules that look at this call, and what each matched.
     let set = crate::rules::RuleSet::for_loaded(&p.loaded);
-    let call = crate::rules::Call::new(
-        &p.input,
-        crate::builtins::ctx_guard::CtxGuardConfig::from_locations(&p.loc),
-    );
+    let call = crate::rules::Call::new(&p.input, crate::rules::call::places(&p.loc));
     let mut rules = Vec::new();
     for r in set.fitting(p.input.event, call.tool) {
         let hit = crate::rules::run(r, &call);

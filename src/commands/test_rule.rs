@@ -48,10 +48,7 @@ pub fn run(id: &str, args: &TestArgs) -> CmdResult {
         Some(p) => super::test::input_from_file(p, event)?,
         None => synthetic(rule, event, args)?,
     };
-    let call = Call::new(
-        &input,
-        crate::builtins::ctx_guard::CtxGuardConfig::from_locations(&loc),
-    );
+    let call = Call::new(&input, crate::rules::call::places(&loc));
     let hit = crate::rules::run(rule, &call);
     let off = rule.is_off(&loaded.rules_off);
     if args.json {

@@ -36,7 +36,7 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
         }
     }
     // A rule that fires on everyday work is a rule people switch off.
-    let guard = crate::builtins::ctx_guard::CtxGuardConfig::from_locations(&loc);
+    let guard = crate::rules::call::places(&loc);
     let packs = crate::rules::packs::rules();
     for r in packs.into_iter().chain(&loaded.rules) {
         if let Some(cmd) = crate::rules::first_ordinary_match(r, &guard) {

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::builtins::ctx_guard::CtxGuardConfig;
 use crate::config::model::{BuiltinPort, Handler, Profile, Registration};
 use crate::events::Event;
 use crate::hosts::Adapter;
@@ -320,8 +319,14 @@ impl<'a, 'r> EventRun<'a, 'r> {
         // Rules first: in this process, and a deny answers at once, with
         // nothing spawned.
         let rules = crate::rules::RuleSet::for_loaded(&self.p.loaded);
-        let call = crate::rules::Call::new(input, CtxGuardConfig::from_locations(loc));
-        let hits = rules.evaluate(&call);
+        let hits = if rules.is_empty() {
+            Vec::new()
+        } else {
+            rules.evaluate(&crate::rules::Call::new(
+                input,
+                crate::rules::call::places(loc),
+            ))
+        };
         if crate::rules::denies(&hits, input.event) {
             let mut result = FireResult::none();
             let by = hits

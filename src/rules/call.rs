@@ -20,6 +20,21 @@ use crate::config::rules::Access;
 use crate::events::Event;
 use crate::runtime::types::EventInput;
 
+/// Where the home and keryx-hooks' own places are for an event resolved
+/// at `loc`, as ctx-guard knows them; unlike the guard's own config this
+/// reads no settings file.
+pub fn places(loc: &crate::settings::Here) -> CtxGuardConfig {
+    CtxGuardConfig {
+        max_cat_bytes: crate::builtins::ctx_guard::DEFAULT_MAX_CAT_BYTES,
+        home: Some(loc.home.clone()),
+        keryx_home: Some(loc.keryx_home.clone()),
+        data_dir: Some(loc.data_dir.clone()),
+        state_dir: Some(loc.state_dir.clone()),
+        snapshot_root: Some(loc.snapshot_root.clone()),
+        binary: None,
+    }
+}
+
 /// Scripts nested deeper than this (`sh -c "sh -c '…'"`) are not read.
 const MAX_NESTING: usize = 4;
 

@@ -143,6 +143,11 @@ impl<'a> RuleSet<'a> {
         RuleSet::index(entries)
     }
 
+    /// Whether there is no rule at all.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
     /// Every rule, compiled.
     pub fn rules(&self) -> Vec<&Rule> {
         self.entries.iter().filter_map(Entry::rule).collect()
