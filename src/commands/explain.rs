@@ -189,7 +189,13 @@ fn explained(adapter: &Adapter, p: &Prepared, off: bool) -> Value {
             } else {
                 Outcome::Ask
             };
-            if now.is_none_or(|o| compose::tighten(o, theirs) != o) {
+            // A deny answers before any hook; an ask tightens a known
+            // answer (one that depends on a hook may still be a deny).
+            let tightens = match now {
+                Some(o) => compose::tighten(o, theirs) != o,
+                None => theirs == Outcome::Deny,
+            };
+            if tightens {
                 answer = json!({
                     "outcome": theirs.as_str(),
                     "decidedBy": format!("rule {}", h.id),

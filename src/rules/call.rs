@@ -82,6 +82,19 @@ pub struct Reached {
     pub written: String,
     pub resolved: PathBuf,
     pub access: Access,
+    /// The spellings it is compared in, worked out once.
+    pub(crate) forms: OnceCell<Vec<String>>,
+}
+
+impl Reached {
+    pub fn new(written: &str, resolved: PathBuf, access: Access) -> Reached {
+        Reached {
+            written: written.to_owned(),
+            resolved,
+            access,
+            forms: OnceCell::new(),
+        }
+    }
 }
 
 /// A URL (or a bare host a network tool is pointed at).
@@ -240,11 +253,7 @@ impl<'a> Call<'a> {
         let Some(resolved) = self.resolve(written) else {
             return;
         };
-        out.push(Reached {
-            written: written.to_owned(),
-            resolved,
-            access,
-        });
+        out.push(Reached::new(written, resolved, access));
     }
 
     /// `written` as an absolute path: `~` is the home, a relative path is

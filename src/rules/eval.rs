@@ -174,11 +174,8 @@ fn command_holds(c: &CommandCond, s: &Simple, call: &Call) -> bool {
         && c.redirect_to.as_ref().is_none_or(|p| {
             s.redirects.iter().filter(|r| writes(r)).any(|r| {
                 call.resolve(&r.target).is_some_and(|resolved| {
-                    let reached = Reached {
-                        written: r.target.clone(),
-                        resolved,
-                        access: crate::config::rules::Access::Write,
-                    };
+                    let reached =
+                        Reached::new(&r.target, resolved, crate::config::rules::Access::Write);
                     path_holds(p, &reached, call)
                 })
             })
@@ -190,8 +187,12 @@ fn command_holds(c: &CommandCond, s: &Simple, call: &Call) -> bool {
 }
 
 /// The ways a path is compared: as resolved, home-relative (`~/…`), and
-/// where a symlink leads.
-fn spellings(r: &Reached, home: Option<&Path>) -> Vec<String> {
+/// where a symlink leads (one `realpath`, once per path).
+fn spellings<'r>(r: &'r Reached, home: Option<&Path>) -> &'r [String] {
+    r.forms.get_or_init(|| forms(r, home))
+}
+
+fn forms(r: &Reached, home: Option<&Path>) -> Vec<String> {
     let mut out = vec![r.resolved.to_string_lossy().into_owned()];
     if let Ok(real) = std::fs::canonicalize(&r.resolved)
         && real != r.resolved
