@@ -6,7 +6,7 @@
 #
 #   (a) the secret scanner on a 1 MiB write, through security::check_output
 #       (the body of `keryx-hooks security check-output`)      target < 10 ms
-#   (b) ctx-guard on each command of src/rules/ordinary-commands.txt
+#   (b) ctx-guard on each command of tests/fixtures/commands/ordinary.txt
 #                                                              target < 1 ms
 #   (c) impact evidence on a generated 20,000-file repository (bench/make-repo.py:
 #       Rust, Python, TS/JS, Go, docs; 5,000 more files .gitignore excludes),
@@ -100,6 +100,6 @@ echo "machine: ${CPU:-unknown CPU}, $(nproc) cores; $(uname -sr)"
 echo "load average at start: $(load)"
 printf '%-28s %10s %10s %10s %8s %6s  %s\n' name median_ms p90_ms min_ms cpu_ms runs note
 "$BIN" scanner "$WRITE" "$RUNS"
-"$BIN" ctx-guard src/rules/ordinary-commands.txt "$RUNS"
+"$BIN" ctx-guard tests/fixtures/commands/ordinary.txt "$RUNS"
 "$BIN" impact "$TREE" "$WORK/impact-cache" "${HUBS[@]}" "$RUNS"
 echo "load average at end: $(load)"

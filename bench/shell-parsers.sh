@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compares ctx-guard's hand-written shell reader (src/builtins/shell.rs) with
 # brush-parser, a maintained POSIX/bash parser, on the same corpus of real
-# commands (tests/fixtures/commands/*.txt, src/rules/ordinary-commands.txt): how many each accepts, and the
+# commands (tests/fixtures/commands/*.txt): how many each accepts, and the
 # time per command. The comparison builds in a scratch crate under
 # target/shell-parsers, so brush-parser never enters the project's own
 # dependency tree.
@@ -84,4 +84,4 @@ RS
 cd "$DIR"
 cargo build --release --quiet
 echo "brush-parser's dependency tree: $(cargo tree --prefix none -e normal -p brush-parser | sort -u | wc -l) crates"
-./target/release/shell-parsers "$REPO"/tests/fixtures/commands/*.txt "$REPO"/src/rules/ordinary-commands.txt
+./target/release/shell-parsers "$REPO"/tests/fixtures/commands/*.txt

@@ -1,7 +1,7 @@
 //! The built-in hook bodies as the runtime spawns them (`security
 //! check-input`, `security check-output`, `ctx hook`) and as hosts run them
 //! directly; and ctx-guard against the command corpora in
-//! tests/fixtures/commands/ and src/rules/ordinary-commands.txt (which ships).
+//! tests/fixtures/commands/.
 
 use std::path::Path;
 
@@ -230,15 +230,9 @@ fn ctx_hook_reads_the_cat_limit_from_runtime_toml() {
 }
 
 fn corpus(name: &str) -> Vec<String> {
-    // The ordinary corpus ships (validate checks rules against it).
-    let path = match name {
-        "ordinary.txt" => {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("src/rules/ordinary-commands.txt")
-        }
-        _ => Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/commands")
-            .join(name),
-    };
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/commands")
+        .join(name);
     std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .lines()

@@ -158,11 +158,8 @@ fn registry_dirs() -> Vec<PathBuf> {
 fn ordinary_items() -> Vec<(String, Value, bool)> {
     let mut items = Vec::new();
     // Real commands, as a person would paste them into a prompt.
-    for (name, path) in [
-        ("ordinary.txt", "src/rules/ordinary-commands.txt"),
-        ("denied.txt", "tests/fixtures/commands/denied.txt"),
-    ] {
-        let path = root().join(path);
+    for name in ["ordinary.txt", "denied.txt"] {
+        let path = root().join("tests/fixtures/commands").join(name);
         let text = std::fs::read_to_string(&path).expect("command corpus");
         for line in text
             .lines()

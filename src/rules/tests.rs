@@ -383,3 +383,13 @@ fn a_rule_tightens_and_never_loosens_a_hooks_answer() {
     assert!(!denies(&[hit("a", Decision::Ask)], Event::PreToolUse));
     assert!(!denies(&[hit("d", Decision::Deny)], Event::PostToolUse));
 }
+
+/// The corpus `validate` ships is the one the built-ins' tests use.
+#[test]
+fn the_shipped_ordinary_commands_are_the_test_corpus() {
+    assert_eq!(
+        ORDINARY_COMMANDS,
+        include_str!("../../tests/fixtures/commands/ordinary.txt"),
+        "src/rules/ordinary-commands.txt is a copy of tests/fixtures/commands/ordinary.txt: change both"
+    );
+}
