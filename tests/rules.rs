@@ -6,10 +6,23 @@ use serde_json::{Value, json};
 
 use crate::common::{Env, claude_bash, claude_payload};
 
+/// The default packs (docs/RULES.md), switched off so these tests are about
+/// the rules they write.
+const PACKS: [&str; 7] = [
+    "destructive",
+    "exfiltration",
+    "persistence",
+    "secrets-in-context",
+    "supply-chain",
+    "mcp",
+    "obfuscation",
+];
+
 fn with_rules(env: &Env, rules: Value) {
     env.write(
         env.user_hooks(),
-        json!({"schemaVersion": "1.0.0", "hooks": {}, "rules": rules}).to_string(),
+        json!({"schemaVersion": "1.0.0", "hooks": {}, "rules": rules, "rules_off": PACKS})
+            .to_string(),
     );
 }
 
@@ -211,7 +224,7 @@ fn list_validate_explain_and_test_name_the_rules() {
     env.write(
         env.user_hooks(),
         json!({"schemaVersion": "1.0.0", "hooks": {}, "rules": all,
-               "rules_off": ["curl-note"]})
+               "rules_off": ([&PACKS[..], &["curl-note"]].concat())})
         .to_string(),
     );
 
@@ -226,6 +239,7 @@ fn list_validate_explain_and_test_name_the_rules() {
         .as_array()
         .unwrap()
         .iter()
+        .filter(|r| r["scope"] == "user")
         .map(|r| r["id"].as_str().unwrap())
         .collect();
     assert_eq!(
@@ -374,7 +388,12 @@ fn list_json_with_rules_matches_its_published_schema() {
     let v = env.run(&["list", "--json"]).json();
     let errors: Vec<String> = validator.iter_errors(&v).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:?}\n{v:#}");
-    let rules = v["rules"].as_array().unwrap();
+    let rules: Vec<&Value> = v["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["scope"] == "user")
+        .collect();
     assert_eq!(rules.len(), 7, "{v:#}");
     assert_eq!(rules[1]["tools"], json!(["Bash"]));
     assert_eq!(rules[5]["events"], json!(["UserPromptSubmit"]));

@@ -326,7 +326,14 @@ fn flatten(src: &str, depth: usize, out: &mut Vec<Simple>) {
         let name = argv.first().map_or("", |p| basename(p));
         let piped_into = script
             .downstream(i)
-            .filter_map(|d| unwrap_all(&d.words).first().map(|p| basename(p).to_owned()))
+            .filter_map(|d| {
+                let argv = unwrap_all(&d.words);
+                let name = basename(argv.first()?);
+                // A shell or interpreter counts when it reads its program
+                // from the pipe (`| sh`, `| python3 -`), not when it is
+                // given one (`| python3 -m json.tool`).
+                (!is_interpreter(name) || reads_program_from_stdin(argv)).then(|| name.to_owned())
+            })
             .collect();
         // `env -S 'cmd'` leaves nothing after the wrapper: read its words.
         let nested = self_protect::nested(name, argv).or_else(|| {
@@ -353,20 +360,80 @@ fn flatten(src: &str, depth: usize, out: &mut Vec<Simple>) {
 }
 
 /// The wrappers ctx-guard strips (`sudo`, `env`, `timeout 5`, …), and
-/// `xargs` with its options, until a real program is left.
+/// `xargs` with its options, until a real program is left. A wrapper with
+/// nothing after it is the program itself (`env | curl …` prints the
+/// environment).
 fn unwrap_all(words: &[String]) -> &[String] {
     let mut w = unwrap_wrappers(words);
+    if w.is_empty() {
+        return words;
+    }
     for _ in 0..4 {
         if w.first().is_some_and(|p| basename(p) == "xargs") {
             let valued = [
                 "-I", "-i", "-n", "-P", "-L", "-l", "-d", "-E", "-e", "-s", "-a",
             ];
-            w = unwrap_wrappers(skip_options(&w[1..], &valued, false));
+            let inner = unwrap_wrappers(skip_options(&w[1..], &valued, false));
+            if inner.is_empty() {
+                break;
+            }
+            w = inner;
         } else {
             break;
         }
     }
     w
+}
+
+fn is_interpreter(name: &str) -> bool {
+    let bare = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    matches!(
+        bare,
+        "sh" | "bash"
+            | "zsh"
+            | "dash"
+            | "ksh"
+            | "mksh"
+            | "ash"
+            | "fish"
+            | "busybox"
+            | "python"
+            | "pypy"
+            | "perl"
+            | "ruby"
+            | "node"
+            | "nodejs"
+            | "php"
+            | "deno"
+            | "bun"
+            | "lua"
+            | "luajit"
+            | "tclsh"
+            | "pwsh"
+            | "powershell"
+            | "osascript"
+    )
+}
+
+/// An interpreter given no program (no script operand other than `-`, no
+/// `-c`, `-e`, `-m`, `-r`, `--eval`): it runs what comes on its input.
+fn reads_program_from_stdin(argv: &[String]) -> bool {
+    for a in argv.iter().skip(1) {
+        match a.as_str() {
+            "-" | "-s" | "--" => return true,
+            "-c" | "-e" | "-E" | "-m" | "-r" | "-p" | "--eval" | "--print" | "-Command"
+            | "-File" => return false,
+            a if a.starts_with("--") => {}
+            // A short cluster ending in a program flag: `-lc`, `-pe`.
+            a if a.starts_with('-') && a.len() > 1 => {
+                if a.ends_with(['c', 'e', 'm']) {
+                    return false;
+                }
+            }
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// The words after the program that are not options.

@@ -227,7 +227,9 @@ fn path_holds(p: &PathCond, r: &Reached, call: &Call) -> bool {
     glob_ok && set_ok
 }
 
-/// The sets that are plain globs.
+/// The sets that are plain globs. A set's directory covers what is in it,
+/// not the directory itself (`mkdir -p .github/workflows` writes no
+/// workflow).
 static SET_GLOBS: LazyLock<Vec<(&'static str, Vec<Glob>)>> = LazyLock::new(|| {
     let sets: &[(&str, &[&str])] = &[
         (
@@ -248,33 +250,33 @@ static SET_GLOBS: LazyLock<Vec<(&'static str, Vec<Glob>)>> = LazyLock::new(|| {
                 "/etc/zsh/",
             ],
         ),
-        ("git-hooks", &[".git/hooks/"]),
+        ("git-hooks", &[".git/hooks/*"]),
         (
             "launch-agents",
             &[
-                "~/Library/LaunchAgents/",
-                "/Library/LaunchAgents/",
-                "/Library/LaunchDaemons/",
+                "~/Library/LaunchAgents/*",
+                "/Library/LaunchAgents/*",
+                "/Library/LaunchDaemons/*",
             ],
         ),
         (
             "cron",
-            &["/etc/cron*", "/var/spool/cron/", "/etc/anacrontab"],
+            &["/etc/cron*", "/var/spool/cron/*", "/etc/anacrontab"],
         ),
         (
             "systemd-units",
             &[
-                "~/.config/systemd/",
-                "/etc/systemd/",
-                "/lib/systemd/system/",
+                "~/.config/systemd/*",
+                "/etc/systemd/*",
+                "/lib/systemd/system/*",
             ],
         ),
         (
             "ci-workflows",
             &[
-                ".github/workflows/",
+                ".github/workflows/*",
                 ".gitlab-ci.yml",
-                ".circleci/",
+                ".circleci/*",
                 "azure-pipelines.yml",
                 "Jenkinsfile",
             ],
@@ -293,7 +295,10 @@ static SET_GLOBS: LazyLock<Vec<(&'static str, Vec<Glob>)>> = LazyLock::new(|| {
 
 fn in_set(set: &str, path: &str, call: &Call) -> bool {
     match set {
-        "credentials" => secret_path(path, call.home()).is_some(),
+        // An ssh `config` names hosts, not secrets.
+        "credentials" => {
+            secret_path(path, call.home()).is_some() && !path.ends_with("/.ssh/config")
+        }
         "keryx" => keryx_places(&call.guard)
             .iter()
             .any(|(_, place)| Path::new(path).starts_with(place)),
