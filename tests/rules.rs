@@ -398,3 +398,40 @@ fn list_json_with_rules_matches_its_published_schema() {
     assert_eq!(rules[1]["tools"], json!(["Bash"]));
     assert_eq!(rules[5]["events"], json!(["UserPromptSubmit"]));
 }
+
+#[test]
+fn a_rule_composes_with_a_hooks_allow_and_deny() {
+    let env = Env::new();
+    let file = |script: &str| {
+        json!({"schemaVersion": "1.0.0",
+               "hooks": {"PreToolUse": [crate::common::sh_hook("gate", "gate", script)]},
+               "rules": [{"id": "ask-on-rm", "tools": ["Bash"],
+                          "match": {"command": {"program": "rm"}},
+                          "decision": "ask", "reason": "rule asks about rm"},
+                         {"id": "warn-on-rm", "tools": ["Bash"],
+                          "match": {"command": {"program": "rm"}},
+                          "decision": "warn", "reason": "rule warns about rm"}],
+               "rules_off": PACKS})
+        .to_string()
+    };
+    // The hook allows: the rule's ask wins.
+    env.write(env.user_hooks(), file("cat >/dev/null; exit 0"));
+    let v = answer(&env, "a1", "rm notes.txt");
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "ask", "{v}");
+    assert!(
+        v["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("rule asks about rm"),
+        "{v}"
+    );
+    // The hook denies: its deny and reason stand; the warn is still context.
+    env.write(
+        env.user_hooks(),
+        file("cat >/dev/null; echo '{\"decision\":\"deny\",\"reason\":\"hook says no\"}'"),
+    );
+    let v = answer(&env, "a2", "rm notes.txt");
+    let out = &v["hookSpecificOutput"];
+    assert_eq!(out["permissionDecision"], "deny", "{v}");
+    assert_eq!(out["permissionDecisionReason"], "hook says no", "{v}");
+}
