@@ -441,13 +441,22 @@ pub struct DoctorArgs {
 #[derive(Debug, clap::Args)]
 pub struct TestArgs {
     /// The hook id, e.g. `no-rm-rf-root` or `keryx.ctx-guard`.
-    pub id: String,
+    #[arg(required_unless_present = "rule")]
+    pub id: Option<String>,
+    /// Run one rule instead of a hook, e.g. `destructive/git-reset-hard`:
+    /// prints its decision and what it matched (nothing is spawned).
+    #[arg(long, value_name = "ID", conflicts_with = "id")]
+    pub rule: Option<String>,
+    /// With --rule: test a call on this path (a Write unless --tool names
+    /// another tool; relative to the current directory).
+    #[arg(long, value_name = "PATH", requires = "rule", conflicts_with_all = ["payload_file", "command", "file"])]
+    pub path: Option<String>,
     /// Which of the hook's events to test (default: its first; with
     /// --tool, --command or --file, its first tool event).
     #[arg(long, value_name = "NAME")]
     pub event: Option<String>,
     /// A JSON payload to send instead of the synthetic one.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, visible_alias = "payload", value_name = "PATH")]
     pub payload_file: Option<std::path::PathBuf>,
     /// Test a call of this tool (`Bash`, `Write`, `Edit`, `Read`, an MCP
     /// tool…) instead of one the hook's matcher picks.

@@ -23,6 +23,7 @@ pub mod log;
 pub mod output;
 pub mod paths;
 pub mod pipeline;
+pub mod rules;
 pub mod runner;
 pub mod runtime;
 pub mod secrets;

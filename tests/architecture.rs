@@ -41,6 +41,8 @@ const LAYERS: &[&[&str]] = &[
     &["session"],
     // The five built-ins.
     &["builtins"],
+    // Rules as data, evaluated in-process with the built-ins' shell reader.
+    &["rules"],
     // The snapshot installer and host-file editors.
     &["install"],
     // The event pipeline the commands compose.

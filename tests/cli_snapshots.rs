@@ -291,6 +291,74 @@ fn test_a_hook_that_denies() {
     );
 }
 
+const RULES: &str = r#"{"schemaVersion": "1.0.0", "hooks": {},
+  "rules": [{"id": "no-force-push-main", "description": "Never force-push main.",
+             "tools": ["Bash"],
+             "match": {"command": {"program": "git", "subcommand": "push",
+                                   "flag": ["--force", "-f"], "arg": "^(origin/)?main$"}},
+             "decision": "deny", "reason": "Push a branch instead."}]}"#;
+
+#[test]
+fn test_a_rule() {
+    let env = Env::fixed();
+    env.write(env.user_hooks(), RULES);
+    cmd_snapshot!(
+        env.filters(),
+        env.cmd(&["test", "--rule", "no-force-push-main", "--command", "sudo git push -f origin main"]),
+        @"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    rule `no-force-push-main` (user, `[HOME]/.keryx/hooks.json`)
+      decision: deny
+      matched:  command `git push -f origin main`
+      reason:   Push a branch instead.
+
+    ----- stderr -----
+    "
+    );
+}
+
+#[test]
+fn list_with_rules() {
+    let env = Env::fixed();
+    env.write(env.user_hooks(), RULES);
+    cmd_snapshot!(env.filters(), env.cmd(&["list"]), @"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    keryx.ctx-guard
+      scope=builtin class=gate enabled=true appliesToChildAgents=true
+      events=PreToolUse matcher=^(Bash|Read|Grep|mcp__.+)$ timeoutMs=5000 runsIn=unsandboxed
+      command: keryx-hooks ctx hook keryx
+      effective: on, runsIn=unsandboxed
+    keryx.security-check-input
+      scope=builtin class=gate enabled=true appliesToChildAgents=true
+      events=UserPromptSubmit matcher=* timeoutMs=5000 runsIn=unsandboxed
+      command: keryx-hooks security check-input --source untrusted-external --runtime keryx
+      effective: on, runsIn=unsandboxed
+    keryx.security-check-output
+      scope=builtin class=gate enabled=true appliesToChildAgents=true
+      events=PreToolUse matcher=^(Write|Edit|MultiEdit|NotebookEdit|mcp__.+)$ timeoutMs=5000 runsIn=unsandboxed
+      command: keryx-hooks security check-output --runtime keryx
+      effective: on, runsIn=unsandboxed
+    keryx.learning-observer
+      scope=builtin class=observe enabled=true appliesToChildAgents=true
+      events=PreToolUse,PostToolUse,PostToolUseFailure,UserPromptSubmit,SessionStart,Stop,SessionEnd matcher=* timeoutMs=5000
+      in-process: LearningObserver port
+      effective: on, in this process
+    keryx.impact-evidence
+      scope=builtin class=gate-advisory enabled=true appliesToChildAgents=true
+      events=PreToolUse matcher=Write|Edit timeoutMs=5000
+      in-process: ImpactEvidence port
+      effective: off, runtime.toml leaves it off (`[impact] enabled` is not true)
+    rules:
+      no-force-push-main  deny  on  (user, `[HOME]/.keryx/hooks.json`): Never force-push main.
+
+    ----- stderr -----
+    ");
+}
+
 #[test]
 fn test_an_unknown_hook() {
     let env = Env::fixed();

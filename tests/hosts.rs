@@ -224,11 +224,14 @@ fn hosts_detected_names_the_hosts_set_up_here() {
 /// Where a host's name may be written outside `src/hosts/` and the tests:
 /// the product's own word `keryx`, which these places use as a directory
 /// name or a text to look for, not as the `keryx` host.
-const NOT_A_HOST: [(&str, &str); 2] = [
+const NOT_A_HOST: [(&str, &str); 4] = [
     // `$XDG_DATA_HOME/keryx`, `$XDG_STATE_HOME/keryx`.
     ("src/paths.rs", "keryx"),
     // A script too deep to read that names keryx-hooks (or `KERYX_…`).
     ("src/builtins/self_protect.rs", "keryx"),
+    // The rules' named path set of keryx-hooks' own places.
+    ("src/config/rules.rs", "keryx"),
+    ("src/rules/eval.rs", "keryx"),
 ];
 
 /// No production code outside `src/hosts/` names a host: every host fact

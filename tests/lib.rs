@@ -25,6 +25,7 @@ mod log;
 mod notices;
 mod readme;
 mod real_hooks;
+mod rules;
 mod runtime;
 mod sandbox;
 mod secrets_corpus;

@@ -230,7 +230,7 @@ pub(super) fn string_args<'v>(v: &'v Value, key: &str, out: &mut Vec<(String, &'
 
 /// A string that is a path and nothing else: one line, no spaces, and
 /// shaped like one (`/…`, `~/…`, `./…`, `a/b`, or a dot file).
-pub(super) fn path_like(s: &str) -> bool {
+pub(crate) fn path_like(s: &str) -> bool {
     !s.is_empty()
         && s.len() < 4096
         && !s.contains(char::is_whitespace)
@@ -905,7 +905,7 @@ fn sink_hides(cmd: &Command, concern: Concern) -> bool {
 }
 
 /// Strips `sudo`, `env`, `nice`, `timeout 5` and friends off the front.
-pub(super) fn unwrap_wrappers(words: &[String]) -> &[String] {
+pub(crate) fn unwrap_wrappers(words: &[String]) -> &[String] {
     let mut w = words;
     for _ in 0..8 {
         let Some(first) = w.first() else { return w };
@@ -939,7 +939,7 @@ pub(super) fn unwrap_wrappers(words: &[String]) -> &[String] {
     w
 }
 
-pub(super) fn skip_options<'a>(
+pub(crate) fn skip_options<'a>(
     mut w: &'a [String],
     valued: &[&str],
     skip_assignments: bool,
@@ -1369,7 +1369,7 @@ impl<'a> FindArgs<'a> {
 
 /// What kind of secret a path holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum SecretKind {
+pub(crate) enum SecretKind {
     Dotenv,
     SshPrivateKey,
     SshDir,
@@ -1542,7 +1542,7 @@ const SECRET_NAMES: &[(&str, SecretKind)] = &[
 ];
 
 /// Whether `word` (an argument, quotes removed) names a secret.
-pub(super) fn secret_path(word: &str, home: Option<&Path>) -> Option<SecretKind> {
+pub(crate) fn secret_path(word: &str, home: Option<&Path>) -> Option<SecretKind> {
     if word.is_empty() || word.starts_with('-') {
         return None;
     }
@@ -1676,7 +1676,7 @@ fn is_terminal_path(p: &str) -> bool {
     ) || p.starts_with("/dev/pts/")
 }
 
-pub(super) fn basename(w: &str) -> &str {
+pub(crate) fn basename(w: &str) -> &str {
     w.rsplit('/').next().unwrap_or(w)
 }
 

@@ -507,7 +507,7 @@ fn pkill_pattern(args: &[String]) -> Option<&str> {
 
 /// The script a command runs as text: `bash -c`, `eval`, `su -c`,
 /// `script -c`, `flock -c`, `env -S`, `watch 'cmd'`.
-pub(super) fn nested(name: &str, argv: &[String]) -> Option<String> {
+pub(crate) fn nested(name: &str, argv: &[String]) -> Option<String> {
     if let Some(s) = nested_script(name, argv) {
         return Some(s);
     }
@@ -873,7 +873,7 @@ fn changing_subcommand(args: &[String], from_input: bool) -> Option<String> {
 }
 
 /// The program text of `python -c CODE`, `perl -e CODE`, `node -e CODE`, ….
-fn interpreter_code(name: &str, argv: &[String]) -> Option<String> {
+pub(crate) fn interpreter_code(name: &str, argv: &[String]) -> Option<String> {
     let flags: &[&str] = if name.starts_with("python") || name == "pypy" || name == "pypy3" {
         &["-c"]
     } else {
@@ -1407,7 +1407,7 @@ struct HostFile {
 }
 
 /// keryx-hooks' own places.
-fn keryx_places(cfg: &CtxGuardConfig) -> Vec<(&'static str, PathBuf)> {
+pub(crate) fn keryx_places(cfg: &CtxGuardConfig) -> Vec<(&'static str, PathBuf)> {
     let mut out = Vec::new();
     if let Some(k) = &cfg.keryx_home {
         out.push(("your keryx-hooks hooks file", k.join("hooks.json")));

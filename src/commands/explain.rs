@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use crate::cli::ExplainArgs;
 use crate::config::model::{Registration, RunsIn};
+use crate::config::rules::Decision;
 use crate::error::{CmdResult, CommandError};
 use crate::escape::escape;
 use crate::events::Event;
@@ -166,11 +167,48 @@ fn explained(adapter: &Adapter, p: &Prepared, off: bool) -> Value {
             "registrations": entries(t, sub, p, &mut gates),
         })
     });
-    let answer = if off {
+    let mut answer = if off {
         off_answer()
     } else {
         gates.answer(&p.input)
     };
+    // The rules that look at this call, and what each matched.
+    let set = crate::rules::RuleSet::for_loaded(&p.loaded);
+    let call = crate::rules::Call::new(&p.input, crate::rules::call::places(&p.loc));
+    let mut rules = Vec::new();
+    for r in set.fitting(p.input.event, call.tool) {
+        let hit = crate::rules::run(r, &call);
+        if !off
+            && let Some(h) = &hit
+            && matches!(h.decision, Decision::Deny | Decision::Ask)
+            && p.input.event.is_gate_capable()
+        {
+            let now = answer["outcome"].as_str().and_then(Outcome::parse);
+            let theirs = if h.decision == Decision::Deny || p.input.event.ask_means_deny() {
+                Outcome::Deny
+            } else {
+                Outcome::Ask
+            };
+            // A deny answers before any hook; an ask tightens a known
+            // answer (one that depends on a hook may still be a deny).
+            let tightens = match now {
+                Some(o) => compose::tighten(o, theirs) != o,
+                None => theirs == Outcome::Deny,
+            };
+            if tightens {
+                answer = json!({
+                    "outcome": theirs.as_str(),
+                    "decidedBy": format!("rule {}", h.id),
+                    "reason": h.reason,
+                });
+            }
+        }
+        rules.push(json!({
+            "id": r.id,
+            "decision": r.decision.as_str(),
+            "matched": hit.map(|h| h.matched),
+        }));
+    }
     let (snapshot, from, user_layer) = layer_fields(Some(&p.layer));
     json!({
         "host": adapter.name(),
@@ -186,6 +224,7 @@ fn explained(adapter: &Adapter, p: &Prepared, off: bool) -> Value {
         "trust": p.trust.state.as_str(),
         "registrations": main,
         "bridged": bridged,
+        "rules": rules,
         "answer": answer,
     })
 }
@@ -453,6 +492,14 @@ fn human(r: &Value) -> Vec<String> {
             )),
             &r["bridged"]["registrations"],
         );
+    }
+    for rule in r["rules"].as_array().into_iter().flatten() {
+        let id = escape(&s(&rule["id"]));
+        let decision = s(&rule["decision"]);
+        match rule["matched"].as_str() {
+            Some(m) => out.push(format!("  rule     {id} ({decision}): matched {m}")),
+            None => out.push(format!("  rule     {id} ({decision}): does not match")),
+        }
     }
     let a = &r["answer"];
     let mut line = match a["outcome"].as_str() {

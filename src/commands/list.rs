@@ -20,8 +20,21 @@ pub fn run(args: &ListArgs) -> CmdResult {
     super::print_location_warnings(&loc);
     let profile = super::profile_or_settings(args.profile, &loc);
     let (mut loaded, _) = crate::pipeline::load_layers(&loc, None, None);
+    let all_rules = rule_rows(&loaded);
     // Untrusted project hooks leave the loaded set but stay visible here, marked.
     let trust = crate::trust::apply(&mut loaded, &loc);
+    let rule_rows: Vec<RuleRow> = all_rules
+        .into_iter()
+        .map(|mut r| {
+            if r.state == "on"
+                && !loaded.rules.iter().any(|l| l.id == r.rule.id)
+                && r.rule.pack.is_none()
+            {
+                r.state = "waiting for trust";
+            }
+            r
+        })
+        .collect();
     let shown = trust_display::with_held_back(&loaded.registrations, &trust);
     let rows = rows(&shown);
     let filters = Filters::for_run(profile, Some(&trust), loc.settings(), &loaded);
@@ -44,6 +57,17 @@ pub fn run(args: &ListArgs) -> CmdResult {
                 }
                 v
             }).collect::<Vec<_>>(),
+            "rules": rule_rows.iter().map(|r| json!({
+                "id": r.rule.id,
+                "pack": r.rule.pack,
+                "scope": r.rule.scope.as_str(),
+                "source": r.rule.source,
+                "events": r.rule.on.iter().map(|e| e.as_str()).collect::<Vec<_>>(),
+                "tools": r.rule.tools.iter().map(|t| t.text.as_str()).collect::<Vec<_>>(),
+                "decision": r.rule.decision.as_str(),
+                "state": r.state,
+                "description": r.rule.description,
+            })).collect::<Vec<_>>(),
         }));
     } else {
         for d in &loaded.diagnostics {
@@ -68,12 +92,52 @@ pub fn run(args: &ListArgs) -> CmdResult {
                 None => output::stdout(&text),
             }
         }
+        if !rule_rows.is_empty() {
+            output::line("rules:");
+        }
+        for r in &rule_rows {
+            output::line(&format!(
+                "  {}  {}  {}  ({}){}",
+                escape(&r.rule.id),
+                r.rule.decision.as_str(),
+                r.state,
+                super::test_rule::origin(&r.rule),
+                r.rule
+                    .description
+                    .as_deref()
+                    .map(|d| format!(": {}", escape(d)))
+                    .unwrap_or_default()
+            ));
+        }
     }
     Ok(if loaded.ok() {
         ExitStatus::Success
     } else {
         ExitStatus::Failure
     })
+}
+
+/// A rule as `list` shows it: the packs' and every file's, with whether it
+/// is on.
+struct RuleRow {
+    rule: crate::config::rules::Rule,
+    state: &'static str,
+}
+
+/// Taken before trust trims the loaded set, so held-back rules still show.
+fn rule_rows(loaded: &crate::config::load::Loaded) -> Vec<RuleRow> {
+    crate::rules::packs::rules()
+        .into_iter()
+        .chain(&loaded.rules)
+        .map(|r| RuleRow {
+            rule: r.clone(),
+            state: if r.is_off(&loaded.rules_off) {
+                "off"
+            } else {
+                "on"
+            },
+        })
+        .collect()
 }
 
 /// Registrations of one id and scope that differ only in their event.

@@ -15,6 +15,7 @@ pub mod security;
 pub(crate) mod shared;
 pub mod status;
 pub mod test;
+pub mod test_rule;
 pub mod toggle;
 pub mod trust;
 pub mod uninstall;

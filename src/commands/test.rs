@@ -25,6 +25,10 @@ use crate::runtime::types::{EventInput, Outcome};
 const SHOW_BYTES: usize = 4096;
 
 pub fn run(args: &TestArgs) -> CmdResult {
+    if let Some(rule) = &args.rule {
+        return super::test_rule::run(rule, args);
+    }
+    let id = args.id.as_deref().unwrap_or_default();
     let loc = super::here();
     super::print_location_warnings(&loc);
     let profile = super::profile_or_settings(args.profile, &loc);
@@ -67,7 +71,7 @@ pub fn run(args: &TestArgs) -> CmdResult {
     let candidates: Vec<&Registration> = loaded
         .registrations
         .iter()
-        .filter(|r| r.id == args.id && event.is_none_or(|e| r.event == e))
+        .filter(|r| r.id == id && event.is_none_or(|e| r.event == e))
         .collect();
     // A tool call is tested on the hook's first tool event.
     let wants_call = args.tool.is_some() || args.command.is_some() || args.file.is_some();
@@ -76,19 +80,17 @@ pub fn run(args: &TestArgs) -> CmdResult {
         .find(|r| !wants_call || r.event.is_per_tool())
         .or(candidates.first());
     let Some(reg) = first.copied() else {
-        let was_project = before
-            .iter()
-            .any(|(id, s)| *id == args.id && *s == Scope::Project);
+        let was_project = before.iter().any(|(i, s)| i == id && *s == Scope::Project);
         if was_project {
             return Err(CommandError::user(format!(
                 "`{}` is a project command hook that is not trusted; refusing to run it",
-                escape(&args.id)
+                escape(id)
             ))
             .hint("review it with `keryx-hooks trust`"));
         }
         return Err(CommandError::user(format!(
             "no hook `{}`{}",
-            escape(&args.id),
+            escape(id),
             event.map(|e| format!(" on {e}")).unwrap_or_default()
         ))
         .hint("keryx-hooks list"));
@@ -335,7 +337,7 @@ fn synthetic(reg: &Registration, call: Option<Call>) -> EventInput {
 }
 
 /// A payload document: canonical camelCase fields, or their snake_case aliases.
-fn input_from_file(path: &Path, event: Event) -> Result<EventInput, CommandError> {
+pub(super) fn input_from_file(path: &Path, event: Event) -> Result<EventInput, CommandError> {
     let bytes = std::fs::read(path)
         .map_err(|e| CommandError::user(format!("cannot read `{}`", path.display())).cause(e))?;
     let v: Value = serde_json::from_slice(&bytes)

@@ -38,9 +38,14 @@ pub fn run(args: &TrustArgs) -> CmdResult {
     let loaded = load_project(&loc)?;
     let hooks = digest::command_hooks(&loaded.registrations);
     let file = loc.project_hooks_file().unwrap_or_default();
-    if hooks.is_empty() {
+    let rules: Vec<&crate::config::rules::Rule> = loaded
+        .rules
+        .iter()
+        .filter(|r| r.scope == crate::config::model::Scope::Project)
+        .collect();
+    if hooks.is_empty() && rules.is_empty() {
         output::line(&format!(
-            "`{}` defines no command hooks; there is nothing to trust",
+            "`{}` defines no command hooks or rules; there is nothing to trust",
             escape(&file.display().to_string())
         ));
         return Ok(ExitStatus::Success);
@@ -50,6 +55,15 @@ pub fn run(args: &TrustArgs) -> CmdResult {
         output::err_line(&format!("warning: {}", escape(w)));
     }
     output::stdout(&display::review(&verdict, &hooks, &root));
+    // A rule runs nothing, but its reason is put in front of the model.
+    for r in &rules {
+        output::line(&format!(
+            "rule `{}` ({}): {}",
+            escape(&r.id),
+            r.decision.as_str(),
+            escape(&r.reason)
+        ));
+    }
     // What a hook may write outside the project is part of what is trusted.
     for h in &hooks {
         if let Some(w) = super::shared::writable_text(h) {
@@ -103,12 +117,24 @@ pub fn run(args: &TrustArgs) -> CmdResult {
     store
         .write(&root, Some(shown.clone()))
         .map_err(|why| CommandError::internal("could not record trust").cause(why))?;
+    let what = match (hooks.len(), rules.len()) {
+        (1, 0) => "1 command hook".to_owned(),
+        (n, 0) => format!("{n} command hooks"),
+        (0, r) => format!("{r} {}", if r == 1 { "rule" } else { "rules" }),
+        (n, r) => format!(
+            "{n} command {} and {r} {}",
+            if n == 1 { "hook" } else { "hooks" },
+            if r == 1 { "rule" } else { "rules" }
+        ),
+    };
     output::line(&format!(
-        "Trusted: {} command {} in `{}` now {} in this project. `keryx-hooks untrust` withdraws this.",
-        hooks.len(),
-        if hooks.len() == 1 { "hook" } else { "hooks" },
+        "Trusted: {what} in `{}` now {} in this project. `keryx-hooks untrust` withdraws this.",
         escape(&file.display().to_string()),
-        if hooks.len() == 1 { "runs" } else { "run" },
+        if hooks.len() + rules.len() == 1 {
+            "runs"
+        } else {
+            "run"
+        },
     ));
     Ok(ExitStatus::Success)
 }

@@ -35,6 +35,26 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
             loaded.diagnostics.push(d);
         }
     }
+    // A rule that fires on everyday work is a rule people switch off.
+    let guard = crate::rules::call::places(&loc);
+    let packs = crate::rules::packs::rules();
+    for r in packs.into_iter().chain(&loaded.rules) {
+        if let Some(cmd) = crate::rules::first_ordinary_match(r, &guard) {
+            let mut d = Diagnostic::warning(
+                "rule-matches-ordinary-command",
+                format!(
+                    "rule `{}` matches the ordinary command `{}`; it would {} everyday work",
+                    escape(&r.id),
+                    escape(&cmd),
+                    r.decision.as_str()
+                ),
+            );
+            if let Some(p) = &r.source {
+                d = d.at(p);
+            }
+            loaded.diagnostics.push(d);
+        }
+    }
     let ok = loaded.ok();
     if args.json {
         output::json(&json!({

@@ -64,6 +64,11 @@ pub struct Loaded {
     /// The file each applied disable-only override came from, by built-in
     /// id, in the order applied.
     pub disabled_by: Vec<(String, PathBuf)>,
+    /// The rules of the user and project files, in load order (the
+    /// compiled-in packs are added by `crate::rules`).
+    pub rules: Vec<crate::config::rules::Rule>,
+    /// Pack and rule ids the user's own file switches off.
+    pub rules_off: Vec<String>,
 }
 
 impl Loaded {
@@ -119,6 +124,8 @@ pub fn load_with(sources: &Sources, user_digest: Option<&str>) -> Loaded {
             Ok(Some(file)) => {
                 loaded.registrations.extend(file.registrations);
                 overrides.extend(file.overrides);
+                loaded.rules.extend(file.rules.rules);
+                loaded.rules_off.extend(file.rules.rules_off);
                 loaded.files.push(LoadedFile {
                     scope,
                     path,
@@ -155,6 +162,7 @@ struct FileResult {
     doc: Value,
     registrations: Vec<Registration>,
     overrides: Vec<Override>,
+    rules: crate::config::rules::FileRules,
 }
 
 /// Reads the bytes of a hooks file, or says why it cannot be used.
@@ -303,11 +311,22 @@ fn load_file(
             if named_unknown && p == "/hooks" && d.message.contains(" unexpected)") {
                 return false;
             }
+            // Rules are said by their compiler, which names the rule.
+            if p.starts_with("/rules") {
+                return false;
+            }
             !colliding
                 .iter()
                 .any(|c| p == c || p.starts_with(&format!("{c}/")))
         }));
     }
+    let rules = match crate::config::rules::from_doc(&doc, &text, path, scope) {
+        Ok(r) => r,
+        Err(e) => {
+            diags.extend(e);
+            Default::default()
+        }
+    };
     if !diags.is_empty() {
         return Err(diags);
     }
@@ -319,6 +338,7 @@ fn load_file(
         doc,
         registrations: result.0,
         overrides: result.1,
+        rules,
     }))
 }
 
@@ -413,7 +433,7 @@ fn convert(
     for key in top.keys() {
         if !matches!(
             key.as_str(),
-            "$schema" | "schemaVersion" | "hooks" | "_keryxManaged"
+            "$schema" | "schemaVersion" | "hooks" | "_keryxManaged" | "rules" | "rules_off"
         ) {
             errors.push(err(
                 "hook-config-schema",

@@ -8,6 +8,7 @@ pub mod load;
 pub mod locate;
 pub mod matcher;
 pub mod model;
+pub mod rules;
 pub mod schema;
 pub mod suggest;
 

@@ -316,7 +316,46 @@ impl<'a, 'r> EventRun<'a, 'r> {
             locations: loc,
             deadline: self.deadline,
         };
+        // Rules first: in this process, and a deny answers at once, with
+        // nothing spawned.
+        let rules = crate::rules::RuleSet::for_loaded(&self.p.loaded);
+        let hits = if rules.is_empty() {
+            Vec::new()
+        } else {
+            rules.evaluate(&crate::rules::Call::new(
+                input,
+                crate::rules::call::places(loc),
+            ))
+        };
+        if crate::rules::denies(&hits, input.event) {
+            let mut result = FireResult::none();
+            let by = hits
+                .iter()
+                .find(|h| h.decision == crate::config::rules::Decision::Deny)
+                .map_or("a rule", |h| h.id.as_str());
+            let selected = self
+                .sel
+                .main
+                .selected()
+                .into_iter()
+                .map(|r| (r, input.event));
+            let bridged = self
+                .sel
+                .bridged
+                .iter()
+                .flat_map(|(sub, t)| t.selected().into_iter().map(|r| (r, sub.event)));
+            for (reg, event) in selected.chain(bridged) {
+                result.not_reached.push(fire::not_run(
+                    reg,
+                    event,
+                    format!("not run: rule `{by}` already denied this call"),
+                ));
+            }
+            crate::rules::compose_into(&hits, input.event, &mut result);
+            return result;
+        }
         let mut result = fire::fire_selected(&self.sel.main.selected(), input, &ctx);
+        crate::rules::compose_into(&hits, input.event, &mut result);
         if let Some((sub, trace)) = &self.sel.bridged
             && result.outcome == Outcome::Deny
         {

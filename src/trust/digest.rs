@@ -134,6 +134,33 @@ pub fn digest(hooks: &[&Registration], pinned: Option<&[PinnedFile]>) -> String 
     format!("{PREFIX}{}", hex(&h.finalize()))
 }
 
+/// `digest` extended with the project file's `rules`, when it has any: a
+/// rule puts text in front of the model, so trusting a project covers its
+/// rules as well as its commands. A file without rules keeps the digest it
+/// had before rules existed.
+pub fn with_rules(digest: String, loaded: &crate::config::load::Loaded) -> String {
+    let rules = loaded
+        .file(crate::config::model::Scope::Project)
+        .and_then(|f| f.doc.get("rules"))
+        .filter(|r| r.as_array().is_some_and(|a| !a.is_empty()));
+    let Some(rules) = rules else {
+        return digest;
+    };
+    let mut h = Sha256::new();
+    h.update(digest.as_bytes());
+    h.update(b"\nrules\n");
+    h.update(rules.to_string().as_bytes());
+    format!("{PREFIX}{}", hex(&h.finalize()))
+}
+
+/// Whether the project file of `loaded` defines rules.
+pub fn has_project_rules(loaded: &crate::config::load::Loaded) -> bool {
+    loaded
+        .rules
+        .iter()
+        .any(|r| r.scope == crate::config::model::Scope::Project)
+}
+
 /// A file inside the project that an argv token resolves to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProjectFile {

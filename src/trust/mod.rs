@@ -114,9 +114,15 @@ pub fn record_for(loaded: &Loaded, project_root: &std::path::Path) -> Record {
     // A file too large to pin leaves nothing to pin against: with
     // `trust.pin_scripts` on, such a record never matches.
     let pinnable = pinned.iter().all(|f| f.too_large().is_none());
+    for r in loaded.rules.iter().filter(|r| r.scope == Scope::Project) {
+        if !hook_ids.contains(&r.id) {
+            hook_ids.push(r.id.clone());
+        }
+    }
     Record {
-        digest: digest::digest(&hooks, None),
-        pinned_digest: pinnable.then(|| digest::digest(&hooks, Some(&pinned))),
+        digest: digest::with_rules(digest::digest(&hooks, None), loaded),
+        pinned_digest: pinnable
+            .then(|| digest::with_rules(digest::digest(&hooks, Some(&pinned)), loaded)),
         hook_ids,
         trusted_at: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -226,7 +232,7 @@ pub fn evaluate(loaded: &Loaded, loc: &Here) -> ProjectTrust {
         state: TrustState::NoCommandHooks,
         project_root: loc.project_root.clone(),
         file,
-        digest: digest::digest(&hooks, None),
+        digest: digest::with_rules(digest::digest(&hooks, None), loaded),
         pin_scripts: settings.pin_scripts,
         hook_ids: Vec::new(),
         held_back: Vec::new(),
@@ -235,14 +241,14 @@ pub fn evaluate(loaded: &Loaded, loc: &Here) -> ProjectTrust {
     let Some(root) = &loc.project_root else {
         return trust;
     };
-    if hooks.is_empty() {
+    if hooks.is_empty() && !digest::has_project_rules(loaded) {
         return trust;
     }
     if trust.pin_scripts {
         let cache = digest::pin_cache(&loc.state_dir, root);
         let pinned = digest::pinned_files_cached(&hooks, root, Some(&cache));
         trust.warnings.extend(too_large_warnings(&pinned));
-        trust.digest = digest::digest(&hooks, Some(&pinned));
+        trust.digest = digest::with_rules(digest::digest(&hooks, Some(&pinned)), loaded);
     }
     let record = Store::locate(loc).and_then(|s| s.get(root));
     trust.state = match record {
@@ -269,6 +275,11 @@ pub fn evaluate(loaded: &Loaded, loc: &Here) -> ProjectTrust {
             trust.held_back.push((*r).clone());
         }
         trust.held_back.sort_by_key(|r| r.index);
+        for r in loaded.rules.iter().filter(|r| r.scope == Scope::Project) {
+            if !trust.hook_ids.contains(&r.id) {
+                trust.hook_ids.push(r.id.clone());
+            }
+        }
     }
     trust
 }
@@ -282,6 +293,8 @@ pub fn apply(loaded: &mut Loaded, loc: &Here) -> ProjectTrust {
         loaded
             .registrations
             .retain(|r| !(r.scope == Scope::Project && r.command().is_some()));
+        // A project's rules wait for trust like its hooks.
+        loaded.rules.retain(|r| r.scope != Scope::Project);
     }
     trust
 }
@@ -334,6 +347,16 @@ pub fn held_back_notice(trust: &ProjectTrust, headless: bool) -> Option<String> 
         }
         ids
     };
+    // The project's rules wait for trust too (`hook_ids` names them after
+    // its hooks).
+    let rules: Vec<&str> = trust
+        .hook_ids
+        .iter()
+        .map(String::as_str)
+        .filter(|id| !trust.held_back.iter().any(|r| r.id == *id))
+        .collect();
+    let has_rules = !rules.is_empty();
+    let skipped: Vec<&str> = skipped.into_iter().chain(rules).collect();
     if !skipped.is_empty() {
         let file = trust
             .file
@@ -345,10 +368,11 @@ pub fn held_back_notice(trust: &ProjectTrust, headless: bool) -> Option<String> 
             .as_deref()
             .map(path_text)
             .unwrap_or_default();
-        let (plural, them) = if skipped.len() == 1 {
-            ("hook", "it")
-        } else {
-            ("hooks", "them")
+        let (plural, them) = match (skipped.len() == 1, has_rules) {
+            (true, false) => ("hook", "it"),
+            (false, false) => ("hooks", "them"),
+            (true, true) => ("rule", "it"),
+            (false, true) => ("hooks and rules", "them"),
         };
         let why = match &trust.state {
             TrustState::Changed => format!("changed since you trusted {file}"),
