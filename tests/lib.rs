@@ -25,6 +25,7 @@ mod log;
 mod notices;
 mod readme;
 mod real_hooks;
+mod rules_packs;
 mod runtime;
 mod sandbox;
 mod secrets_corpus;
