@@ -737,20 +737,25 @@ fn expect_rules(cases: &[(&str, Value, &str)]) {
         .collect();
     let mut wrong = Vec::new();
     for (c, a) in run_all(&list) {
-        let rule = &c.expect;
+        // `a|b`: the call is answered by rule a, or by rule b when both
+        // match with the same decision (either reason may be the one given).
+        let named: Vec<&str> = c.expect.split('|').collect();
         let want = decisions
-            .get(rule)
-            .unwrap_or_else(|| panic!("no rule {rule}"));
-        let reason = reason_of(rule);
+            .get(named[0])
+            .unwrap_or_else(|| panic!("no rule {}", named[0]));
+        let reasons: Vec<String> = named.iter().map(|r| reason_of(r)).collect();
         let ok = match (want.as_str(), &a) {
-            ("deny", Answer::Deny(r)) | ("ask", Answer::Ask(r)) => r.contains(&reason),
+            ("deny", Answer::Deny(r)) | ("ask", Answer::Ask(r)) => {
+                reasons.iter().any(|reason| r.contains(reason.as_str()))
+            }
             _ => false,
         };
         if !ok {
             wrong.push(format!(
-                "  {} {}: want {want} from {rule}, got {}: {}",
+                "  {} {}: want {want} from {}, got {}: {}",
                 c.tool,
                 c.input,
+                c.expect,
                 a.name(),
                 a.reason()
             ));
@@ -1038,7 +1043,7 @@ fn supply_chain_pack_cases() {
         ),
         (
             "Bash",
-            bash("pip install --extra-index-url https://pypi.example.net/simple x"),
+            bash("pip install --extra-index-url=https://pypi.example.net/simple x"),
             "supply-chain/unknown-package-index",
         ),
         (
@@ -1070,7 +1075,7 @@ fn mcp_pack_cases() {
         (
             "mcp__fs__write_file",
             json!({"path": ".github/workflows/ci.yml", "content": "on: push"}),
-            "mcp/write-workflows-or-hooks",
+            "mcp/write-workflows-or-hooks|persistence/ci-workflow-write",
         ),
         (
             "mcp__fetch__fetch",
