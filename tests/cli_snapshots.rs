@@ -174,7 +174,7 @@ fn an_unknown_host_is_named_with_the_one_meant() {
 fn list() {
     let env = Env::fixed();
     env.write(env.user_hooks(), NO_FORCE_PUSH);
-    cmd_snapshot!(env.filters(), env.cmd(&["list"]), @"
+    cmd_snapshot!(env.filters(), env.cmd(&["list"]), @r#"
     success: true
     exit_code: 0
     ----- stdout -----
@@ -208,9 +208,88 @@ fn list() {
       events=PreToolUse matcher=Bash timeoutMs=5000 runsIn=unsandboxed
       command: /bin/sh -c grep -q 'push --force' && { echo 'use --force-with-lease' >&2; exit 2; }; exit 0
       effective: on, runsIn=unsandboxed
+    rules:
+      destructive/git-push-force-main  deny  on  (pack `destructive`): A force-push (--force, -f, a +refspec, even --force-with-lease) or a delete of main or master.
+      destructive/git-push-force  ask  on  (pack `destructive`): A force-push (--force, -f, --mirror, a +refspec) to any branch; --force-with-lease is not matched.
+      destructive/git-reset-hard  ask  on  (pack `destructive`): git reset --hard (and its plumbing form read-tree --reset -u).
+      destructive/git-clean-force  ask  on  (pack `destructive`): git clean -f (any bundle: -fd, -fdx, -ffdx).
+      destructive/git-discard-worktree  ask  on  (pack `destructive`): git checkout -- . / git checkout -f / git restore . / git switch --discard-changes: uncommitted edits are overwritten.
+      destructive/git-branch-force-delete  ask  on  (pack `destructive`): git branch -D / --delete --force: a branch deleted whether or not it is merged.
+      destructive/git-stash-drop  ask  on  (pack `destructive`): git stash drop / clear.
+      destructive/git-history-purge  ask  on  (pack `destructive`): Expiring the reflog now or pruning unreachable objects now: the last way back to dropped commits.
+      destructive/rm-root-or-home  deny  on  (pack `destructive`): A recursive rm of /, a system directory, the home (~, $HOME, /home/<user>, /Users/<user>), .. or everything in one of them.
+      destructive/rm-everything-here  ask  on  (pack `destructive`): A recursive rm of * or . (everything in the current directory), or of a top-level directory of the home.
+      destructive/find-delete-root  deny  on  (pack `destructive`): find from /, the home or .. with -delete or -exec rm/shred.
+      destructive/disk-overwrite  deny  on  (pack `destructive`): dd to a block device, mkfs/wipefs/mkswap, shred of a device, a redirect onto a disk.
+      destructive/chmod-chown-root  deny  on  (pack `destructive`): A recursive chmod/chown/chgrp of /, a system directory or the home.
+      destructive/fork-bomb  deny  on  (pack `destructive`): The classic shell fork bomb.
+      destructive/system-halt  ask  on  (pack `destructive`): shutdown, reboot, halt, poweroff, init 0/6.
+      destructive/terraform-destroy  ask  on  (pack `destructive`): terraform/tofu destroy, apply -destroy, or a state rm.
+      destructive/kubectl-delete-wide  ask  on  (pack `destructive`): kubectl delete of namespaces, persistent volumes or claims, CRDs, nodes, or --all.
+      destructive/cloud-resource-delete  ask  on  (pack `destructive`): aws s3 rm/rb, terminate-instances, delete-*; gcloud … delete; az … delete.
+      destructive/sql-drop-database  deny  on  (pack `destructive`): DROP DATABASE / DROP SCHEMA … CASCADE sent through a database client, or dropdb.
+      destructive/sql-drop-or-wipe-table  ask  on  (pack `destructive`): DROP TABLE, TRUNCATE, DELETE FROM without WHERE, FLUSHALL, or a framework's database reset.
+      exfiltration/credential-file-upload  deny  on  (pack `exfiltration`): A credentials-set file (private key, .env, cloud/registry token file) given to curl, wget, nc, socat, http, gh gist and the like.
+      exfiltration/credential-file-copy-remote  ask  on  (pack `exfiltration`): scp, rsync or rclone of a credentials-set file to another host.
+      exfiltration/secret-env-to-network  ask  on  (pack `exfiltration`): A secret-named variable ($AWS_SECRET_ACCESS_KEY, $GITHUB_TOKEN, *_TOKEN, *_KEY, *_SECRET, *_PASSWORD) on the command line of a network command to a host other than the service it belongs to.
+      exfiltration/secret-env-to-exfil-host  deny  on  (pack `exfiltration`): A secret-named variable sent to a host that is not a known API, with the secret as request data or in the URL (curl -d "$GITHUB_TOKEN" https://…).
+      exfiltration/environment-dump-to-network  deny  on  (pack `exfiltration`): env, printenv, set or export -p piped into, or substituted into, a network command.
+      exfiltration/cloud-metadata-endpoint  deny  on  (pack `exfiltration`): The cloud instance metadata service (169.254.169.254, metadata.google.internal, fd00:ec2::254, 169.254.170.2, 100.100.100.200): where a machine's cloud credentials are served.
+      exfiltration/secret-in-url  deny  on  (pack `exfiltration`): A URL whose query, userinfo or path carries what the secret scanner calls a secret.
+      exfiltration/dns-exfiltration  deny  on  (pack `exfiltration`): dig, nslookup, host or drill of a name built from a command substitution (dig $(…).attacker.tld).
+      exfiltration/exfil-service-host  deny  on  (pack `exfiltration`): A request to a paste, file-drop or request-capture service (webhook.site, requestbin, pipedream, interactsh/oast, burpcollaborator, transfer.sh, 0x0.st, termbin).
+      exfiltration/tunnel-host  ask  on  (pack `exfiltration`): A request to a public tunnel endpoint (ngrok, trycloudflare, localtunnel, serveo, pinggy).
+      exfiltration/reverse-shell  deny  on  (pack `exfiltration`): A shell wired to a network socket: /dev/tcp redirects, nc -e, socat exec:, mkfifo-and-nc, interpreter socket-and-dup2 code.
+      exfiltration/inline-code-sends-credential-files  deny  on  (pack `exfiltration`): Inline interpreter code (python -c, node -e, perl -e, ruby -e) that both touches a credential file and makes a network request.
+      exfiltration/inline-code-sends-environment  ask  on  (pack `exfiltration`): Inline interpreter code that makes a network request with the whole environment or a secret-named variable.
+      persistence/shell-startup-payload  deny  on  (pack `persistence`): A shell startup file (~/.bashrc, ~/.zshrc, ~/.profile, …) written with a download, a decoder, a shutdown or a socket in it.
+      persistence/shell-startup-write  ask  on  (pack `persistence`): Any write to a shell startup file: ~/.bashrc, ~/.zshrc, ~/.profile, ~/.bash_profile, ~/.zprofile, ~/.zshenv, fish config, /etc/profile*.
+      persistence/git-hooks-write  ask  on  (pack `persistence`): A write into .git/hooks/ (or the configured core.hooksPath), or pointing core.hooksPath somewhere new.
+      persistence/launch-agents-write  deny  on  (pack `persistence`): A write into ~/Library/LaunchAgents, /Library/LaunchAgents or /Library/LaunchDaemons.
+      persistence/launchctl-load  ask  on  (pack `persistence`): launchctl load / bootstrap / submit / enable.
+      persistence/cron-write  deny  on  (pack `persistence`): A write into /etc/cron*, /var/spool/cron, or a crontab installed from a file or stdin (crontab -, crontab file).
+      persistence/systemd-units-write  ask  on  (pack `persistence`): A write into ~/.config/systemd/ or /etc/systemd/.
+      persistence/systemctl-enable  ask  on  (pack `persistence`): systemctl (--user) enable / link / edit / set-property, or a transient systemd-run timer.
+      persistence/ci-workflow-write  ask  on  (pack `persistence`): A write into .github/workflows/ or .gitlab-ci.yml (the CI configuration).
+      persistence/ssh-authorized-keys  deny  on  (pack `persistence`): A write to ~/.ssh/authorized_keys (or authorized_keys2), or to ~/.ssh/rc and ~/.ssh/environment.
+      persistence/system-auth-files  deny  on  (pack `persistence`): A write to sudoers, /etc/passwd, /etc/shadow, /etc/ld.so.preload or PAM configuration.
+      persistence/autostart-write  ask  on  (pack `persistence`): A write into ~/.config/autostart/ (XDG autostart) or /etc/xdg/autostart/.
+      persistence/inline-code-writes-persistence  deny  on  (pack `persistence`): Inline interpreter code (python -c, node -e, perl -e, ruby -e) that opens a startup file, authorized_keys, a crontab, a launch agent, a systemd unit, a git hook or a CI workflow for writing.
+      secrets-in-context/cli-token-print  deny  on  (pack `secrets-in-context`): gh auth token, gh auth status --show-token, gcloud auth print-*-token, az account get-access-token, heroku auth:token, doctl auth token, npm config get of an auth token, git credential fill.
+      secrets-in-context/cloud-credential-print  deny  on  (pack `secrets-in-context`): aws configure get of a secret, aws configure export-credentials, aws sts get-session-token / get-federation-token, aws ecr get-login-password not piped into a login.
+      secrets-in-context/cloud-role-credentials-print  ask  on  (pack `secrets-in-context`): aws sts assume-role (prints temporary keys).
+      secrets-in-context/kubernetes-secret-print  deny  on  (pack `secrets-in-context`): kubectl get secret … -o yaml/json/jsonpath, kubectl config view --raw / --flatten.
+      secrets-in-context/secret-store-read  ask  on  (pack `secrets-in-context`): Reading a secret from a store: vault kv get / vault read, op read / op item get --reveal, aws secretsmanager get-secret-value, aws ssm get-parameter --with-decryption, gcloud secrets versions access, az keyvault secret show, pass show, bw get, sops -d, doppler secrets.
+      secrets-in-context/password-manager-reveal  deny  on  (pack `secrets-in-context`): op read, op item get --reveal / --fields, security find-*-password -w / -g, secret-tool lookup, keyring get.
+      secrets-in-context/secret-variable-print  deny  on  (pack `secrets-in-context`): printenv of a secret-named variable, or echo/printf of $…TOKEN, $…SECRET, $…KEY, $…PASSWORD to the terminal (not piped into a login, not redirected to a file).
+      secrets-in-context/environment-dump  ask  on  (pack `secrets-in-context`): env, printenv, set or export -p on their own (the whole environment), not filtered through grep/wc.
+      secrets-in-context/environment-grep-secrets  deny  on  (pack `secrets-in-context`): env / printenv / set filtered for token, secret, key, password or cloud credential names.
+      secrets-in-context/credentials-in-git-history  deny  on  (pack `secrets-in-context`): git show / cat-file / log -p / diff / archive of a credentials file from history (git show HEAD:.env, git cat-file -p <rev>:id_rsa).
+      secrets-in-context/bulk-credential-read  deny  on  (pack `secrets-in-context`): A list of credential files fed to a reader through xargs (find ~/.ssh -name 'id_*' | xargs cat, echo ~/.aws/credentials | xargs cat).
+      secrets-in-context/registry-token-print  ask  on  (pack `secrets-in-context`): npm token list / create, pypi/twine and cargo token printing, docker login with a password on the command line.
+      supply-chain/pipe-to-shell  ask  on  (pack `supply-chain`): curl/wget output piped into a shell or interpreter (curl … | sh, wget -O- | bash, curl … | sudo python3).
+      supply-chain/remote-script-substitution  ask  on  (pack `supply-chain`): A downloaded script run through process or command substitution (bash <(curl …), sh -c "$(curl …)", source <(wget -qO- …), eval "$(curl …)") or PowerShell's iex (iwr …).
+      supply-chain/install-from-unknown-url  ask  on  (pack `supply-chain`): pip/uv/pipx/poetry, npm/pnpm/yarn/bun or cargo installing from a URL or a git remote on a host other than the main forges and registries.
+      supply-chain/unknown-package-index  ask  on  (pack `supply-chain`): A package manager pointed at another registry or index (--registry, --index-url, --extra-index-url, --trusted-host, npm/pip config set registry/index-url).
+      supply-chain/npx-auto-yes-unknown  ask  on  (pack `supply-chain`): npx/bunx/pnpm dlx/npm exec with --yes (install without asking) of a package not in the list of common tools, e.g. npx -y some-package@latest.
+      supply-chain/typosquat-pypi  deny  on  (pack `supply-chain`): pip/uv/pipx/poetry installing a known typosquat or one-edit lookalike of a top PyPI package (reqeusts, requets, urlib3, python-dateutils, colourama, jeIlyfish, setup-tools, djanga, …).
+      supply-chain/typosquat-npm  deny  on  (pack `supply-chain`): npm/pnpm/yarn/bun/npx installing or running a known typosquat or one-edit lookalike of a top npm package (crossenv, electorn, loadsh, lodahs, raect, axois, mongose, jquery.js, …).
+      mcp/credentials-access  deny  on  (pack `mcp`): An MCP string argument naming a credentials-set file (private key, .env, cloud/registry token file).
+      mcp/write-startup-or-persistence  deny  on  (pack `mcp`): An MCP write/edit/create/move/copy tool aimed at a shell startup file, authorized_keys, a launch agent, cron or a systemd unit.
+      mcp/write-workflows-or-hooks  ask  on  (pack `mcp`): An MCP write/edit/create tool aimed at .github/workflows/, .gitlab-ci.yml or .git/hooks/.
+      mcp/secret-in-url  deny  on  (pack `mcp`): An MCP argument URL whose query, userinfo or path carries a secret.
+      mcp/metadata-endpoint  deny  on  (pack `mcp`): An MCP fetch or browser call to a cloud metadata endpoint (169.254.169.254, metadata.google.internal, fd00:ec2::254, 169.254.170.2).
+      mcp/exfil-service-host  deny  on  (pack `mcp`): An MCP call to a request-capture or paste service (webhook.site, requestbin, pipedream, oast/interactsh, transfer.sh).
+      mcp/shell-tool-destructive  deny  on  (pack `mcp`): An MCP shell/exec tool given rm -rf of / or the home, a pipe from curl/wget or base64 -d into a shell, or a /dev/tcp redirect.
+      obfuscation/decode-into-shell  deny  on  (pack `obfuscation`): base64/base32/basenc -d, xxd -r, openssl base64 -d, uudecode output piped into a shell or interpreter.
+      obfuscation/transform-into-shell  deny  on  (pack `obfuscation`): gunzip/zcat/xz/bzip2/zstd, rev or tr (rot13) output piped into a shell, or printf/echo of hex or octal escapes piped into a shell.
+      obfuscation/eval-decoded  deny  on  (pack `obfuscation`): eval, sh -c, source or a process substitution fed by a decoder: eval "$(echo … | base64 -d)", bash -c "$(… | xxd -r -p)", bash <(base64 -d <<< …).
+      obfuscation/inline-decode-exec  deny  on  (pack `obfuscation`): Interpreter code that decodes and executes: exec(base64.b64decode(…)), eval(atob(…)), eval(Buffer.from(…, 'base64')…), new Function(atob(…)), exec(zlib.decompress(…)), marshal.loads, perl eval decode_base64, ruby eval Base64.decode64.
+      obfuscation/assembled-sensitive-path  ask  on  (pack `obfuscation`): Interpreter code that builds a string from character codes or tiny fragments (chr(46)+chr(115)…, ''.join(map(chr, […])), String.fromCharCode(…), bytes([…]).decode(), '.s'+'sh'), the way payloads hide .ssh, id_rsa or .aws from checks.
+      obfuscation/escaped-program-name  deny  on  (pack `obfuscation`): A program name written in ANSI-C escapes or hex ($'\\x72\\x6d' -rf …), or assembled from variables ($a$b …) at the start of a command.
 
     ----- stderr -----
-    ");
+    "#);
 }
 
 #[test]
@@ -323,7 +402,7 @@ fn test_a_rule() {
 fn list_with_rules() {
     let env = Env::fixed();
     env.write(env.user_hooks(), RULES);
-    cmd_snapshot!(env.filters(), env.cmd(&["list"]), @"
+    cmd_snapshot!(env.filters(), env.cmd(&["list"]), @r#"
     success: true
     exit_code: 0
     ----- stdout -----
@@ -353,10 +432,88 @@ fn list_with_rules() {
       in-process: ImpactEvidence port
       effective: off, runtime.toml leaves it off (`[impact] enabled` is not true)
     rules:
+      destructive/git-push-force-main  deny  on  (pack `destructive`): A force-push (--force, -f, a +refspec, even --force-with-lease) or a delete of main or master.
+      destructive/git-push-force  ask  on  (pack `destructive`): A force-push (--force, -f, --mirror, a +refspec) to any branch; --force-with-lease is not matched.
+      destructive/git-reset-hard  ask  on  (pack `destructive`): git reset --hard (and its plumbing form read-tree --reset -u).
+      destructive/git-clean-force  ask  on  (pack `destructive`): git clean -f (any bundle: -fd, -fdx, -ffdx).
+      destructive/git-discard-worktree  ask  on  (pack `destructive`): git checkout -- . / git checkout -f / git restore . / git switch --discard-changes: uncommitted edits are overwritten.
+      destructive/git-branch-force-delete  ask  on  (pack `destructive`): git branch -D / --delete --force: a branch deleted whether or not it is merged.
+      destructive/git-stash-drop  ask  on  (pack `destructive`): git stash drop / clear.
+      destructive/git-history-purge  ask  on  (pack `destructive`): Expiring the reflog now or pruning unreachable objects now: the last way back to dropped commits.
+      destructive/rm-root-or-home  deny  on  (pack `destructive`): A recursive rm of /, a system directory, the home (~, $HOME, /home/<user>, /Users/<user>), .. or everything in one of them.
+      destructive/rm-everything-here  ask  on  (pack `destructive`): A recursive rm of * or . (everything in the current directory), or of a top-level directory of the home.
+      destructive/find-delete-root  deny  on  (pack `destructive`): find from /, the home or .. with -delete or -exec rm/shred.
+      destructive/disk-overwrite  deny  on  (pack `destructive`): dd to a block device, mkfs/wipefs/mkswap, shred of a device, a redirect onto a disk.
+      destructive/chmod-chown-root  deny  on  (pack `destructive`): A recursive chmod/chown/chgrp of /, a system directory or the home.
+      destructive/fork-bomb  deny  on  (pack `destructive`): The classic shell fork bomb.
+      destructive/system-halt  ask  on  (pack `destructive`): shutdown, reboot, halt, poweroff, init 0/6.
+      destructive/terraform-destroy  ask  on  (pack `destructive`): terraform/tofu destroy, apply -destroy, or a state rm.
+      destructive/kubectl-delete-wide  ask  on  (pack `destructive`): kubectl delete of namespaces, persistent volumes or claims, CRDs, nodes, or --all.
+      destructive/cloud-resource-delete  ask  on  (pack `destructive`): aws s3 rm/rb, terminate-instances, delete-*; gcloud … delete; az … delete.
+      destructive/sql-drop-database  deny  on  (pack `destructive`): DROP DATABASE / DROP SCHEMA … CASCADE sent through a database client, or dropdb.
+      destructive/sql-drop-or-wipe-table  ask  on  (pack `destructive`): DROP TABLE, TRUNCATE, DELETE FROM without WHERE, FLUSHALL, or a framework's database reset.
+      exfiltration/credential-file-upload  deny  on  (pack `exfiltration`): A credentials-set file (private key, .env, cloud/registry token file) given to curl, wget, nc, socat, http, gh gist and the like.
+      exfiltration/credential-file-copy-remote  ask  on  (pack `exfiltration`): scp, rsync or rclone of a credentials-set file to another host.
+      exfiltration/secret-env-to-network  ask  on  (pack `exfiltration`): A secret-named variable ($AWS_SECRET_ACCESS_KEY, $GITHUB_TOKEN, *_TOKEN, *_KEY, *_SECRET, *_PASSWORD) on the command line of a network command to a host other than the service it belongs to.
+      exfiltration/secret-env-to-exfil-host  deny  on  (pack `exfiltration`): A secret-named variable sent to a host that is not a known API, with the secret as request data or in the URL (curl -d "$GITHUB_TOKEN" https://…).
+      exfiltration/environment-dump-to-network  deny  on  (pack `exfiltration`): env, printenv, set or export -p piped into, or substituted into, a network command.
+      exfiltration/cloud-metadata-endpoint  deny  on  (pack `exfiltration`): The cloud instance metadata service (169.254.169.254, metadata.google.internal, fd00:ec2::254, 169.254.170.2, 100.100.100.200): where a machine's cloud credentials are served.
+      exfiltration/secret-in-url  deny  on  (pack `exfiltration`): A URL whose query, userinfo or path carries what the secret scanner calls a secret.
+      exfiltration/dns-exfiltration  deny  on  (pack `exfiltration`): dig, nslookup, host or drill of a name built from a command substitution (dig $(…).attacker.tld).
+      exfiltration/exfil-service-host  deny  on  (pack `exfiltration`): A request to a paste, file-drop or request-capture service (webhook.site, requestbin, pipedream, interactsh/oast, burpcollaborator, transfer.sh, 0x0.st, termbin).
+      exfiltration/tunnel-host  ask  on  (pack `exfiltration`): A request to a public tunnel endpoint (ngrok, trycloudflare, localtunnel, serveo, pinggy).
+      exfiltration/reverse-shell  deny  on  (pack `exfiltration`): A shell wired to a network socket: /dev/tcp redirects, nc -e, socat exec:, mkfifo-and-nc, interpreter socket-and-dup2 code.
+      exfiltration/inline-code-sends-credential-files  deny  on  (pack `exfiltration`): Inline interpreter code (python -c, node -e, perl -e, ruby -e) that both touches a credential file and makes a network request.
+      exfiltration/inline-code-sends-environment  ask  on  (pack `exfiltration`): Inline interpreter code that makes a network request with the whole environment or a secret-named variable.
+      persistence/shell-startup-payload  deny  on  (pack `persistence`): A shell startup file (~/.bashrc, ~/.zshrc, ~/.profile, …) written with a download, a decoder, a shutdown or a socket in it.
+      persistence/shell-startup-write  ask  on  (pack `persistence`): Any write to a shell startup file: ~/.bashrc, ~/.zshrc, ~/.profile, ~/.bash_profile, ~/.zprofile, ~/.zshenv, fish config, /etc/profile*.
+      persistence/git-hooks-write  ask  on  (pack `persistence`): A write into .git/hooks/ (or the configured core.hooksPath), or pointing core.hooksPath somewhere new.
+      persistence/launch-agents-write  deny  on  (pack `persistence`): A write into ~/Library/LaunchAgents, /Library/LaunchAgents or /Library/LaunchDaemons.
+      persistence/launchctl-load  ask  on  (pack `persistence`): launchctl load / bootstrap / submit / enable.
+      persistence/cron-write  deny  on  (pack `persistence`): A write into /etc/cron*, /var/spool/cron, or a crontab installed from a file or stdin (crontab -, crontab file).
+      persistence/systemd-units-write  ask  on  (pack `persistence`): A write into ~/.config/systemd/ or /etc/systemd/.
+      persistence/systemctl-enable  ask  on  (pack `persistence`): systemctl (--user) enable / link / edit / set-property, or a transient systemd-run timer.
+      persistence/ci-workflow-write  ask  on  (pack `persistence`): A write into .github/workflows/ or .gitlab-ci.yml (the CI configuration).
+      persistence/ssh-authorized-keys  deny  on  (pack `persistence`): A write to ~/.ssh/authorized_keys (or authorized_keys2), or to ~/.ssh/rc and ~/.ssh/environment.
+      persistence/system-auth-files  deny  on  (pack `persistence`): A write to sudoers, /etc/passwd, /etc/shadow, /etc/ld.so.preload or PAM configuration.
+      persistence/autostart-write  ask  on  (pack `persistence`): A write into ~/.config/autostart/ (XDG autostart) or /etc/xdg/autostart/.
+      persistence/inline-code-writes-persistence  deny  on  (pack `persistence`): Inline interpreter code (python -c, node -e, perl -e, ruby -e) that opens a startup file, authorized_keys, a crontab, a launch agent, a systemd unit, a git hook or a CI workflow for writing.
+      secrets-in-context/cli-token-print  deny  on  (pack `secrets-in-context`): gh auth token, gh auth status --show-token, gcloud auth print-*-token, az account get-access-token, heroku auth:token, doctl auth token, npm config get of an auth token, git credential fill.
+      secrets-in-context/cloud-credential-print  deny  on  (pack `secrets-in-context`): aws configure get of a secret, aws configure export-credentials, aws sts get-session-token / get-federation-token, aws ecr get-login-password not piped into a login.
+      secrets-in-context/cloud-role-credentials-print  ask  on  (pack `secrets-in-context`): aws sts assume-role (prints temporary keys).
+      secrets-in-context/kubernetes-secret-print  deny  on  (pack `secrets-in-context`): kubectl get secret … -o yaml/json/jsonpath, kubectl config view --raw / --flatten.
+      secrets-in-context/secret-store-read  ask  on  (pack `secrets-in-context`): Reading a secret from a store: vault kv get / vault read, op read / op item get --reveal, aws secretsmanager get-secret-value, aws ssm get-parameter --with-decryption, gcloud secrets versions access, az keyvault secret show, pass show, bw get, sops -d, doppler secrets.
+      secrets-in-context/password-manager-reveal  deny  on  (pack `secrets-in-context`): op read, op item get --reveal / --fields, security find-*-password -w / -g, secret-tool lookup, keyring get.
+      secrets-in-context/secret-variable-print  deny  on  (pack `secrets-in-context`): printenv of a secret-named variable, or echo/printf of $…TOKEN, $…SECRET, $…KEY, $…PASSWORD to the terminal (not piped into a login, not redirected to a file).
+      secrets-in-context/environment-dump  ask  on  (pack `secrets-in-context`): env, printenv, set or export -p on their own (the whole environment), not filtered through grep/wc.
+      secrets-in-context/environment-grep-secrets  deny  on  (pack `secrets-in-context`): env / printenv / set filtered for token, secret, key, password or cloud credential names.
+      secrets-in-context/credentials-in-git-history  deny  on  (pack `secrets-in-context`): git show / cat-file / log -p / diff / archive of a credentials file from history (git show HEAD:.env, git cat-file -p <rev>:id_rsa).
+      secrets-in-context/bulk-credential-read  deny  on  (pack `secrets-in-context`): A list of credential files fed to a reader through xargs (find ~/.ssh -name 'id_*' | xargs cat, echo ~/.aws/credentials | xargs cat).
+      secrets-in-context/registry-token-print  ask  on  (pack `secrets-in-context`): npm token list / create, pypi/twine and cargo token printing, docker login with a password on the command line.
+      supply-chain/pipe-to-shell  ask  on  (pack `supply-chain`): curl/wget output piped into a shell or interpreter (curl … | sh, wget -O- | bash, curl … | sudo python3).
+      supply-chain/remote-script-substitution  ask  on  (pack `supply-chain`): A downloaded script run through process or command substitution (bash <(curl …), sh -c "$(curl …)", source <(wget -qO- …), eval "$(curl …)") or PowerShell's iex (iwr …).
+      supply-chain/install-from-unknown-url  ask  on  (pack `supply-chain`): pip/uv/pipx/poetry, npm/pnpm/yarn/bun or cargo installing from a URL or a git remote on a host other than the main forges and registries.
+      supply-chain/unknown-package-index  ask  on  (pack `supply-chain`): A package manager pointed at another registry or index (--registry, --index-url, --extra-index-url, --trusted-host, npm/pip config set registry/index-url).
+      supply-chain/npx-auto-yes-unknown  ask  on  (pack `supply-chain`): npx/bunx/pnpm dlx/npm exec with --yes (install without asking) of a package not in the list of common tools, e.g. npx -y some-package@latest.
+      supply-chain/typosquat-pypi  deny  on  (pack `supply-chain`): pip/uv/pipx/poetry installing a known typosquat or one-edit lookalike of a top PyPI package (reqeusts, requets, urlib3, python-dateutils, colourama, jeIlyfish, setup-tools, djanga, …).
+      supply-chain/typosquat-npm  deny  on  (pack `supply-chain`): npm/pnpm/yarn/bun/npx installing or running a known typosquat or one-edit lookalike of a top npm package (crossenv, electorn, loadsh, lodahs, raect, axois, mongose, jquery.js, …).
+      mcp/credentials-access  deny  on  (pack `mcp`): An MCP string argument naming a credentials-set file (private key, .env, cloud/registry token file).
+      mcp/write-startup-or-persistence  deny  on  (pack `mcp`): An MCP write/edit/create/move/copy tool aimed at a shell startup file, authorized_keys, a launch agent, cron or a systemd unit.
+      mcp/write-workflows-or-hooks  ask  on  (pack `mcp`): An MCP write/edit/create tool aimed at .github/workflows/, .gitlab-ci.yml or .git/hooks/.
+      mcp/secret-in-url  deny  on  (pack `mcp`): An MCP argument URL whose query, userinfo or path carries a secret.
+      mcp/metadata-endpoint  deny  on  (pack `mcp`): An MCP fetch or browser call to a cloud metadata endpoint (169.254.169.254, metadata.google.internal, fd00:ec2::254, 169.254.170.2).
+      mcp/exfil-service-host  deny  on  (pack `mcp`): An MCP call to a request-capture or paste service (webhook.site, requestbin, pipedream, oast/interactsh, transfer.sh).
+      mcp/shell-tool-destructive  deny  on  (pack `mcp`): An MCP shell/exec tool given rm -rf of / or the home, a pipe from curl/wget or base64 -d into a shell, or a /dev/tcp redirect.
+      obfuscation/decode-into-shell  deny  on  (pack `obfuscation`): base64/base32/basenc -d, xxd -r, openssl base64 -d, uudecode output piped into a shell or interpreter.
+      obfuscation/transform-into-shell  deny  on  (pack `obfuscation`): gunzip/zcat/xz/bzip2/zstd, rev or tr (rot13) output piped into a shell, or printf/echo of hex or octal escapes piped into a shell.
+      obfuscation/eval-decoded  deny  on  (pack `obfuscation`): eval, sh -c, source or a process substitution fed by a decoder: eval "$(echo … | base64 -d)", bash -c "$(… | xxd -r -p)", bash <(base64 -d <<< …).
+      obfuscation/inline-decode-exec  deny  on  (pack `obfuscation`): Interpreter code that decodes and executes: exec(base64.b64decode(…)), eval(atob(…)), eval(Buffer.from(…, 'base64')…), new Function(atob(…)), exec(zlib.decompress(…)), marshal.loads, perl eval decode_base64, ruby eval Base64.decode64.
+      obfuscation/assembled-sensitive-path  ask  on  (pack `obfuscation`): Interpreter code that builds a string from character codes or tiny fragments (chr(46)+chr(115)…, ''.join(map(chr, […])), String.fromCharCode(…), bytes([…]).decode(), '.s'+'sh'), the way payloads hide .ssh, id_rsa or .aws from checks.
+      obfuscation/escaped-program-name  deny  on  (pack `obfuscation`): A program name written in ANSI-C escapes or hex ($'\\x72\\x6d' -rf …), or assembled from variables ($a$b …) at the start of a command.
       no-force-push-main  deny  on  (user, `[HOME]/.keryx/hooks.json`): Never force-push main.
 
     ----- stderr -----
-    ");
+    "#);
 }
 
 #[test]
@@ -975,10 +1132,11 @@ fn log() {
     success: true
     exit_code: 0
     ----- stdout -----
-    TIME                 HOST         PROJECT  EVENT       TOOL                   HOOK                     OUTCOME  REASON
-    [TIME]               claude-code  proj     PreToolUse  Bash git push --force  keryx.ctx-guard          none     -
-    [TIME]               claude-code  proj     PreToolUse  Bash git push --force  no-force-push            deny     use --force-with-lease
-    [TIME]               claude-code  proj     PreToolUse  Bash git push --force  keryx.learning-observer  none     -
+    TIME                 HOST         PROJECT  EVENT       TOOL                   HOOK                        OUTCOME  REASON
+    [TIME]               claude-code  proj     PreToolUse  Bash git push --force  keryx.ctx-guard             none     -
+    [TIME]               claude-code  proj     PreToolUse  Bash git push --force  no-force-push               deny     use --force-with-lease
+    [TIME]               claude-code  proj     PreToolUse  Bash git push --force  keryx.learning-observer     none     -
+    [TIME]               claude-code  proj     PreToolUse  Bash git push --force  destructive/git-push-force  ask      rule destructive/git-push-force matched command `git push --force`
 
     ----- stderr -----
     ");
@@ -1004,6 +1162,8 @@ fn explain() {
       not run  keryx.impact-evidence (builtin gate-advisory, built-in): its matcher `Write|Edit` does not match the tool `Bash`
       runs     no-force-push (user gate, [HOME]/.keryx/hooks.json)
       on other events: keryx.security-check-input (UserPromptSubmit); keryx.learning-observer (PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart, Stop, SessionEnd)
+      rule     destructive/git-push-force (ask): matched command `git push --force`
+      rules    70 more from the default packs fit this call and do not match (`explain --json` lists them)
     run would answer: depends on `no-force-push`
       allow if the hooks it depends on allow; they are commands explain does not run
 

@@ -26,6 +26,7 @@ mod notices;
 mod readme;
 mod real_hooks;
 mod rules;
+mod rules_packs;
 mod runtime;
 mod sandbox;
 mod secrets_corpus;

@@ -206,6 +206,7 @@ fn explained(adapter: &Adapter, p: &Prepared, off: bool) -> Value {
         rules.push(json!({
             "id": r.id,
             "decision": r.decision.as_str(),
+            "pack": r.pack,
             "matched": hit.map(|h| h.matched),
         }));
     }
@@ -493,13 +494,22 @@ fn human(r: &Value) -> Vec<String> {
             &r["bridged"]["registrations"],
         );
     }
+    // Rules that match, each with what it matched; those that do not, by
+    // count (the default packs alone are dozens), the person's own by id.
+    let mut unmatched_packs = 0usize;
     for rule in r["rules"].as_array().into_iter().flatten() {
         let id = escape(&s(&rule["id"]));
         let decision = s(&rule["decision"]);
         match rule["matched"].as_str() {
             Some(m) => out.push(format!("  rule     {id} ({decision}): matched {m}")),
+            None if rule["pack"].is_string() => unmatched_packs += 1,
             None => out.push(format!("  rule     {id} ({decision}): does not match")),
         }
+    }
+    if unmatched_packs > 0 {
+        out.push(format!(
+            "  rules    {unmatched_packs} more from the default packs fit this call and do not match (`explain --json` lists them)"
+        ));
     }
     let a = &r["answer"];
     let mut line = match a["outcome"].as_str() {

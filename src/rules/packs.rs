@@ -12,7 +12,18 @@ use crate::events::Event;
 
 /// Every shipped pack: (pack id, its TOML). Add a pack here with
 /// `("name", include_str!("packs/name.toml"))`.
-pub const PACKS: &[(&str, &str)] = &[];
+pub const PACKS: &[(&str, &str)] = &[
+    ("destructive", include_str!("packs/destructive.toml")),
+    ("exfiltration", include_str!("packs/exfiltration.toml")),
+    ("persistence", include_str!("packs/persistence.toml")),
+    (
+        "secrets-in-context",
+        include_str!("packs/secrets-in-context.toml"),
+    ),
+    ("supply-chain", include_str!("packs/supply-chain.toml")),
+    ("mcp", include_str!("packs/mcp.toml")),
+    ("obfuscation", include_str!("packs/obfuscation.toml")),
+];
 
 /// One pack rule as the shim first sees it: what it looks at, read from
 /// the TOML, and the rule itself, compiled only when a call it fits comes
