@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+use std::sync::OnceLock;
+
 use regex::{Regex, RegexBuilder};
 use serde_json::{Map, Value};
 
@@ -67,12 +69,90 @@ impl Access {
     }
 }
 
+/// A regular expression checked when its rule is read and compiled the
+/// first time a call reaches it: a shim process answers one call, and most
+/// of a pack's patterns are never tried on it (a rule's program or tool
+/// does not fit), so compiling them all would be most of the call's cost.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    source: String,
+    case_insensitive: bool,
+    compiled: OnceLock<Option<Regex>>,
+}
+
+impl Pattern {
+    /// Checks `source`'s syntax now (unless a shipped pack's rule is
+    /// being read); builds it later.
+    pub fn new(source: String, case_insensitive: bool) -> Result<Pattern, String> {
+        if CHECK_SYNTAX.with(std::cell::Cell::get) {
+            regex_syntax::ParserBuilder::new()
+                .case_insensitive(case_insensitive)
+                .build()
+                .parse(&source)
+                .map_err(|e| format!("invalid regular expression `{source}`: {e}"))?;
+        }
+        Ok(Pattern {
+            source,
+            case_insensitive,
+            compiled: OnceLock::new(),
+        })
+    }
+
+    /// The compiled expression; `None` (logged once) when it is over the
+    /// size limit, which then matches nothing.
+    fn regex(&self) -> Option<&Regex> {
+        self.compiled
+            .get_or_init(|| {
+                RegexBuilder::new(&self.source)
+                    .case_insensitive(self.case_insensitive)
+                    .size_limit(1 << 20)
+                    .build()
+                    .inspect_err(|e| tracing::warn!("rule pattern left out: {e}"))
+                    .ok()
+            })
+            .as_ref()
+    }
+
+    pub fn is_match(&self, text: &str) -> bool {
+        self.regex().is_some_and(|r| r.is_match(text))
+    }
+
+    pub fn find<'t>(&self, text: &'t str) -> Option<regex::Match<'t>> {
+        self.regex().and_then(|r| r.find(text))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+}
+
+thread_local! {
+    /// Whether [`Pattern::new`] checks syntax: on, except while
+    /// [`compile`] reads a shipped pack's rule.
+    static CHECK_SYNTAX: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+/// Sets [`CHECK_SYNTAX`] for one [`compile`], and puts it back.
+struct SyntaxCheck(bool);
+
+impl SyntaxCheck {
+    fn set(on: bool) -> SyntaxCheck {
+        SyntaxCheck(CHECK_SYNTAX.with(|c| c.replace(on)))
+    }
+}
+
+impl Drop for SyntaxCheck {
+    fn drop(&mut self) {
+        CHECK_SYNTAX.with(|c| c.set(self.0));
+    }
+}
+
 /// A gitignore-style glob, compiled. Home-relative globs (`~/…`) are
 /// matched against paths written the same way.
 #[derive(Debug, Clone)]
 pub struct Glob {
     pub text: String,
-    pub re: Regex,
+    pub re: Pattern,
 }
 
 #[derive(Debug, Clone)]
@@ -87,10 +167,10 @@ pub struct CommandCond {
     pub program: Vec<String>,
     pub subcommand: Vec<String>,
     pub flag: Vec<String>,
-    pub arg: Vec<Regex>,
+    pub arg: Vec<Pattern>,
     pub piped_into: Vec<String>,
     pub redirect_to: Option<PathCond>,
-    pub inline_code: Vec<Regex>,
+    pub inline_code: Vec<Pattern>,
 }
 
 #[derive(Debug, Clone)]
@@ -104,7 +184,7 @@ pub struct UrlCond {
 pub struct McpCond {
     pub server: Vec<Glob>,
     pub tool: Vec<Glob>,
-    pub arg: Vec<Regex>,
+    pub arg: Vec<Pattern>,
 }
 
 /// A `match`: every part must hold.
@@ -117,8 +197,8 @@ pub enum Cond {
     Path(PathCond),
     Url(UrlCond),
     Mcp(McpCond),
-    Prompt(Vec<Regex>),
-    Text(Vec<Regex>),
+    Prompt(Vec<Pattern>),
+    Text(Vec<Pattern>),
 }
 
 /// One compiled rule.
@@ -239,6 +319,8 @@ pub fn from_doc(
 /// Compiles one rule as written (JSON, or a pack's TOML turned into the
 /// same shape). `pack` prefixes its id. The error names the rule.
 pub fn compile(v: &Value, pack: Option<&str>) -> Result<Rule, String> {
+    // A shipped pack's patterns are checked by its tests, not on each call.
+    let _syntax = SyntaxCheck::set(pack.is_none());
     let obj = v.as_object().ok_or("a rule must be an object")?;
     let id = obj
         .get("id")
@@ -358,15 +440,10 @@ fn string_list(v: &Value) -> Result<Vec<String>, String> {
     }
 }
 
-fn regexes(v: &Value) -> Result<Vec<Regex>, String> {
+fn regexes(v: &Value) -> Result<Vec<Pattern>, String> {
     string_list(v)?
-        .iter()
-        .map(|p| {
-            RegexBuilder::new(p)
-                .size_limit(1 << 20)
-                .build()
-                .map_err(|e| format!("invalid regular expression `{p}`: {e}"))
-        })
+        .into_iter()
+        .map(|p| Pattern::new(p, false))
         .collect()
 }
 
@@ -543,10 +620,7 @@ fn glob_anchored(g: &str, case_insensitive: bool) -> Result<Glob, String> {
         }
     }
     re.push('$');
-    let re = RegexBuilder::new(&re)
-        .case_insensitive(case_insensitive)
-        .build()
-        .map_err(|e| format!("invalid glob `{g}`: {e}"))?;
+    let re = Pattern::new(re, case_insensitive).map_err(|e| format!("invalid glob `{g}`: {e}"))?;
     Ok(Glob {
         text: g.to_owned(),
         re,
@@ -594,7 +668,7 @@ pub fn path_glob(g: &str) -> Result<Glob, String> {
         i += 1;
     }
     re.push_str("(/.*)?$");
-    let re = Regex::new(&re).map_err(|e| format!("invalid glob `{g}`: {e}"))?;
+    let re = Pattern::new(re, false).map_err(|e| format!("invalid glob `{g}`: {e}"))?;
     Ok(Glob {
         text: g.to_owned(),
         re,

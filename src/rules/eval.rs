@@ -5,11 +5,11 @@
 use std::path::Path;
 use std::sync::LazyLock;
 
-use regex::Regex;
-
 use crate::builtins::ctx_guard::secret_path;
 use crate::builtins::self_protect::keryx_places;
-use crate::config::rules::{CommandCond, Cond, Glob, McpCond, PathCond, UrlCond, path_glob};
+use crate::config::rules::{
+    CommandCond, Cond, Glob, McpCond, PathCond, Pattern, UrlCond, path_glob,
+};
 use crate::rules::call::{Call, Reached, Simple, operands, short, writes};
 use crate::secrets::{Target, builtin_rules};
 
@@ -59,7 +59,7 @@ pub fn matches(cond: &Cond, call: &Call) -> Option<String> {
     }
 }
 
-fn first_match<'t>(res: &[Regex], text: &'t str) -> Option<&'t str> {
+fn first_match<'t>(res: &[Pattern], text: &'t str) -> Option<&'t str> {
     res.iter().find_map(|r| r.find(text)).map(|m| m.as_str())
 }
 
