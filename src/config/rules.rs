@@ -319,8 +319,18 @@ pub fn from_doc(
 /// Compiles one rule as written (JSON, or a pack's TOML turned into the
 /// same shape). `pack` prefixes its id. The error names the rule.
 pub fn compile(v: &Value, pack: Option<&str>) -> Result<Rule, String> {
-    // A shipped pack's patterns are checked by its tests, not on each call.
-    let _syntax = SyntaxCheck::set(pack.is_none());
+    // A shipped pack's patterns are checked by its tests
+    // ([`compile_checked`]), not on each call.
+    compile_with(v, pack, pack.is_none())
+}
+
+/// [`compile`], with every pattern's syntax checked, a pack's too.
+pub fn compile_checked(v: &Value, pack: Option<&str>) -> Result<Rule, String> {
+    compile_with(v, pack, true)
+}
+
+fn compile_with(v: &Value, pack: Option<&str>, check_syntax: bool) -> Result<Rule, String> {
+    let _syntax = SyntaxCheck::set(check_syntax);
     let obj = v.as_object().ok_or("a rule must be an object")?;
     let id = obj
         .get("id")

@@ -134,7 +134,7 @@ pub fn compile_pack(pack: &str, text: &str) -> Result<Vec<Rule>, String> {
     let list = pack_rules(pack, text)?;
     let mut out: Vec<Rule> = Vec::new();
     for v in &list {
-        let r = rules::compile(v, Some(pack)).map_err(|e| format!("pack `{pack}`: {e}"))?;
+        let r = rules::compile_checked(v, Some(pack)).map_err(|e| format!("pack `{pack}`: {e}"))?;
         if out.iter().any(|o| o.id == r.id) {
             return Err(format!("pack `{pack}`: rule `{}` is defined twice", r.id));
         }
