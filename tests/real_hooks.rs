@@ -65,6 +65,14 @@ const DIFFERS: &[(&str, &str)] = &[
         "the built-in write gate (`keryx.security-check-output`) denies the Write of `.mcp.json` first (a file Claude Code starts commands from); the decision is the same (deny), with keryx-hooks' reason instead of the hook's",
     ),
     (
+        "11-git-safety-check/force-push-warns-only",
+        "the default `destructive` rule pack asks before a force-push (`destructive/git-push-force`), where the hook only warns; switch the rule off with `rules_off` to keep the hook's reading",
+    ),
+    (
+        "39-codex-git-guard/force-push",
+        "the default `destructive` rule pack denies a force-push to main first (`destructive/git-push-force-main`); the decision is the same (deny), with the rule's reason, and the hook never runs",
+    ),
+    (
         "96-codex-devkit-safety/drop-table",
         "two hooks on the call: the first denies (exit 2) and a deny ends the chain, so the second, an audit logger, does not run and `.devkit/audit.log` is not written; Codex runs both",
     ),

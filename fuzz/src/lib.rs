@@ -746,6 +746,18 @@ fn check_file_layer(
         host.name()
     );
     match (&wet, text_result) {
+        // A file its host would not load (a comment in Claude Code's plain
+        // JSON) is refused by the file layer, whatever the text editor
+        // could do with it.
+        (Err(e), _) if e.host_would_not_load() => {
+            assert!(e.to_string().contains("nothing was written"), "{e}");
+            assert_eq!(
+                s.bytes(),
+                data,
+                "{}: a refused install wrote: {e}",
+                host.name()
+            );
+        }
         (Err(e), None | Some(Err(_))) => {
             assert!(
                 e.to_string().contains("nothing was written")

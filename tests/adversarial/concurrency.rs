@@ -186,7 +186,7 @@ fn concurrency_64_runs_on_one_session_record_every_invocation_once() {
 #[test]
 fn concurrency_10_installs_into_one_home_leave_valid_files_with_our_entries_once() {
     let env = Env::new();
-    let claude_seed = "{\n  // mine\n  \"model\": \"opus\",\n  \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify.sh\"}]}]},\n}\n";
+    let claude_seed = "{\n  \"model\": \"opus\",\n  \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify.sh\"}]}]}\n}\n";
     let codex_seed = "# mine\nmodel = \"o3\"\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\n";
     let claude_file = env.write(env.claude_settings(), claude_seed);
     let codex_file = env.write(env.home.join(".codex/config.toml"), codex_seed);
@@ -211,7 +211,7 @@ fn concurrency_10_installs_into_one_home_leave_valid_files_with_our_entries_once
     };
     let claude_text = std::fs::read_to_string(&claude_file).unwrap();
     keryx_hooks::install::hostfile::json::parse(&claude_text).expect("valid JSON");
-    assert!(claude_text.starts_with("{\n  // mine\n  \"model\": \"opus\",\n"));
+    assert!(claude_text.starts_with("{\n  \"model\": \"opus\",\n"));
     assert_eq!(claude_text.matches("notify.sh").count(), 1);
     check("claude-code", &claude_text);
     let codex_text = std::fs::read_to_string(&codex_file).unwrap();

@@ -139,7 +139,7 @@ fn crash_install_and_uninstall_killed_anywhere_leave_each_host_file_old_or_new()
     let env = Env::new();
     let claude = env.write(
         env.claude_settings(),
-        "{\n  // mine\n  \"model\": \"opus\",\n  \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify.sh\"}]}]},\n}\n",
+        "{\n  \"model\": \"opus\",\n  \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify.sh\"}]}]}\n}\n",
     );
     let codex = env.write(
         env.home.join(".codex/config.toml"),
