@@ -19,7 +19,10 @@ use crate::paths::Locations;
 /// The session's record of the files as the last event saw them.
 const SESSION_FILE: &str = "enforcement-files.json";
 /// The files as keryx-hooks' own commands last left them, in the state dir.
-const ACK_FILE: &str = "enforcement-files-ack.json";
+/// In a directory of its own under the state directory, so that a write
+/// killed before its rename leaves a temp file only there, swept by the
+/// next write ([`write`]).
+const ACK_FILE: &str = "enforcement-files/ack.json";
 
 /// One file as `stat` sees it; `None` fields for a file that is not there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,6 +73,22 @@ fn read(path: &Path) -> Option<Stamps> {
 }
 
 fn write(path: &Path, stamps: &Stamps) {
+    // A temp file left by a write that was killed before its rename (only
+    // this module writes in the ack directory; a session's own directory is
+    // written under the session lock).
+    if path.ends_with(ACK_FILE)
+        && let Some(dir) = path.parent()
+        && let Ok(entries) = std::fs::read_dir(dir)
+    {
+        for e in entries.flatten() {
+            if e.file_name()
+                .to_string_lossy()
+                .starts_with(crate::paths::CACHE_TEMP_PREFIX)
+            {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
     let written = serde_json::to_vec(stamps)
         .map_err(std::io::Error::other)
         .and_then(|b| crate::paths::write_cache_file(path, &b));
