@@ -1702,10 +1702,9 @@ pub(super) fn operands_after_options(argv: &[String]) -> Vec<&str> {
     out
 }
 
-/// The command for a reason: escaped and short.
-pub(super) fn show(argv: &[String]) -> String {
-    let joined = argv
-        .iter()
+/// `argv` as one line, an empty word or one with blanks in quotes.
+pub(crate) fn joined_words(argv: &[String]) -> String {
+    argv.iter()
         .map(|a| {
             if a.is_empty() || a.contains([' ', '\t', '\n']) {
                 format!("'{a}'")
@@ -1714,7 +1713,12 @@ pub(super) fn show(argv: &[String]) -> String {
             }
         })
         .collect::<Vec<_>>()
-        .join(" ");
+        .join(" ")
+}
+
+/// The command for a reason: escaped and short.
+pub(super) fn show(argv: &[String]) -> String {
+    let joined = joined_words(argv);
     const MAX: usize = 80;
     if joined.len() <= MAX {
         return escape(&joined);

@@ -60,19 +60,7 @@ impl Simple {
 
     /// The command for a message: short and escaped.
     pub fn shown(&self) -> String {
-        let joined = self
-            .argv
-            .iter()
-            .map(|a| {
-                if a.is_empty() || a.contains([' ', '\t', '\n']) {
-                    format!("'{a}'")
-                } else {
-                    a.clone()
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(" ");
-        short(&joined)
+        short(&crate::builtins::ctx_guard::joined_words(&self.argv))
     }
 }
 
