@@ -57,10 +57,6 @@ const DIFFERS: &[(&str, &str)] = &[
         "an explicit allow is never passed on (the spec's no-loosening of explicit allows: it would skip the host's permission prompt), so the cd+git compound still gets the host's prompt",
     ),
     (
-        "79-gemini-debug-log/shell-tool",
-        "it appends to the project's `.gemini/hooks/debug.log`, inside the host's hooks directory, which is never granted (a hook able to write there could change what the host runs unsandboxed); the log lines are not written",
-    ),
-    (
         "88-file-lock-validator/write-mcp-json",
         "the built-in write gate (`keryx.security-check-output`) denies the Write of `.mcp.json` first (a file Claude Code starts commands from); the decision is the same (deny), with keryx-hooks' reason instead of the hook's",
     ),
@@ -73,24 +69,16 @@ const DIFFERS: &[(&str, &str)] = &[
         "the default `destructive` rule pack denies a force-push to main first (`destructive/git-push-force-main`); the decision is the same (deny), with the rule's reason, and the hook never runs",
     ),
     (
+        "96-codex-devkit-safety/reset-hard",
+        "the default `destructive` rule pack asks before `git reset --hard` (`destructive/git-reset-hard`), and Codex has no ask, so keryx-hooks denies with the rule's reason; the hook itself answers ask, which Codex rejects as unsupported and runs the command; switch the rule off with `rules_off` to keep Codex's reading",
+    ),
+    (
         "96-codex-devkit-safety/drop-table",
         "two hooks on the call: the first denies (exit 2) and a deny ends the chain, so the second, an audit logger, does not run and `.devkit/audit.log` is not written; Codex runs both",
     ),
     (
-        "96-codex-devkit-safety/reset-hard",
-        "the hook answers `ask`; Codex has no ask (a hook's ask marks the hook failed and the command runs), so keryx-hooks answers Codex with a deny carrying the hook's reason rather than let the call run unasked",
-    ),
-    (
         "99-copilot-hooks-demo/plain-bash",
         "the hook answers `allow` for every call it does not deny; keryx-hooks never passes an explicit allow on (it would skip the host's permission request), so Copilot CLI still asks",
-    ),
-    (
-        "106-codex-devkit-pr-gate/pr-create",
-        "the hook answers `ask`; Codex has no ask, so keryx-hooks answers with a deny carrying the hook's reason (as in `96-codex-devkit-safety/reset-hard`)",
-    ),
-    (
-        "106-codex-devkit-pr-gate/cooldown",
-        "it keeps its cooldown stamp in `${XDG_CACHE_HOME:-~/.cache}/devkit`; a sandboxed hook gets a private cache directory as `XDG_CACHE_HOME`, so the stamp written before the import is not seen and it asks again (a deny under Codex, as above); once it has run under keryx-hooks its stamps stay in the private cache",
     ),
 ];
 
@@ -804,7 +792,8 @@ fn claude_json(event: &str, v: &Value) -> Answer {
 /// continues with the reason (x-stop-block). From its documentation: JSON
 /// is read only on exit 0, in Claude Code's shape; exit 2 blocks with
 /// stderr, and exit 2 with nothing on stderr is a failed hook (the call
-/// goes on); plain stdout on SessionStart and UserPromptSubmit is context;
+/// goes on); a PreToolUse `allow` or `ask` is rejected as unsupported (a
+/// failed hook: the call goes on); plain stdout on SessionStart and UserPromptSubmit is context;
 /// other exits are failures that change nothing.
 fn codex_contract(event: &str, code: i32, stdout: &str, stderr: &str) -> Answer {
     let mut a = Answer::default();
@@ -821,10 +810,11 @@ fn codex_contract(event: &str, code: i32, stdout: &str, stderr: &str) -> Answer 
         0 => match as_object(stdout) {
             Some(v) => {
                 a = claude_json(event, &v);
-                // Codex has no explicit allow: it does not skip anything.
-                if a.decision.as_deref() == Some("allow") {
-                    a.decision = None;
-                    a.reason.clear();
+                // Codex's output parser accepts only deny on PreToolUse: an
+                // `allow` or `ask` is rejected as unsupported, the hook
+                // counts as failed, and the command runs.
+                if matches!(a.decision.as_deref(), Some("allow" | "ask")) {
+                    a = Answer::default();
                 }
             }
             None => {

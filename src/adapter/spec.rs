@@ -583,6 +583,22 @@ pub struct HookProtocol {
     pub(crate) error_denies: &'static [On],
     #[serde(default, deserialize_with = "list")]
     pub(crate) timeout_denies: &'static [On],
+    /// How the host reads an `ask` answer.
+    #[serde(default)]
+    pub(crate) ask: AskReading,
+}
+
+/// What a host makes of a hook that answers `ask`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all(deserialize = "lowercase"))]
+pub enum AskReading {
+    /// It asks the person.
+    #[default]
+    Ask,
+    /// It rejects the answer as unsupported: a failed hook.
+    Failed,
+    /// It reads no decision: the call goes on as if the hook said nothing.
+    Nothing,
 }
 
 impl HookProtocol {

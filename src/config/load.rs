@@ -1138,12 +1138,12 @@ pub fn sandbox_writable_refusal(entry: &str) -> Option<String> {
         let mut below = rel[first.len() + 1..].split('/');
         let child = below.next().unwrap_or_default();
         let lower = child.to_ascii_lowercase();
-        // A hook's own hidden state inside the hooks directory
-        // (`.claude/hooks/.locks`, `.claude/hooks/.tracker.log`): a dot
-        // entry, which no `*` in a command that runs the directory's
-        // scripts picks up, and which the host runs only if its settings
-        // (protected) name it.
-        if lower == "hooks" && below.next().is_some_and(is_hidden_entry) {
+        // A hook's own state inside the hooks directory
+        // (`.claude/hooks/.locks`, `.gemini/hooks/debug.log`): a dot entry
+        // or a log file, which no `*.sh`-style glob in a command that runs
+        // the directory's scripts picks up, and which the host runs only
+        // if its settings (protected) name it.
+        if lower == "hooks" && below.next().is_some_and(is_hook_state_entry) {
             return None;
         }
         if HOST_RESERVED.iter().any(|r| lower.starts_with(r)) {
@@ -1154,7 +1154,7 @@ pub fn sandbox_writable_refusal(entry: &str) -> Option<String> {
         return None;
     }
     if let Some(rest) = rel.strip_prefix(".github/hooks/")
-        && rest.split('/').next().is_some_and(is_hidden_entry)
+        && rest.split('/').next().is_some_and(is_hook_state_entry)
     {
         return None;
     }
@@ -1166,9 +1166,12 @@ pub fn sandbox_writable_refusal(entry: &str) -> Option<String> {
     None
 }
 
-/// A dot entry of its own (`.locks`, `.state`), not `.` or `..`.
-fn is_hidden_entry(name: &str) -> bool {
-    name.len() > 1 && name.starts_with('.') && name != ".."
+/// A dot entry of its own (`.locks`, `.state`, not `.` or `..`), or a
+/// log file (`debug.log`): what a hook keeps beside its scripts.
+fn is_hook_state_entry(name: &str) -> bool {
+    let hidden = name.len() > 1 && name.starts_with('.') && name != "..";
+    let log = name.len() > 4 && name.ends_with(".log") && !name.contains('/');
+    hidden || log
 }
 
 /// A host's directories in a project in which a hook may be granted a
@@ -1582,7 +1585,6 @@ mod tests {
             ".github/hooks/x",
             ".claude",
             ".claude/settings.local.json",
-            ".claude/hooks/x.log",
             ".claude/hooks",
             ".claude/hooks/",
             ".claude/hooks/./gate.sh",
@@ -1600,6 +1602,8 @@ mod tests {
         }
         for entry in [
             ".claude/logs",
+            ".claude/hooks/x.log",
+            ".gemini/hooks/debug.log",
             ".codex/working_state.json",
             ".gemini/tool-log.txt",
             "~/.claude/hooks-logs",

@@ -1995,19 +1995,20 @@ mod tests {
         )
         .unwrap();
         assert_eq!(g.writable, [".gemini/tool-log.txt"]);
-        // The host's settings and hooks are never granted.
+        // The host's settings and hook scripts are never granted; a log
+        // beside the scripts is the hook's own state.
         let g = detect(
-            "echo x >> .claude/settings.json; echo y >> .gemini/hooks/debug.log",
+            "echo x >> .claude/settings.json; echo y >> .gemini/hooks/debug.log; echo z > .gemini/hooks/gate.sh",
             &[],
             Scope::Project,
             claude(),
         )
         .unwrap();
-        assert!(g.writable.is_empty(), "{g:?}");
+        assert_eq!(g.writable, [".gemini/hooks/debug.log"]);
     }
 
     #[test]
-    fn a_hooks_hidden_state_in_the_hooks_directory_is_granted_exactly() {
+    fn a_hooks_own_state_in_the_hooks_directory_is_granted_exactly() {
         let sh = "root=\"${CLAUDE_PROJECT_DIR:-$PWD}\"\nlocks=\"$root/.claude/hooks/.locks\"\nmkdir -p \"$locks\"\nlog=\"$root/.claude/hooks/.tracker.log\"\necho x >> \"$log\"\nseen=\"$root/.claude/hooks/.seen\"\ncat \"$seen\"\n";
         assert_eq!(
             host_dir_writes(sh),
@@ -2020,13 +2021,13 @@ mod tests {
         );
         // Never the scripts beside them, nor the directory itself.
         let g = detect(
-            "d=\"$CLAUDE_PROJECT_DIR/.claude/hooks\"\necho x > \"$d/gate.sh\"\necho y >> .claude/hooks/run.log",
+            "d=\"$CLAUDE_PROJECT_DIR/.claude/hooks\"\necho x > \"$d/gate.sh\"\necho y > \"$d/\"\necho z >> .claude/hooks/run.log",
             &[],
             Scope::Project,
             claude(),
         )
         .unwrap();
-        assert!(g.writable.is_empty(), "{g:?}");
+        assert_eq!(g.writable, [".claude/hooks/run.log"]);
     }
 
     #[test]

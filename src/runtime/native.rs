@@ -9,7 +9,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::adapter::{Adapter, FieldMap, HookProtocol, On, Transform, lookup_path as get};
+use crate::adapter::{
+    Adapter, AskReading, FieldMap, HookProtocol, On, Transform, lookup_path as get,
+};
 use crate::events::Event;
 use crate::runtime::reply::HookReply;
 use crate::runtime::types::{EventInput, FailureKind, Outcome};
@@ -140,6 +142,23 @@ pub fn read(
                 && reply.reason.as_deref().is_none_or(|r| r.trim().is_empty());
             if protocol.deny_needs_reason && bare_deny {
                 return failed("denied without a reason, which its host counts as a failed hook");
+            }
+            if reply.decision == Some(Outcome::Ask) {
+                match protocol.ask {
+                    AskReading::Ask => {}
+                    AskReading::Failed => {
+                        return failed(
+                            "answered ask, which its host rejects as unsupported (a failed hook)",
+                        );
+                    }
+                    AskReading::Nothing => {
+                        return Some(Ok(HookReply {
+                            decision: None,
+                            reason: None,
+                            ..reply
+                        }));
+                    }
+                }
             }
             Some(Ok(reply))
         }
@@ -330,6 +349,23 @@ mod tests {
         let f = reply("claude-code", Event::PostToolUse, 2, "", "fix lint").unwrap();
         assert_eq!(f.additional_context.as_deref(), Some("fix lint"));
         assert_eq!(f.decision, None);
+    }
+
+    #[test]
+    fn an_ask_means_what_it_means_to_the_host() {
+        let pre = Event::PreToolUse;
+        let ask = r#"{"hookSpecificOutput":{"permissionDecision":"ask","permissionDecisionReason":"sure?"}}"#;
+        let c = reply("claude-code", pre, 0, ask, "").unwrap();
+        assert_eq!(
+            (c.decision, c.reason.as_deref()),
+            (Some(Outcome::Ask), Some("sure?"))
+        );
+        // Codex rejects the answer as unsupported: the hook failed.
+        let x = reply("codex", pre, 0, ask, "").unwrap_err();
+        assert!(x.contains("ask"), "{x}");
+        // Kimi reads no decision and runs the tool.
+        let k = reply("kimi", pre, 0, ask, "").unwrap();
+        assert_eq!((k.decision, k.reason), (None, None));
     }
 
     #[test]
