@@ -36,6 +36,8 @@ pub enum Command {
     Trust(TrustArgs),
     /// Withdraw trust for this project's command hooks.
     Untrust(UntrustArgs),
+    /// Let one call a rule refused through that rule once (the refusal names its code; needs a terminal).
+    AllowOnce(AllowOnceArgs),
     /// Turn a hook back on in the project file (or your own with --user).
     Enable(EnableArgs),
     /// Turn a hook off in the project file (or your own with --user).
@@ -222,6 +224,12 @@ pub struct TrustArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct UntrustArgs {}
+
+#[derive(Debug, clap::Args)]
+pub struct AllowOnceArgs {
+    /// The code the refusal named; without one, the refused calls that can be allowed are listed.
+    pub code: Option<String>,
+}
 
 #[derive(Debug, clap::Args)]
 pub struct EnableArgs {

@@ -67,6 +67,7 @@ pub fn main(args: Vec<OsString>) -> ExitStatus {
         Command::Validate(a) => commands::validate::run(a),
         Command::Trust(a) => commands::trust::run(a),
         Command::Untrust(a) => commands::untrust::run(a),
+        Command::AllowOnce(a) => commands::allow_once::run(a),
         Command::Enable(a) => commands::toggle::enable(a),
         Command::Disable(a) => commands::toggle::disable(a),
         Command::Init(a) => commands::init::run(a),
@@ -93,6 +94,7 @@ pub fn main(args: Vec<OsString>) -> ExitStatus {
     let changes_enforcement = match &cli.command {
         Command::Trust(_)
         | Command::Untrust(_)
+        | Command::AllowOnce(_)
         | Command::Enable(_)
         | Command::Disable(_)
         | Command::Init(_)

@@ -64,6 +64,7 @@ fn help() {
       test         Run one hook once and show the payload it read and its answer
       trust        Review this project's command hooks and trust exactly this version
       untrust      Withdraw trust for this project's command hooks
+      allow-once   Let one call a rule refused through that rule once (the refusal names its code; needs a terminal)
       enable       Turn a hook back on in the project file (or your own with --user)
       disable      Turn a hook off in the project file (or your own with --user)
       init         Write a starting hooks.json with an example gate and observer (and their scripts)

@@ -435,3 +435,92 @@ fn a_rule_composes_with_a_hooks_allow_and_deny() {
     assert_eq!(out["permissionDecision"], "deny", "{v}");
     assert_eq!(out["permissionDecisionReason"], "hook says no", "{v}");
 }
+
+/// `keryx-hooks allow-once CODE` typed by a person: stdin, stdout and
+/// stderr a terminal (util-linux `script`), answering `answer`.
+fn allow_once_at_terminal(env: &Env, code: &str, answer: &str) -> crate::common::Run {
+    let line = format!("'{}' allow-once '{code}'", crate::common::BIN);
+    let mut cmd = env.program("script");
+    cmd.args(["-qec", &line, "/dev/null"]);
+    crate::common::run_fed(cmd, format!("{answer}\n").into_bytes())
+}
+
+fn once_code(reason: &str) -> String {
+    let at = reason
+        .find("keryx-hooks allow-once ")
+        .unwrap_or_else(|| panic!("no code in {reason}"));
+    reason[at + "keryx-hooks allow-once ".len()..]
+        .chars()
+        .take_while(char::is_ascii_hexdigit)
+        .collect()
+}
+
+#[test]
+fn a_person_allows_one_refused_call_once_from_a_terminal_and_no_one_else_can() {
+    let env = Env::new();
+    with_rules(&env, rules());
+    let cmd = "git push --force origin main";
+    let denied = |call: &str| {
+        let v = answer(&env, call, cmd);
+        assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+        v["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let reason = denied("c1");
+    let code = once_code(&reason);
+    assert_eq!(code.len(), 10, "{reason}");
+    // The same call refused again names the same code; another call another.
+    assert_eq!(once_code(&denied("c2")), code);
+    let other = answer(&env, "c3", "git push -f origin main");
+    assert_ne!(
+        once_code(
+            other["hookSpecificOutput"]["permissionDecisionReason"]
+                .as_str()
+                .unwrap()
+        ),
+        code
+    );
+
+    // Listed for the person; without a terminal nothing is allowed.
+    env.run(&["allow-once"])
+        .code(0)
+        .stdout_has(&code)
+        .stdout_has(cmd);
+    env.run_stdin(&["allow-once", &code], "y\n")
+        .code(1)
+        .stderr_has("no terminal");
+    denied("c4");
+    // A code that is not one, or not open, is refused with the reason.
+    env.run(&["allow-once", "../../x"])
+        .code(1)
+        .stderr_has("no refused call");
+    // Declined at the terminal: nothing changes.
+    let no = allow_once_at_terminal(&env, &code, "n");
+    assert!(no.stdout.contains("Not allowed"), "{}", no.stdout);
+    denied("c5");
+
+    // Confirmed: exactly the next identical call passes that rule, and the
+    // person is told; the one after is refused again.
+    let yes = allow_once_at_terminal(&env, &code, "y");
+    assert!(
+        yes.stdout.contains("Allowed once"),
+        "{}{}",
+        yes.stdout,
+        yes.stderr
+    );
+    let v = answer(&env, "c6", cmd);
+    assert_ne!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    assert!(
+        v["systemMessage"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("allowed once by you"),
+        "{v}"
+    );
+    denied("c7");
+    // The agent's own attempt is refused by ctx-guard before it can ask.
+    let v = answer(&env, "c8", &format!("keryx-hooks allow-once {code}"));
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+}

@@ -2354,6 +2354,21 @@ mod tests {
     }
 
     #[test]
+    fn a_keryx_subcommand_not_known_to_only_read_is_refused() {
+        // Not a list of what changes: every word in a subcommand's place
+        // that is not a reading subcommand, including ones added later.
+        for cmd in [
+            "keryx-hooks allow-once 3f9a21c0",
+            "keryx-hooks init --scope user --force",
+            "keryx-hooks import claude-code",
+            "keryx-hooks --profile relaxed trust --yes",
+            "keryx-hooks some-future-subcommand",
+        ] {
+            denied(cmd, "only a person at a terminal");
+        }
+    }
+
+    #[test]
     fn reading_keryx_commands_and_mentions_stay_allowed() {
         for cmd in [
             "keryx-hooks list",
@@ -2372,6 +2387,9 @@ mod tests {
             "keryx-hooks disable -h",
             "keryx-hooks install --dry-run claude-code",
             "keryx-hooks uninstall --dry-run",
+            "keryx-hooks import claude-code --dry-run",
+            "keryx-hooks hosts",
+            "keryx-hooks completions bash",
             "~/.cargo/bin/keryx-hooks list",
             "./target/debug/keryx-hooks status --json",
             "keryx-hooks run claude-code PreToolUse < payload.json",

@@ -25,21 +25,24 @@ use crate::hosts::{self, ConfigFormat};
 const ONLY_A_PERSON: &str = "only a person at a terminal changes keryx-hooks' trust or enforcement; \
      if this change is wanted, ask the user to make it themselves";
 
-/// Subcommands that change trust, wiring or which hooks run.
-const CHANGING: [&str; 7] = [
-    "trust",
-    "untrust",
-    "enable",
-    "disable",
-    "install",
-    "uninstall",
-    "import",
-];
-
 /// Subcommands that change nothing: reading, checking, the hook bodies.
-const READING: [&str; 11] = [
-    "list", "validate", "test", "status", "doctor", "log", "explain", "run", "security", "ctx",
+/// Every other word in a subcommand's place (`trust`, `install`,
+/// `allow-once`, a subcommand added later, a word the guard misreads as
+/// one) is taken to change trust, wiring or which hooks run.
+const READING: [&str; 13] = [
+    "list",
+    "validate",
+    "test",
+    "status",
+    "doctor",
+    "log",
+    "explain",
+    "run",
+    "security",
+    "ctx",
     "help",
+    "hosts",
+    "completions",
 ];
 
 // ------------------------------------------------------------------ shell
@@ -863,12 +866,12 @@ fn changing_subcommand(args: &[String], from_input: bool) -> Option<String> {
             .any(|a| a == f || a.starts_with(&format!("{f}=")))
     };
     match sub.as_str() {
-        "install" | "uninstall" if flag("--dry-run") && !any_dynamic => None,
-        s if CHANGING.contains(&s) => Some(format!("change what keryx-hooks enforces (`{s}`)")),
+        "install" | "uninstall" | "import" if flag("--dry-run") && !any_dynamic => None,
         "doctor" if flag("--fix") || any_dynamic => {
             Some("change what keryx-hooks enforces (`doctor --fix`)".to_owned())
         }
-        _ => None,
+        s if READING.contains(&s) => None,
+        s => Some(format!("change what keryx-hooks enforces (`{s}`)")),
     }
 }
 

@@ -1,5 +1,6 @@
 //! One file per command; each reads like that command's manual.
 
+pub mod allow_once;
 pub mod completions;
 pub mod ctx;
 pub mod doctor;

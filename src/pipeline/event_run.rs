@@ -319,13 +319,20 @@ impl<'a, 'r> EventRun<'a, 'r> {
         // Rules first: in this process, and a deny answers at once, with
         // nothing spawned.
         let rules = crate::rules::RuleSet::for_loaded(&self.p.loaded);
-        let hits = if rules.is_empty() {
+        let mut hits = if rules.is_empty() {
             Vec::new()
         } else {
             rules.evaluate(&crate::rules::Call::new(
                 input,
                 crate::rules::call::places(loc),
             ))
+        };
+        // What the person allowed once from a terminal.
+        let once = super::allow_once::apply(&mut hits, input, loc);
+        let with_once = |mut result: FireResult| {
+            result.notices.extend(once.notices.iter().cloned());
+            result.matched_rules.extend(once.waived.iter().cloned());
+            result
         };
         if crate::rules::denies(&hits, input.event) {
             let mut result = FireResult::none();
@@ -352,9 +359,9 @@ impl<'a, 'r> EventRun<'a, 'r> {
                 ));
             }
             crate::rules::compose_into(&hits, input.event, &mut result);
-            return result;
+            return with_once(result);
         }
-        let mut result = fire::fire_selected(&self.sel.main.selected(), input, &ctx);
+        let mut result = with_once(fire::fire_selected(&self.sel.main.selected(), input, &ctx));
         crate::rules::compose_into(&hits, input.event, &mut result);
         if let Some((sub, trace)) = &self.sel.bridged
             && result.outcome == Outcome::Deny

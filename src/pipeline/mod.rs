@@ -4,6 +4,7 @@
 //! for the host; `explain` and `test` stop after [`selection`]. Nothing here
 //! writes to stdout.
 
+pub mod allow_once;
 pub mod budget;
 pub mod event_run;
 pub mod held;
