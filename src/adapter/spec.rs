@@ -453,9 +453,10 @@ impl Package {
 #[serde(deny_unknown_fields)]
 pub struct Import {
     pub reads: ImportReads,
-    /// Where the host runs a hook's command: `project` (the default), or
-    /// `file`, the directory of the file the hook is in (Cursor: a
-    /// `./hooks/x.sh` beside `~/.cursor/hooks.json`).
+    /// Where the host runs a user hook's command: `project` (the default),
+    /// or `file`, the directory of the file the hook is in (Cursor: a
+    /// `./hooks/x.sh` beside `~/.cursor/hooks.json`). A project hook runs
+    /// from the project root either way (Cursor's `.cursor/hooks/x.sh`).
     #[serde(default, rename(deserialize = "runsFrom"))]
     pub runs_from: RunsFrom,
     /// Files beside each settings file that hold hooks too.

@@ -611,9 +611,12 @@ fn plan_one(
     };
     let host_ev = host.events().iter().find(|e| e.name() == l.key);
     let timeout_ms = timeout_ms(host, format, &l.handler, &mut notes);
-    let runs_from_file = host
-        .import()
-        .is_some_and(|i| i.runs_from == crate::hosts::RunsFrom::File);
+    // Cursor runs a user hook from its hooks file's directory (`~/.cursor`)
+    // and a project hook from the project root, like every other host.
+    let runs_from_file = scope == Scope::User
+        && host
+            .import()
+            .is_some_and(|i| i.runs_from == crate::hosts::RunsFrom::File);
     let base = runs_from_file.then(|| file.path.parent()).flatten();
     let (scripts, unread) = script_texts(command, read_script, base);
     let decides = unread
@@ -636,7 +639,7 @@ fn plan_one(
     };
     extra.condition = condition;
     if extra.cwd.is_none() && runs_from_file {
-        extra.cwd = file_dir(host, scope, &file.path);
+        extra.cwd = file.path.parent().map(|d| d.to_string_lossy().into_owned());
     }
     // A handler the host itself runs fail-closed (Cursor's `failClosed`)
     // keeps failing closed.
@@ -781,23 +784,6 @@ fn with_contract(mut r: Value, host: &Adapter, fail_closed: bool, extra: &Carrie
         }
     }
     r
-}
-
-/// The directory of the host file `path`, where the host runs its hooks:
-/// absolute for a user file, relative to the project for a project file.
-fn file_dir(host: &Adapter, scope: Scope, path: &Path) -> Option<String> {
-    let dir = path.parent()?;
-    if scope == Scope::Project {
-        // The project file's own directory, as the adapter names it.
-        let named = host
-            .config_files()
-            .project
-            .iter()
-            .find(|p| path.ends_with(p))?;
-        let rel = Path::new(named).parent()?.to_string_lossy().into_owned();
-        return Some(if rel.is_empty() { ".".into() } else { rel });
-    }
-    Some(dir.to_string_lossy().into_owned())
 }
 
 /// One sentence on what the hook's failures do once imported.
@@ -2131,6 +2117,51 @@ mod tests {
         assert_eq!(
             *asked.borrow(),
             ["$CLAUDE_PROJECT_DIR/.claude/hooks/a.sh", "~/b.py"]
+        );
+    }
+
+    /// Cursor runs `~/.cursor/hooks.json`'s commands from `~/.cursor` and a
+    /// project's `.cursor/hooks.json` commands from the project root: the
+    /// user hook's `./hooks/x.sh` is read beside the file and runs there,
+    /// the project hook's `.cursor/hooks/x.js` is read and run from the
+    /// project.
+    #[test]
+    fn cursor_hooks_run_from_its_file_for_a_user_and_the_project_root_for_a_project() {
+        let cursor = crate::hosts::adapter("cursor").unwrap();
+        let asked = std::cell::RefCell::new(Vec::new());
+        let read = |w: &str| {
+            asked.borrow_mut().push(w.to_owned());
+            Some("echo '{\"permission\":\"deny\"}'".to_owned())
+        };
+        let plan = |scope: Scope, path: &str, command: &str| {
+            let file = SourceFile {
+                path: path.into(),
+                format: wiring::format(cursor).unwrap(),
+            };
+            let listed = Listed {
+                key: "preToolUse".into(),
+                matcher: None,
+                handler: json!({ "command": command }),
+            };
+            match plan_file(cursor, scope, &file, &[listed], &read, false)
+                .remove(0)
+                .outcome
+            {
+                Outcome::Import(i) => i.registration["command"].clone(),
+                other => panic!("{other:?}"),
+            }
+        };
+        let user = plan(Scope::User, "/h/.cursor/hooks.json", "./hooks/guard.sh");
+        assert_eq!(user["cwd"], "/h/.cursor");
+        let project = plan(
+            Scope::Project,
+            "/p/.cursor/hooks.json",
+            "node .cursor/hooks/guard.js",
+        );
+        assert!(project.get("cwd").is_none(), "{project}");
+        assert_eq!(
+            *asked.borrow(),
+            ["/h/.cursor/hooks/guard.sh", ".cursor/hooks/guard.js"]
         );
     }
 
