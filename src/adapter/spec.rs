@@ -550,6 +550,11 @@ pub struct HookProtocol {
     pub(crate) denies_when_false: &'static [&'static str],
     #[serde(default, deserialize_with = "list")]
     pub(crate) reason: &'static [&'static str],
+    /// Where a Stop answer sends the agent on with a message of its own
+    /// (Cursor's `followup_message`): a non-empty text there blocks the
+    /// stop with that text as the reason.
+    #[serde(default, deserialize_with = "list")]
+    pub(crate) followup: &'static [&'static str],
     /// Where it adds context for the model; every one present is kept.
     #[serde(default, deserialize_with = "list")]
     pub(crate) context: &'static [&'static str],
