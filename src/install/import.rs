@@ -1495,6 +1495,15 @@ fn home_form(word: &str) -> Option<String> {
                 .chars()
                 .take_while(|c| !c.is_whitespace() && !"\"'`;|&)<>".contains(*c))
                 .collect();
+            // A segment the script names at run time (`$domain`,
+            // `$(date +%F).log`): the fixed directories above it, when
+            // there are two or more (never a whole directory of the home).
+            let segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
+            let rest = match segments.iter().position(|s| s.contains('$')) {
+                Some(i) if i < 2 => return None,
+                Some(i) => segments[..i].join("/"),
+                None => rest,
+            };
             if rest.is_empty() {
                 return None;
             }
@@ -1502,6 +1511,14 @@ fn home_form(word: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// Whether a value names a path in the home (`~/x`, `$HOME/x`,
+/// `${HOME}/x`).
+fn home_rooted(value: &str) -> bool {
+    ["~/", "$HOME/", "${HOME}/"]
+        .iter()
+        .any(|p| value.strip_prefix(p).is_some_and(|r| !r.is_empty()))
 }
 
 /// Paths in the home a text writes: the target of a `>`/`>>` redirection,
@@ -1573,8 +1590,9 @@ pub fn home_writes(text: &str) -> Vec<String> {
 }
 
 /// `text` with each shell variable assigned a home path
-/// (`LOG="$HOME/.x/log"`, `DIR="${WORK_DIR:-$HOME/.y}"`) written out where
-/// it is used, so a write through the variable names the path.
+/// (`LOG="$HOME/.x/log"`, `DIR="${WORK_DIR:-$HOME/.y}"`, and one built on
+/// such a variable, `STATS="$DIR/stats"`) written out where it is used, so
+/// a write through the variable names the path.
 fn with_home_variables(text: &str) -> String {
     let mut vars: Vec<(String, String)> = Vec::new();
     for line in text.lines() {
@@ -1601,11 +1619,17 @@ fn with_home_variables(text: &str) -> String {
             Some((_, default)) => default,
             None => value,
         };
-        let value = value.trim_matches(['"', '\'']);
-        if home_form(value).is_some() {
-            vars.push((name.to_owned(), value.to_owned()));
+        let value = expand(value.trim_matches(['"', '\'']), &vars);
+        if home_rooted(&value) {
+            vars.push((name.to_owned(), value));
         }
     }
+    expand(text, &vars)
+}
+
+/// `text` with each of `vars` written out where it is used: `${NAME}`,
+/// `"$NAME"`, `$NAME/` and `$NAME` at the end of a word.
+fn expand(text: &str, vars: &[(String, String)]) -> String {
     let mut out = text.to_owned();
     for (name, value) in vars.iter().rev() {
         out = out
@@ -1874,6 +1898,29 @@ mod tests {
         )
         .unwrap();
         assert_eq!(g, Grants::default());
+    }
+
+    /// A home path built in steps (`kb="$HOME/.claude/knowledge"`,
+    /// `stats="$kb/$domain/.stats"`) and written through the last variable
+    /// is granted at its fixed directories, up to the segment only known
+    /// at run time; a path whose first or second segment is such a value
+    /// grants nothing.
+    #[test]
+    fn home_paths_through_chained_shell_variables() {
+        let script = "kb=\"$HOME/.claude/knowledge\"\n\
+                      case \"$path\" in \"$kb/code/\"*.md) domain=code ;; esac\n\
+                      stats=\"$kb/$domain/.stats\"\n\
+                      mkdir -p \"$stats\"\n\
+                      jq -nc '{}' >> \"$stats/fetches.jsonl\"\n";
+        let g = detect("bash ~/h.sh", &[script.to_owned()], Scope::User, claude()).unwrap();
+        assert_eq!(g.writable, ["~/.claude/knowledge"]);
+        assert!(!g.unsandboxed);
+        assert!(home_writes("echo x >> \"$HOME/$NAME/log.txt\"").is_empty());
+        assert!(home_writes("echo x >> ~/.cache/$(date +%F).log").is_empty());
+        assert_eq!(
+            home_writes("echo x >> ~/.cache/tool/$(date +%F).log"),
+            ["~/.cache/tool"]
+        );
     }
 
     #[test]
