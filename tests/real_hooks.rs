@@ -77,6 +77,30 @@ const DIFFERS: &[(&str, &str)] = &[
         "two hooks on the call: the first denies (exit 2) and a deny ends the chain, so the second, an audit logger, does not run and `.devkit/audit.log` is not written; Codex runs both",
     ),
     (
+        "107-cursor-protected-path-guard/write-protected",
+        "it logs each call to `hooks.log` beside itself (`path.join(__dirname, 'hooks.log')` in `.cursor/hooks/`), a path import does not recognise as a write, so the sandbox keeps `.cursor/` read-only; the log line is not written (the hook carries on) and the decision is the same (deny)",
+    ),
+    (
+        "107-cursor-protected-path-guard/shell-rm-protected",
+        "its `hooks.log` beside itself in `.cursor/hooks/` is not recognised as a write, so the log line is not written; the decision is the same (deny)",
+    ),
+    (
+        "107-cursor-protected-path-guard/write-elsewhere",
+        "the hook answers `allow`; keryx-hooks never passes an explicit allow on, so Cursor still asks; and its `hooks.log` in `.cursor/hooks/` is not recognised as a write, so the log line is not written",
+    ),
+    (
+        "121-copilot-git-guards/git-commit",
+        "four guards on the call: the first denies and a deny ends the chain, so the three after it do not run; Copilot CLI runs them all, and none of them changes the decision (deny)",
+    ),
+    (
+        "121-copilot-git-guards/git-push",
+        "the push guard denies and a deny ends the chain, so the two guards after it do not run; the decision is the same (deny)",
+    ),
+    (
+        "121-copilot-git-guards/amend",
+        "the commit guard denies first and a deny ends the chain, so the three guards after it do not run; the decision is the same (deny)",
+    ),
+    (
         "99-copilot-hooks-demo/plain-bash",
         "the hook answers `allow` for every call it does not deny; keryx-hooks never passes an explicit allow on (it would skip the host's permission request), so Copilot CLI still asks",
     ),

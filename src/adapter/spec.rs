@@ -453,9 +453,10 @@ impl Package {
 #[serde(deny_unknown_fields)]
 pub struct Import {
     pub reads: ImportReads,
-    /// Where the host runs a hook's command: `project` (the default), or
-    /// `file`, the directory of the file the hook is in (Cursor: a
-    /// `./hooks/x.sh` beside `~/.cursor/hooks.json`).
+    /// Where the host runs a user hook's command: `project` (the default),
+    /// or `file`, the directory of the file the hook is in (Cursor: a
+    /// `./hooks/x.sh` beside `~/.cursor/hooks.json`). A project hook runs
+    /// from the project root either way (Cursor's `.cursor/hooks/x.sh`).
     #[serde(default, rename(deserialize = "runsFrom"))]
     pub runs_from: RunsFrom,
     /// Files beside each settings file that hold hooks too.
@@ -549,6 +550,11 @@ pub struct HookProtocol {
     pub(crate) denies_when_false: &'static [&'static str],
     #[serde(default, deserialize_with = "list")]
     pub(crate) reason: &'static [&'static str],
+    /// Where a Stop answer sends the agent on with a message of its own
+    /// (Cursor's `followup_message`): a non-empty text there blocks the
+    /// stop with that text as the reason.
+    #[serde(default, deserialize_with = "list")]
+    pub(crate) followup: &'static [&'static str],
     /// Where it adds context for the model; every one present is kept.
     #[serde(default, deserialize_with = "list")]
     pub(crate) context: &'static [&'static str],

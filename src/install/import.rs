@@ -611,9 +611,12 @@ fn plan_one(
     };
     let host_ev = host.events().iter().find(|e| e.name() == l.key);
     let timeout_ms = timeout_ms(host, format, &l.handler, &mut notes);
-    let runs_from_file = host
-        .import()
-        .is_some_and(|i| i.runs_from == crate::hosts::RunsFrom::File);
+    // Cursor runs a user hook from its hooks file's directory (`~/.cursor`)
+    // and a project hook from the project root, like every other host.
+    let runs_from_file = scope == Scope::User
+        && host
+            .import()
+            .is_some_and(|i| i.runs_from == crate::hosts::RunsFrom::File);
     let base = runs_from_file.then(|| file.path.parent()).flatten();
     let (scripts, unread) = script_texts(command, read_script, base);
     let decides = unread
@@ -636,7 +639,7 @@ fn plan_one(
     };
     extra.condition = condition;
     if extra.cwd.is_none() && runs_from_file {
-        extra.cwd = file_dir(host, scope, &file.path);
+        extra.cwd = file.path.parent().map(|d| d.to_string_lossy().into_owned());
     }
     // A handler the host itself runs fail-closed (Cursor's `failClosed`)
     // keeps failing closed.
@@ -781,23 +784,6 @@ fn with_contract(mut r: Value, host: &Adapter, fail_closed: bool, extra: &Carrie
         }
     }
     r
-}
-
-/// The directory of the host file `path`, where the host runs its hooks:
-/// absolute for a user file, relative to the project for a project file.
-fn file_dir(host: &Adapter, scope: Scope, path: &Path) -> Option<String> {
-    let dir = path.parent()?;
-    if scope == Scope::Project {
-        // The project file's own directory, as the adapter names it.
-        let named = host
-            .config_files()
-            .project
-            .iter()
-            .find(|p| path.ends_with(p))?;
-        let rel = Path::new(named).parent()?.to_string_lossy().into_owned();
-        return Some(if rel.is_empty() { ".".into() } else { rel });
-    }
-    Some(dir.to_string_lossy().into_owned())
 }
 
 /// One sentence on what the hook's failures do once imported.
@@ -1509,6 +1495,15 @@ fn home_form(word: &str) -> Option<String> {
                 .chars()
                 .take_while(|c| !c.is_whitespace() && !"\"'`;|&)<>".contains(*c))
                 .collect();
+            // A segment the script names at run time (`$domain`,
+            // `$(date +%F).log`): the fixed directories above it, when
+            // there are two or more (never a whole directory of the home).
+            let segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
+            let rest = match segments.iter().position(|s| s.contains('$')) {
+                Some(i) if i < 2 => return None,
+                Some(i) => segments[..i].join("/"),
+                None => rest,
+            };
             if rest.is_empty() {
                 return None;
             }
@@ -1516,6 +1511,14 @@ fn home_form(word: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// Whether a value names a path in the home (`~/x`, `$HOME/x`,
+/// `${HOME}/x`).
+fn home_rooted(value: &str) -> bool {
+    ["~/", "$HOME/", "${HOME}/"]
+        .iter()
+        .any(|p| value.strip_prefix(p).is_some_and(|r| !r.is_empty()))
 }
 
 /// Paths in the home a text writes: the target of a `>`/`>>` redirection,
@@ -1587,8 +1590,9 @@ pub fn home_writes(text: &str) -> Vec<String> {
 }
 
 /// `text` with each shell variable assigned a home path
-/// (`LOG="$HOME/.x/log"`, `DIR="${WORK_DIR:-$HOME/.y}"`) written out where
-/// it is used, so a write through the variable names the path.
+/// (`LOG="$HOME/.x/log"`, `DIR="${WORK_DIR:-$HOME/.y}"`, and one built on
+/// such a variable, `STATS="$DIR/stats"`) written out where it is used, so
+/// a write through the variable names the path.
 fn with_home_variables(text: &str) -> String {
     let mut vars: Vec<(String, String)> = Vec::new();
     for line in text.lines() {
@@ -1615,11 +1619,17 @@ fn with_home_variables(text: &str) -> String {
             Some((_, default)) => default,
             None => value,
         };
-        let value = value.trim_matches(['"', '\'']);
-        if home_form(value).is_some() {
-            vars.push((name.to_owned(), value.to_owned()));
+        let value = expand(value.trim_matches(['"', '\'']), &vars);
+        if home_rooted(&value) {
+            vars.push((name.to_owned(), value));
         }
     }
+    expand(text, &vars)
+}
+
+/// `text` with each of `vars` written out where it is used: `${NAME}`,
+/// `"$NAME"`, `$NAME/` and `$NAME` at the end of a word.
+fn expand(text: &str, vars: &[(String, String)]) -> String {
     let mut out = text.to_owned();
     for (name, value) in vars.iter().rev() {
         out = out
@@ -1890,6 +1900,29 @@ mod tests {
         assert_eq!(g, Grants::default());
     }
 
+    /// A home path built in steps (`kb="$HOME/.claude/knowledge"`,
+    /// `stats="$kb/$domain/.stats"`) and written through the last variable
+    /// is granted at its fixed directories, up to the segment only known
+    /// at run time; a path whose first or second segment is such a value
+    /// grants nothing.
+    #[test]
+    fn home_paths_through_chained_shell_variables() {
+        let script = "kb=\"$HOME/.claude/knowledge\"\n\
+                      case \"$path\" in \"$kb/code/\"*.md) domain=code ;; esac\n\
+                      stats=\"$kb/$domain/.stats\"\n\
+                      mkdir -p \"$stats\"\n\
+                      jq -nc '{}' >> \"$stats/fetches.jsonl\"\n";
+        let g = detect("bash ~/h.sh", &[script.to_owned()], Scope::User, claude()).unwrap();
+        assert_eq!(g.writable, ["~/.claude/knowledge"]);
+        assert!(!g.unsandboxed);
+        assert!(home_writes("echo x >> \"$HOME/$NAME/log.txt\"").is_empty());
+        assert!(home_writes("echo x >> ~/.cache/$(date +%F).log").is_empty());
+        assert_eq!(
+            home_writes("echo x >> ~/.cache/tool/$(date +%F).log"),
+            ["~/.cache/tool"]
+        );
+    }
+
     #[test]
     fn home_paths_built_in_code_are_granted_when_the_script_writes() {
         let node = "const LOG_DIR = path.join(process.env.HOME, '.claude', 'hooks-logs');\n\
@@ -2131,6 +2164,51 @@ mod tests {
         assert_eq!(
             *asked.borrow(),
             ["$CLAUDE_PROJECT_DIR/.claude/hooks/a.sh", "~/b.py"]
+        );
+    }
+
+    /// Cursor runs `~/.cursor/hooks.json`'s commands from `~/.cursor` and a
+    /// project's `.cursor/hooks.json` commands from the project root: the
+    /// user hook's `./hooks/x.sh` is read beside the file and runs there,
+    /// the project hook's `.cursor/hooks/x.js` is read and run from the
+    /// project.
+    #[test]
+    fn cursor_hooks_run_from_its_file_for_a_user_and_the_project_root_for_a_project() {
+        let cursor = crate::hosts::adapter("cursor").unwrap();
+        let asked = std::cell::RefCell::new(Vec::new());
+        let read = |w: &str| {
+            asked.borrow_mut().push(w.to_owned());
+            Some("echo '{\"permission\":\"deny\"}'".to_owned())
+        };
+        let plan = |scope: Scope, path: &str, command: &str| {
+            let file = SourceFile {
+                path: path.into(),
+                format: wiring::format(cursor).unwrap(),
+            };
+            let listed = Listed {
+                key: "preToolUse".into(),
+                matcher: None,
+                handler: json!({ "command": command }),
+            };
+            match plan_file(cursor, scope, &file, &[listed], &read, false)
+                .remove(0)
+                .outcome
+            {
+                Outcome::Import(i) => i.registration["command"].clone(),
+                other => panic!("{other:?}"),
+            }
+        };
+        let user = plan(Scope::User, "/h/.cursor/hooks.json", "./hooks/guard.sh");
+        assert_eq!(user["cwd"], "/h/.cursor");
+        let project = plan(
+            Scope::Project,
+            "/p/.cursor/hooks.json",
+            "node .cursor/hooks/guard.js",
+        );
+        assert!(project.get("cwd").is_none(), "{project}");
+        assert_eq!(
+            *asked.borrow(),
+            ["/h/.cursor/hooks/guard.sh", ".cursor/hooks/guard.js"]
         );
     }
 

@@ -226,7 +226,19 @@ fn read_stdout(protocol: &HookProtocol, event: Event, stdout: &[u8]) -> HookRepl
             .any(|p| get(&answer, p) == Some(&Value::Bool(false)))
             .then_some(Outcome::Deny)
     });
-    let reason = first(protocol.reason);
+    let mut reason = first(protocol.reason);
+    // A stop answered with the agent's next message keeps it going.
+    let followup = (event == Event::Stop)
+        .then(|| first(protocol.followup))
+        .flatten()
+        .filter(|t| !t.trim().is_empty());
+    let decision = match (decision, followup) {
+        (None, Some(text)) => {
+            reason.get_or_insert(text);
+            Some(Outcome::Deny)
+        }
+        (d, _) => d,
+    };
     let context: Vec<&str> = protocol
         .context
         .iter()
@@ -366,6 +378,38 @@ mod tests {
         // Kimi reads no decision and runs the tool.
         let k = reply("kimi", pre, 0, ask, "").unwrap();
         assert_eq!((k.decision, k.reason), (None, None));
+    }
+
+    /// Cursor's stop hook keeps the agent going by naming its next message
+    /// (`followup_message`): a block of the stop with that message as the
+    /// reason. An empty one, or the same field on another event, or under
+    /// a host that does not read it, says nothing.
+    #[test]
+    fn a_cursor_stop_followup_keeps_the_agent_going() {
+        let stop = Event::Stop;
+        let f = reply(
+            "cursor",
+            stop,
+            0,
+            r#"{"followup_message":"fix the proof"}"#,
+            "",
+        )
+        .unwrap();
+        assert_eq!(
+            (f.decision, f.reason.as_deref()),
+            (Some(Outcome::Deny), Some("fix the proof"))
+        );
+        let empty = reply("cursor", stop, 0, r#"{"followup_message":" "}"#, "").unwrap();
+        assert_eq!(empty.decision, None);
+        let elsewhere = r#"{"followup_message":"x"}"#;
+        let p = reply("cursor", Event::PostToolUse, 0, elsewhere, "").unwrap();
+        assert_eq!((p.decision, p.additional_context), (None, None));
+        assert_eq!(
+            reply("claude-code", stop, 0, elsewhere, "")
+                .unwrap()
+                .decision,
+            None
+        );
     }
 
     #[test]
