@@ -159,7 +159,7 @@ fn main() {
 }
 
 /// The literals one of which every match of a pack's `source` holds.
-fn pattern_literals(source: &str) -> Option<Vec<Vec<u8>>> {
+fn pattern_literals(source: &str) -> Option<Vec<literals::Literal>> {
     // A bad pattern fails the packs' tests; here it just has no prefilter.
     literals::required(&literals::parse(source, false).ok()?)
 }
@@ -183,7 +183,7 @@ fn write_packs(manifest: &Path, out_dir: &Path) {
         !names.is_empty(),
         "src/rules/packs.rs: `PACKS` names no pack"
     );
-    let mut table: BTreeMap<String, Vec<Vec<u8>>> = BTreeMap::new();
+    let mut table: BTreeMap<String, Vec<literals::Literal>> = BTreeMap::new();
     let mut rules = String::new();
     let mut count = 0;
     for name in names {
@@ -225,7 +225,7 @@ fn write_packs(manifest: &Path, out_dir: &Path) {
     let _ = writeln!(out, "pub(super) static SHIPPED: [PackRule; {count}] = [");
     out.push_str(&rules);
     out.push_str("];\n\n");
-    out.push_str("pub(crate) static PACK_LITERALS: &[(&str, &[&[u8]])] = &[\n");
+    out.push_str("pub(crate) static PACK_LITERALS: &[(&str, &[Lit])] = &[\n");
     for (source, lits) in &table {
         let _ = writeln!(out, "    ({source:?}, &[{}]),", bytes_list(lits));
     }
@@ -259,9 +259,9 @@ fn sources(c: &serde_json::Value, f: &mut dyn FnMut(&str)) {
 enum Need {
     Any,
     Program(Vec<String>),
-    Text(Vec<Vec<u8>>),
-    Prompt(Vec<Vec<u8>>),
-    Inline(Vec<Vec<u8>>),
+    Text(Vec<literals::Literal>),
+    Prompt(Vec<literals::Literal>),
+    Inline(Vec<literals::Literal>),
     All(Vec<Need>),
     OneOf(Vec<Need>),
 }
@@ -308,12 +308,12 @@ fn need(c: &serde_json::Value) -> Need {
 
 /// The literals of every pattern in `v` together; `None` when one of them
 /// has none (it could match without any).
-fn literals_of(v: Option<&serde_json::Value>) -> Option<Vec<Vec<u8>>> {
+fn literals_of(v: Option<&serde_json::Value>) -> Option<Vec<literals::Literal>> {
     let list = pack_toml::strings(v);
     if list.is_empty() {
         return None;
     }
-    let mut out: Vec<Vec<u8>> = Vec::new();
+    let mut out: Vec<literals::Literal> = Vec::new();
     for s in list {
         for l in pattern_literals(&s)? {
             if !out.contains(&l) {
@@ -337,15 +337,15 @@ fn render(n: &Need) -> String {
     }
 }
 
-/// `b"…", b"…"`: byte strings as Rust literals.
-fn bytes_list(lits: &[Vec<u8>]) -> String {
+/// `(b"…", fold), …`: literals as Rust tuples ([`Lit`]).
+fn bytes_list(lits: &[literals::Literal]) -> String {
     lits.iter()
         .map(|l| {
-            let mut s = String::from("b\"");
-            for b in l {
+            let mut s = String::from("(b\"");
+            for b in &l.bytes {
                 let _ = write!(s, "\\x{b:02x}");
             }
-            s.push('"');
+            let _ = write!(s, "\", {})", l.fold);
             s
         })
         .collect::<Vec<_>>()

@@ -88,7 +88,43 @@ pub enum Literals {
     Parsed,
     /// Found when the binary was built (a shipped pack's patterns), by
     /// source, sorted.
-    Known(&'static [(&'static str, &'static [&'static [u8]])]),
+    Known(&'static [(&'static str, &'static [Lit])]),
+}
+
+/// A literal as build.rs writes it: its bytes, and whether ASCII letters
+/// in it match either case ([`crate::config::literals::Literal`]).
+pub type Lit = (&'static [u8], bool);
+
+/// Whether `text` holds `bytes` (`fold`: in any ASCII case, and a text
+/// holding other than ASCII always may, see
+/// [`crate::config::literals::Literal`]).
+pub fn holds(text: &str, bytes: &[u8], fold: bool) -> bool {
+    if !fold {
+        return memchr::memmem::find(text.as_bytes(), bytes).is_some();
+    }
+    if !text.is_ascii() {
+        return true;
+    }
+    let (Some(&first), hay) = (bytes.first(), text.as_bytes()) else {
+        return true;
+    };
+    let rest = &bytes[1..];
+    let mut from = 0;
+    while let Some(i) = memchr::memchr2(
+        first.to_ascii_lowercase(),
+        first.to_ascii_uppercase(),
+        &hay[from..],
+    ) {
+        let at = from + i + 1;
+        if hay
+            .get(at..at + rest.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(rest))
+        {
+            return true;
+        }
+        from = at;
+    }
+    false
 }
 
 impl Reading {
@@ -123,9 +159,9 @@ enum Prefilter {
     /// Anything may match.
     Any,
     /// One of these (found when the binary was built).
-    Known(&'static [&'static [u8]]),
+    Known(&'static [Lit]),
     /// One of these.
-    Holds(Box<[Box<[u8]>]>),
+    Holds(Box<[crate::config::literals::Literal]>),
     /// Exactly this text and nothing else: a glob without wildcards,
     /// which needs no expression at all.
     Exact(Box<str>),
@@ -152,9 +188,7 @@ impl Pattern {
             Literals::Parsed => parsed
                 .as_ref()
                 .and_then(crate::config::literals::required)
-                .map_or(Prefilter::Any, |lits| {
-                    Prefilter::Holds(lits.into_iter().map(Vec::into_boxed_slice).collect())
-                }),
+                .map_or(Prefilter::Any, |lits| Prefilter::Holds(lits.into())),
             Literals::Known(table) => table
                 .binary_search_by(|(s, _)| (*s).cmp(source.as_str()))
                 .map_or(Prefilter::Any, |i| Prefilter::Known(table[i].1)),
@@ -191,11 +225,10 @@ impl Pattern {
     /// Whether `text` could match at all: `false` is certain, `true` is
     /// for the expression to settle.
     fn may_match(&self, text: &str) -> bool {
-        let holds = |lit: &[u8]| memchr::memmem::find(text.as_bytes(), lit).is_some();
         match &self.prefilter {
             Prefilter::Any => true,
-            Prefilter::Known(lits) => lits.iter().any(|l| holds(l)),
-            Prefilter::Holds(lits) => lits.iter().any(|l| holds(l)),
+            Prefilter::Known(lits) => lits.iter().any(|(l, fold)| holds(text, l, *fold)),
+            Prefilter::Holds(lits) => lits.iter().any(|l| holds(text, &l.bytes, l.fold)),
             Prefilter::Exact(exact) => text == &**exact,
         }
     }
@@ -724,7 +757,10 @@ fn literal_prefilter(lit: &str) -> Prefilter {
     if lit.is_empty() {
         Prefilter::Any
     } else {
-        Prefilter::Holds(Box::new([lit.as_bytes().into()]))
+        Prefilter::Holds(Box::new([crate::config::literals::Literal {
+            bytes: lit.as_bytes().to_vec(),
+            fold: false,
+        }]))
     }
 }
 

@@ -5,6 +5,7 @@
 //! its need met by it), so passing over a rule whose need is not met
 //! changes no answer; `Any` is the need of what cannot be told early.
 
+use crate::config::rules::{Lit, holds};
 use crate::rules::call::Call;
 use crate::rules::eval::program_is;
 
@@ -17,20 +18,19 @@ pub enum Need {
     Program(&'static [&'static str]),
     /// A text of the call (what a `text` condition reads) holds one of
     /// these.
-    Text(&'static [&'static [u8]]),
+    Text(&'static [Lit]),
     /// The prompt holds one of these.
-    Prompt(&'static [&'static [u8]]),
+    Prompt(&'static [Lit]),
     /// The inline code of a simple command holds one of these.
-    Inline(&'static [&'static [u8]]),
+    Inline(&'static [Lit]),
     /// Every one of these.
     All(&'static [Need]),
     /// At least one of these.
     OneOf(&'static [Need]),
 }
 
-fn holds_one(text: &str, lits: &[&[u8]]) -> bool {
-    lits.iter()
-        .any(|l| memchr::memmem::find(text.as_bytes(), l).is_some())
+fn holds_one(text: &str, lits: &[Lit]) -> bool {
+    lits.iter().any(|(l, fold)| holds(text, l, *fold))
 }
 
 impl Need {

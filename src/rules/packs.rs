@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::config::rules::{self, Literals, Reading, Rule};
+use crate::config::rules::{self, Lit, Literals, Reading, Rule};
 use crate::events::Event;
 use crate::rules::need::Need;
 
