@@ -13,7 +13,12 @@
 # taken from BENCH_TOOLS_TARGET (default target/bench-tools); run
 # bench/run.sh --quick once to build them.
 #
-# Settings: COUNTS_CASES="read read-keys bash gate" COUNTS_RUNS=20 COUNTS_WARM=3
+# Cases: read, bash (nothing matches; every default rule pack on), deny (a
+# Bash `git push --force origin main` the destructive pack denies, no hook
+# spawned), read-keys, gate (one /bin/true gate), and read-nopacks,
+# bash-nopacks (the same calls with every default pack switched off by
+# `rules_off`: what the packs add).
+# Settings: COUNTS_CASES="read read-keys bash deny gate" COUNTS_RUNS=20 COUNTS_WARM=3
 #   COUNTS_WORK=<dir>  keep every case's home, callgrind profile (cg.out) and
 #                      strace summary there (default: a temp dir, removed)
 set -euo pipefail
@@ -22,7 +27,7 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
 . install/release-env.sh
 
-CASES="${COUNTS_CASES:-read read-keys bash gate}"
+CASES="${COUNTS_CASES:-read read-keys bash deny gate}"
 RUNS="${COUNTS_RUNS:-20}"
 WARM="${COUNTS_WARM:-3}"
 TOOLS_TARGET="$(realpath -m "${BENCH_TOOLS_TARGET:-target/bench-tools}")"
@@ -122,12 +127,15 @@ for case in $CASES; do
     case "$case" in
         read) fixture=PreToolUse-Read.json hooks=- floor=("$FLOOR") ;;
         bash) fixture=PreToolUse-Bash.json hooks=- floor=("$FLOOR") ;;
+        deny) fixture=PreToolUse-Bash-deny.json hooks=- floor=("$FLOOR") ;;
+        read-nopacks) fixture=PreToolUse-Read.json hooks=hooks-packs-off.json floor=("$FLOOR") ;;
+        bash-nopacks) fixture=PreToolUse-Bash.json hooks=hooks-packs-off.json floor=("$FLOOR") ;;
         # A Read of a file whose name holds secret-rule keywords (`key`,
         # `sk`, `ac`, `dd`): the observation's redaction screens it.
         read-keys) fixture=PreToolUse-Read.json hooks=- floor=("$FLOOR")
             PAYLOAD_EDIT="s#src/main.rs#src/task_keys_add_react.rs#" ;;
         gate) fixture=PreToolUse-Read.json hooks=hooks-gate-unsandboxed.json floor=("$SPAWNER" /bin/true) ;;
-        *) die "unknown case $case (read, read-keys, bash, gate)" ;;
+        *) die "unknown case $case (read, read-keys, bash, deny, gate, read-nopacks, bash-nopacks)" ;;
     esac
     one "$case" floor "$fixture" - "${floor[@]}"
     for i in "${!bins[@]}"; do

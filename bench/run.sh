@@ -194,8 +194,14 @@ add_keryx_cases() {
     local bin="$1" sfx="$2" lsfx="$3"
     local run=("$bin" run claude-code PreToolUse)
     add_case "x-version$sfx" "keryx-hooks --version (binary start, no work)$lsfx" Read - 1 "$bin" --version
-    add_case "c-read$sfx" "run, built-ins only, Read (ctx-guard checks the path in-process)$lsfx" Read - 1 "${run[@]}"
-    add_case "c-bash$sfx" "run, built-ins only, Bash (ctx-guard matches)$lsfx" Bash - 1 "${run[@]}"
+    add_case "c-read$sfx" "run, built-ins only, Read (ctx-guard checks the path in-process; every default rule pack on, none matches)$lsfx" Read - 1 "${run[@]}"
+    add_case "c-bash$sfx" "run, built-ins only, Bash (ctx-guard matches; every default rule pack on, none matches)$lsfx" Bash - 1 "${run[@]}"
+    # Decided by a rule alone: the destructive pack denies, nothing spawned.
+    add_case "c-deny$sfx" "run, Bash \`git push --force origin main\` denied by a default rule pack (no hook, no process)$lsfx" Bash-deny - 1 "${run[@]}"
+    # The same two no-match calls with every default pack switched off
+    # (rules_off): what the packs add to a call they do not answer.
+    add_case "c-read-nopacks$sfx" "run, Read as c-read, every default rule pack off (rules_off)$lsfx" Read hooks-packs-off.json 1 "${run[@]}"
+    add_case "c-bash-nopacks$sfx" "run, Bash as c-bash, every default rule pack off (rules_off)$lsfx" Bash hooks-packs-off.json 1 "${run[@]}"
     # A session that has already seen many tool calls: its state and
     # records have grown, so this is the steady state of a long session.
     add_case "c-read-long$sfx" "run, built-ins only, Read, after 300 earlier calls in the session$lsfx" Read - 1 "${run[@]}"

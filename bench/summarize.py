@@ -152,6 +152,11 @@ def main():
                note=f"over the dynamic floor (a): {fmt_ratio(over(cr, 'a'))}; net of the stdin feeder: {fmt_ratio(field(cr, 'net_ratio'))}")
         target(f"(c) Bash answered in-process by ctx-guard ≤ 1.5× a-static{tag}", over(cb, "a-static"), 1.5, "×",
                note=f"over the dynamic floor (a): {fmt_ratio(over(cb, 'a'))}; net of the stdin feeder: {fmt_ratio(field(cb, 'net_ratio'))}")
+        cd = f"c-deny{sfx}"
+        target(f"(r) a call denied by a rule alone (no hook, no process) ≤ 1.2× a-static{tag}", over(cd, "a-static"), 1.2, "×",
+               note=f"Bash `git push --force origin main`, every default pack on; no-match calls: Read {fmt_ratio(over(cr, 'a-static'))}, "
+                    f"Bash {fmt_ratio(over(cb, 'a-static'))} (packs off: {fmt_ratio(over(f'c-read-nopacks{sfx}', 'a-static'))}, "
+                    f"{fmt_ratio(over(f'c-bash-nopacks{sfx}', 'a-static'))})")
         spawn_note = ""
         if over(du, "a-spawn-static") is not None:
             spawn_note = (f"{med(du) - med('a-spawn-static'):.2f} ms of the runtime's own work per gated call; "

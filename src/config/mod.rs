@@ -4,6 +4,7 @@
 pub mod builtin;
 pub mod condition;
 pub mod diagnostic;
+pub mod literals;
 pub mod load;
 pub mod locate;
 pub mod matcher;

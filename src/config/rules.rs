@@ -69,33 +69,142 @@ impl Access {
     }
 }
 
-/// A regular expression checked when its rule is read and compiled the
-/// first time a call reaches it: a shim process answers one call, and most
-/// of a pack's patterns are never tried on it (a rule's program or tool
-/// does not fit), so compiling them all would be most of the call's cost.
+/// How a rule's patterns are read: a parameter of every [`compile_with`].
+#[derive(Debug, Clone, Copy)]
+pub struct Reading {
+    /// Parse every regular expression now, so a bad one is an error
+    /// naming the rule. A shipped pack's are parsed by its tests instead.
+    pub check_syntax: bool,
+    pub literals: Literals,
+}
+
+/// Where a pattern's prefilter (the literals every match holds) comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Literals {
+    /// No prefilter: every text goes to the compiled expression (to show
+    /// that the prefilters change no answer).
+    Off,
+    /// From parsing the pattern.
+    Parsed,
+    /// Found when the binary was built (a shipped pack's patterns), by
+    /// source, sorted.
+    Known(&'static [(&'static str, &'static [Lit])]),
+}
+
+/// A literal as build.rs writes it: its bytes, and whether ASCII letters
+/// in it match either case ([`crate::config::literals::Literal`]).
+pub type Lit = (&'static [u8], bool);
+
+/// Whether `text` holds `bytes` (`fold`: in any ASCII case, and a text
+/// holding other than ASCII always may, see
+/// [`crate::config::literals::Literal`]).
+pub fn holds(text: &str, bytes: &[u8], fold: bool) -> bool {
+    if !fold {
+        return memchr::memmem::find(text.as_bytes(), bytes).is_some();
+    }
+    if !text.is_ascii() {
+        return true;
+    }
+    let (Some(&first), hay) = (bytes.first(), text.as_bytes()) else {
+        return true;
+    };
+    let rest = &bytes[1..];
+    let mut from = 0;
+    while let Some(i) = memchr::memchr2(
+        first.to_ascii_lowercase(),
+        first.to_ascii_uppercase(),
+        &hay[from..],
+    ) {
+        let at = from + i + 1;
+        if hay
+            .get(at..at + rest.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(rest))
+        {
+            return true;
+        }
+        from = at;
+    }
+    false
+}
+
+impl Reading {
+    /// A person's rule: every pattern parsed, a bad one refused.
+    pub const CHECKED: Reading = Reading {
+        check_syntax: true,
+        literals: Literals::Parsed,
+    };
+
+    fn prefilter(&self) -> bool {
+        self.literals != Literals::Off
+    }
+}
+
+/// A regular expression, checked (or not) when its rule is read, and
+/// compiled the first time a call reaches it with a text that holds one
+/// of the literals its every match holds: a shim process answers one
+/// call, and most of a pack's patterns are never tried on it, or tried on
+/// texts they plainly cannot match, so compiling them all would be most
+/// of the call's cost.
 #[derive(Debug, Clone)]
 pub struct Pattern {
     source: String,
     case_insensitive: bool,
+    prefilter: Prefilter,
     compiled: OnceLock<Option<Regex>>,
 }
 
+/// What a text must be or hold before the expression is tried on it.
+#[derive(Debug, Clone)]
+enum Prefilter {
+    /// Anything may match.
+    Any,
+    /// One of these (found when the binary was built).
+    Known(&'static [Lit]),
+    /// One of these.
+    Holds(Box<[crate::config::literals::Literal]>),
+    /// Exactly this text and nothing else: a glob without wildcards,
+    /// which needs no expression at all.
+    Exact(Box<str>),
+}
+
 impl Pattern {
-    /// Checks `source`'s syntax now (unless a shipped pack's rule is
-    /// being read); builds it later.
-    pub fn new(source: String, case_insensitive: bool) -> Result<Pattern, String> {
-        if CHECK_SYNTAX.with(std::cell::Cell::get) {
-            regex_syntax::ParserBuilder::new()
-                .case_insensitive(case_insensitive)
-                .build()
-                .parse(&source)
-                .map_err(|e| format!("invalid regular expression `{source}`: {e}"))?;
-        }
-        Ok(Pattern {
+    /// Checks `source`'s syntax now if `how` says so, and finds its
+    /// prefilter; builds it later.
+    pub fn new(source: String, case_insensitive: bool, how: Reading) -> Result<Pattern, String> {
+        let parsed = if how.check_syntax || how.literals == Literals::Parsed {
+            match crate::config::literals::parse(&source, case_insensitive) {
+                Ok(hir) => Some(hir),
+                Err(e) if how.check_syntax => {
+                    return Err(format!("invalid regular expression `{source}`: {e}"));
+                }
+                // Left to the compile, which then leaves the pattern out.
+                Err(_) => None,
+            }
+        } else {
+            None
+        };
+        let prefilter = match how.literals {
+            Literals::Off => Prefilter::Any,
+            Literals::Parsed => parsed
+                .as_ref()
+                .and_then(crate::config::literals::required)
+                .map_or(Prefilter::Any, |lits| Prefilter::Holds(lits.into())),
+            Literals::Known(table) => table
+                .binary_search_by(|(s, _)| (*s).cmp(source.as_str()))
+                .map_or(Prefilter::Any, |i| Prefilter::Known(table[i].1)),
+        };
+        Ok(Pattern::glob(source, case_insensitive, prefilter))
+    }
+
+    /// A pattern with the prefilter given (a glob's: every character
+    /// escaped, so never a syntax error).
+    fn glob(source: String, case_insensitive: bool, prefilter: Prefilter) -> Pattern {
+        Pattern {
             source,
             case_insensitive,
+            prefilter,
             compiled: OnceLock::new(),
-        })
+        }
     }
 
     /// The compiled expression; `None` (logged once) when it is over the
@@ -113,37 +222,38 @@ impl Pattern {
             .as_ref()
     }
 
+    /// Whether `text` could match at all: `false` is certain, `true` is
+    /// for the expression to settle.
+    fn may_match(&self, text: &str) -> bool {
+        match &self.prefilter {
+            Prefilter::Any => true,
+            Prefilter::Known(lits) => lits.iter().any(|(l, fold)| holds(text, l, *fold)),
+            Prefilter::Holds(lits) => lits.iter().any(|l| holds(text, &l.bytes, l.fold)),
+            Prefilter::Exact(exact) => text == &**exact,
+        }
+    }
+
     pub fn is_match(&self, text: &str) -> bool {
-        self.regex().is_some_and(|r| r.is_match(text))
+        if let Prefilter::Exact(exact) = &self.prefilter {
+            return text == &**exact;
+        }
+        self.may_match(text) && self.regex().is_some_and(|r| r.is_match(text))
     }
 
     pub fn find<'t>(&self, text: &'t str) -> Option<regex::Match<'t>> {
+        if !self.may_match(text) {
+            return None;
+        }
         self.regex().and_then(|r| r.find(text))
     }
 
     pub fn as_str(&self) -> &str {
         &self.source
     }
-}
 
-thread_local! {
-    /// Whether [`Pattern::new`] checks syntax: on, except while
-    /// [`compile`] reads a shipped pack's rule.
-    static CHECK_SYNTAX: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
-}
-
-/// Sets [`CHECK_SYNTAX`] for one [`compile`], and puts it back.
-struct SyntaxCheck(bool);
-
-impl SyntaxCheck {
-    fn set(on: bool) -> SyntaxCheck {
-        SyntaxCheck(CHECK_SYNTAX.with(|c| c.replace(on)))
-    }
-}
-
-impl Drop for SyntaxCheck {
-    fn drop(&mut self) {
-        CHECK_SYNTAX.with(|c| c.set(self.0));
+    /// Whether the expression has been compiled in this process.
+    pub fn is_compiled(&self) -> bool {
+        self.compiled.get().is_some()
     }
 }
 
@@ -317,20 +427,14 @@ pub fn from_doc(
 }
 
 /// Compiles one rule as written (JSON, or a pack's TOML turned into the
-/// same shape). `pack` prefixes its id. The error names the rule.
+/// same shape), every pattern checked. `pack` prefixes its id. The error
+/// names the rule.
 pub fn compile(v: &Value, pack: Option<&str>) -> Result<Rule, String> {
-    // A shipped pack's patterns are checked by its tests
-    // ([`compile_checked`]), not on each call.
-    compile_with(v, pack, pack.is_none())
+    compile_with(v, pack, Reading::CHECKED)
 }
 
-/// [`compile`], with every pattern's syntax checked, a pack's too.
-pub fn compile_checked(v: &Value, pack: Option<&str>) -> Result<Rule, String> {
-    compile_with(v, pack, true)
-}
-
-fn compile_with(v: &Value, pack: Option<&str>, check_syntax: bool) -> Result<Rule, String> {
-    let _syntax = SyntaxCheck::set(check_syntax);
+/// [`compile`], reading the rule's patterns as `how` says.
+pub fn compile_with(v: &Value, pack: Option<&str>, how: Reading) -> Result<Rule, String> {
     let obj = v.as_object().ok_or("a rule must be an object")?;
     let id = obj
         .get("id")
@@ -382,9 +486,8 @@ fn compile_with(v: &Value, pack: Option<&str>, check_syntax: bool) -> Result<Rul
         .map_err(named)?
         .unwrap_or_default()
         .iter()
-        .map(|t| glob_anchored(t, false))
-        .collect::<Result<_, _>>()
-        .map_err(named)?;
+        .map(|t| glob_anchored(t, false, how))
+        .collect();
     let decision = obj
         .get("decision")
         .and_then(Value::as_str)
@@ -406,7 +509,7 @@ fn compile_with(v: &Value, pack: Option<&str>, check_syntax: bool) -> Result<Rul
     let m = obj
         .get("match")
         .ok_or_else(|| named("a rule needs a `match`".into()))?;
-    let cond = condition(m).map_err(|e| named(format!("`match`: {e}")))?;
+    let cond = condition(m, how).map_err(|e| named(format!("`match`: {e}")))?;
     Ok(Rule {
         id: full,
         pack: pack.map(str::to_owned),
@@ -450,14 +553,14 @@ fn string_list(v: &Value) -> Result<Vec<String>, String> {
     }
 }
 
-fn regexes(v: &Value) -> Result<Vec<Pattern>, String> {
+fn regexes(v: &Value, how: Reading) -> Result<Vec<Pattern>, String> {
     string_list(v)?
         .into_iter()
-        .map(|p| Pattern::new(p, false))
+        .map(|p| Pattern::new(p, false, how))
         .collect()
 }
 
-fn condition(v: &Value) -> Result<Cond, String> {
+fn condition(v: &Value, how: Reading) -> Result<Cond, String> {
     let obj = v.as_object().ok_or("a condition must be an object")?;
     if obj.is_empty() {
         return Err("a condition must not be empty (it would match every call)".into());
@@ -471,20 +574,24 @@ fn condition(v: &Value) -> Result<Cond, String> {
     let mut all = Vec::new();
     for (key, v) in obj {
         let c = match key.as_str() {
-            "command" => Cond::Command(command(v)?),
-            "path" => Cond::Path(path(v)?),
-            "url" => Cond::Url(url(v)?),
-            "mcp" => Cond::Mcp(mcp(v)?),
-            "prompt" => Cond::Prompt(non_empty(regexes(v), "prompt")?),
-            "text" => Cond::Text(non_empty(regexes(v), "text")?),
+            "command" => Cond::Command(command(v, how)?),
+            "path" => Cond::Path(path(v, how)?),
+            "url" => Cond::Url(url(v, how)?),
+            "mcp" => Cond::Mcp(mcp(v, how)?),
+            "prompt" => Cond::Prompt(non_empty(regexes(v, how), "prompt")?),
+            "text" => Cond::Text(non_empty(regexes(v, how), "text")?),
             "any" => {
                 let list = v
                     .as_array()
                     .filter(|a| !a.is_empty())
                     .ok_or("`any` must be a non-empty list of conditions")?;
-                Cond::Any(list.iter().map(condition).collect::<Result<_, _>>()?)
+                Cond::Any(
+                    list.iter()
+                        .map(|c| condition(c, how))
+                        .collect::<Result<_, _>>()?,
+                )
             }
-            "not" => Cond::Not(Box::new(condition(v)?)),
+            "not" => Cond::Not(Box::new(condition(v, how)?)),
             _ => unreachable!("checked by known_keys"),
         };
         all.push(c);
@@ -521,7 +628,7 @@ fn list_of(obj: &Map<String, Value>, key: &str) -> Result<Vec<String>, String> {
         .map_err(|e| format!("`{key}` {e}"))
 }
 
-fn command(v: &Value) -> Result<CommandCond, String> {
+fn command(v: &Value, how: Reading) -> Result<CommandCond, String> {
     let obj = object(
         v,
         "command",
@@ -537,7 +644,7 @@ fn command(v: &Value) -> Result<CommandCond, String> {
     )?;
     let res = |key: &str| {
         obj.get(key)
-            .map_or(Ok(Vec::new()), regexes)
+            .map_or(Ok(Vec::new()), |v| regexes(v, how))
             .map_err(|e| format!("`command.{key}`: {e}"))
     };
     Ok(CommandCond {
@@ -546,16 +653,16 @@ fn command(v: &Value) -> Result<CommandCond, String> {
         flag: list_of(obj, "flag")?,
         arg: res("arg")?,
         piped_into: list_of(obj, "piped_into")?,
-        redirect_to: obj.get("redirect_to").map(path).transpose()?,
+        redirect_to: obj.get("redirect_to").map(|v| path(v, how)).transpose()?,
         inline_code: res("inline_code")?,
     })
 }
 
-fn path(v: &Value) -> Result<PathCond, String> {
+fn path(v: &Value, how: Reading) -> Result<PathCond, String> {
     let obj = object(v, "path", &["glob", "set", "access"])?;
     let globs = list_of(obj, "glob")?
         .iter()
-        .map(|g| path_glob(g))
+        .map(|g| path_glob(g, how))
         .collect::<Result<_, _>>()?;
     let set = match obj.get("set") {
         None => None,
@@ -580,7 +687,7 @@ fn path(v: &Value) -> Result<PathCond, String> {
     Ok(PathCond { globs, set, access })
 }
 
-fn url(v: &Value) -> Result<UrlCond, String> {
+fn url(v: &Value, how: Reading) -> Result<UrlCond, String> {
     let obj = object(v, "url", &["host", "scheme", "carries_secret"])?;
     let carries_secret = match obj.get("carries_secret") {
         None => None,
@@ -590,8 +697,8 @@ fn url(v: &Value) -> Result<UrlCond, String> {
     Ok(UrlCond {
         host: list_of(obj, "host")?
             .iter()
-            .map(|h| glob_anchored(&h.to_ascii_lowercase(), true))
-            .collect::<Result<_, _>>()?,
+            .map(|h| glob_anchored(&h.to_ascii_lowercase(), true, how))
+            .collect(),
         scheme: list_of(obj, "scheme")?
             .iter()
             .map(|s| s.to_ascii_lowercase())
@@ -600,27 +707,27 @@ fn url(v: &Value) -> Result<UrlCond, String> {
     })
 }
 
-fn mcp(v: &Value) -> Result<McpCond, String> {
+fn mcp(v: &Value, how: Reading) -> Result<McpCond, String> {
     let obj = object(v, "mcp", &["server", "tool", "arg"])?;
     let globs = |key: &str| -> Result<Vec<Glob>, String> {
-        list_of(obj, key)?
+        Ok(list_of(obj, key)?
             .iter()
-            .map(|g| glob_anchored(g, false))
-            .collect()
+            .map(|g| glob_anchored(g, false, how))
+            .collect())
     };
     Ok(McpCond {
         server: globs("server")?,
         tool: globs("tool")?,
         arg: obj
             .get("arg")
-            .map_or(Ok(Vec::new()), regexes)
+            .map_or(Ok(Vec::new()), |v| regexes(v, how))
             .map_err(|e| format!("`mcp.arg`: {e}"))?,
     })
 }
 
 /// A whole-string glob (`*` is any text, `?` one character) for names and
 /// hosts.
-fn glob_anchored(g: &str, case_insensitive: bool) -> Result<Glob, String> {
+fn glob_anchored(g: &str, case_insensitive: bool, how: Reading) -> Glob {
     let mut re = String::from("^");
     for c in g.chars() {
         match c {
@@ -630,18 +737,38 @@ fn glob_anchored(g: &str, case_insensitive: bool) -> Result<Glob, String> {
         }
     }
     re.push('$');
-    let re = Pattern::new(re, case_insensitive).map_err(|e| format!("invalid glob `{g}`: {e}"))?;
-    Ok(Glob {
+    // A case-insensitive expression also matches letters Unicode folds
+    // together (the Kelvin sign for `k`): it gets no prefilter.
+    let prefilter = if !how.prefilter() || case_insensitive {
+        Prefilter::Any
+    } else if !g.contains(['*', '?']) {
+        Prefilter::Exact(g.into())
+    } else {
+        literal_prefilter(&crate::config::literals::glob_literal(g))
+    };
+    Glob {
         text: g.to_owned(),
-        re,
-    })
+        re: Pattern::glob(re, case_insensitive, prefilter),
+    }
+}
+
+/// Texts that hold `lit` (anything, when it is empty).
+fn literal_prefilter(lit: &str) -> Prefilter {
+    if lit.is_empty() {
+        Prefilter::Any
+    } else {
+        Prefilter::Holds(Box::new([crate::config::literals::Literal {
+            bytes: lit.as_bytes().to_vec(),
+            fold: false,
+        }]))
+    }
 }
 
 /// A gitignore-style path glob: without a `/` it matches a name at any
 /// depth; `~/` is the home and `/` the root; otherwise it matches a run of
 /// trailing components (`.github/workflows/*`). `**` crosses directories,
 /// `*` and `?` do not; a trailing `/` also covers what is inside.
-pub fn path_glob(g: &str) -> Result<Glob, String> {
+pub fn path_glob(g: &str, how: Reading) -> Result<Glob, String> {
     if g.is_empty() {
         return Err("an empty path glob".into());
     }
@@ -678,10 +805,14 @@ pub fn path_glob(g: &str) -> Result<Glob, String> {
         i += 1;
     }
     re.push_str("(/.*)?$");
-    let re = Pattern::new(re, false).map_err(|e| format!("invalid glob `{g}`: {e}"))?;
+    let prefilter = if how.prefilter() {
+        literal_prefilter(&crate::config::literals::glob_literal(body))
+    } else {
+        Prefilter::Any
+    };
     Ok(Glob {
         text: g.to_owned(),
-        re,
+        re: Pattern::glob(re, false, prefilter),
     })
 }
 
@@ -762,7 +893,7 @@ mod tests {
 
     #[test]
     fn path_globs_read_like_gitignore() {
-        let m = |g: &str, p: &str| path_glob(g).unwrap().re.is_match(p);
+        let m = |g: &str, p: &str| path_glob(g, Reading::CHECKED).unwrap().re.is_match(p);
         assert!(m(".env*", "/repo/app/.env.local"));
         assert!(!m(".env*", "/repo/app/env"));
         assert!(m("~/.ssh/", "~/.ssh/id_rsa"));

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use crate::builtins::ctx_guard::secret_path;
 use crate::builtins::self_protect::keryx_places;
 use crate::config::rules::{
-    CommandCond, Cond, Glob, McpCond, PathCond, Pattern, UrlCond, path_glob,
+    CommandCond, Cond, Glob, McpCond, PathCond, Pattern, Reading, UrlCond, path_glob,
 };
 use crate::rules::call::{Call, Reached, Simple, operands, short, writes};
 use crate::secrets::{Target, builtin_rules};
@@ -64,7 +64,7 @@ fn first_match<'t>(res: &[Pattern], text: &'t str) -> Option<&'t str> {
 }
 
 /// `python3.11` is also `python3` and `python`.
-fn program_is(name: &str, wanted: &str) -> bool {
+pub(crate) fn program_is(name: &str, wanted: &str) -> bool {
     if name == wanted {
         return true;
     }
@@ -286,7 +286,7 @@ static SET_GLOBS: LazyLock<Vec<(&'static str, Vec<Glob>)>> = LazyLock::new(|| {
         .map(|(name, globs)| {
             let compiled = globs
                 .iter()
-                .map(|g| path_glob(g).expect("a valid built-in glob"))
+                .map(|g| path_glob(g, Reading::CHECKED).expect("a valid built-in glob"))
                 .collect();
             (*name, compiled)
         })

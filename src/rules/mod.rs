@@ -7,6 +7,8 @@
 
 pub mod call;
 pub mod eval;
+pub mod need;
+pub mod pack_toml;
 pub mod packs;
 
 use std::collections::HashMap;
@@ -47,11 +49,20 @@ impl Entry<'_> {
         }
     }
 
+    /// Whether `call` could meet the rule at all (a pack rule's need);
+    /// `false` is certain, and spares compiling the rule.
+    fn may_match(&self, call: &Call) -> bool {
+        match self {
+            Entry::Pack(p) => p.need.met(call),
+            Entry::Owned(_) | Entry::Loaded(_) => true,
+        }
+    }
+
     fn on(&self) -> &[Event] {
         match self {
             Entry::Owned(r) => &r.on,
             Entry::Loaded(r) => &r.on,
-            Entry::Pack(p) => &p.on,
+            Entry::Pack(p) => p.on,
         }
     }
 
@@ -59,7 +70,7 @@ impl Entry<'_> {
         match self {
             Entry::Owned(r) => r.tools.iter().map(|g| g.text.as_str()).collect(),
             Entry::Loaded(r) => r.tools.iter().map(|g| g.text.as_str()).collect(),
-            Entry::Pack(p) => p.tools.iter().map(String::as_str).collect(),
+            Entry::Pack(p) => p.tools.to_vec(),
         }
     }
 }
@@ -160,8 +171,9 @@ impl<'a> RuleSet<'a> {
             .find(|r| r.id == id)
     }
 
-    /// The rules that look at `event` on `tool`, in load order.
-    pub fn fitting(&self, event: Event, tool: Option<&str>) -> Vec<&Rule> {
+    /// The places of the entries the index keeps for `event` on `tool`,
+    /// in load order.
+    fn candidates(&self, event: Event, tool: Option<&str>) -> Vec<usize> {
         let ix = &self.by_event[event_slot(event)];
         let mut at: Vec<usize> = tool
             .and_then(|t| ix.exact.get(t))
@@ -172,16 +184,27 @@ impl<'a> RuleSet<'a> {
             .collect();
         at.sort_unstable();
         at.dedup();
-        at.into_iter()
+        at
+    }
+
+    /// The rules that look at `event` on `tool`, in load order.
+    pub fn fitting(&self, event: Event, tool: Option<&str>) -> Vec<&Rule> {
+        self.candidates(event, tool)
+            .into_iter()
             .filter_map(|i| self.entries[i].rule())
             .filter(|r| r.fits_tool(tool))
             .collect()
     }
 
-    /// Every rule that matches `call`, in load order.
+    /// Every rule that matches `call`, in load order. A pack rule whose
+    /// need the call does not meet is passed over uncompiled.
     pub fn evaluate(&self, call: &Call) -> Vec<Hit> {
-        self.fitting(call.event, call.tool)
+        self.candidates(call.event, call.tool)
             .into_iter()
+            .map(|i| &self.entries[i])
+            .filter(|e| e.may_match(call))
+            .filter_map(Entry::rule)
+            .filter(|r| r.fits_tool(call.tool))
             .filter_map(|r| run(r, call))
             .collect()
     }

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::builtins::ctx_guard::CtxGuardConfig;
-use crate::config::rules::compile;
+use crate::config::rules::{Literals, Reading, compile};
 use crate::runtime::types::EventInput;
 
 const HOME: &str = "/home/me";
@@ -392,4 +392,136 @@ fn the_shipped_ordinary_commands_are_the_test_corpus() {
         include_str!("../../tests/fixtures/commands/ordinary.txt"),
         "src/rules/ordinary-commands.txt is a copy of tests/fixtures/commands/ordinary.txt: change both"
     );
+}
+
+/// Every call of the corpora: the attacks and benign calls of
+/// tests/fixtures/rules and the ordinary commands, as (tool, tool input).
+fn corpus_calls() -> Vec<(String, Value)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules");
+    let mut calls = Vec::new();
+    for file in ["attacks.jsonl", "benign.jsonl"] {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let v: Value = serde_json::from_str(line).unwrap();
+            let tool = v["tool"].as_str().unwrap().to_owned();
+            calls.push((tool, v["input"].clone()));
+        }
+    }
+    for line in ORDINARY_COMMANDS
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+    {
+        calls.push(("Bash".into(), json!({"command": line})));
+    }
+    calls
+}
+
+fn corpus_input(tool: &str, tool_input: &Value) -> EventInput {
+    let mut i = input(tool, tool_input.clone());
+    i.cwd = Some(PathBuf::from(HOME).join("proj"));
+    i
+}
+
+/// The shim's way with the packs (static rules, needs, prefilters, a
+/// pattern compiled only when a text could match it) gives every corpus
+/// call the same hits, in the same order and words, as the packs read
+/// from their TOML with every fitting rule compiled and looked at and
+/// every pattern tried on every text.
+#[test]
+fn needs_and_prefilters_change_no_answer_on_the_corpora() {
+    let plain = Reading {
+        check_syntax: true,
+        literals: Literals::Off,
+    };
+    let every: Vec<Rule> = packs::PACKS
+        .iter()
+        .flat_map(|(pack, text)| packs::compile_pack_with(pack, text, plain).unwrap())
+        .collect();
+    assert_eq!(every.len(), packs::entries().len());
+    let slow = RuleSet::new(every);
+    let loaded = Loaded::default();
+    let fast = RuleSet::for_loaded(&loaded);
+    let guard = CtxGuardConfig::for_home(Path::new(HOME));
+    let (mut calls, mut hits) = (0, 0);
+    for (tool, tool_input) in corpus_calls() {
+        let i = corpus_input(&tool, &tool_input);
+        let quick = fast.evaluate(&Call::new(&i, guard.clone()));
+        let full = slow.evaluate(&Call::new(&i, guard.clone()));
+        assert_eq!(
+            format!("{quick:?}"),
+            format!("{full:?}"),
+            "{tool} {tool_input}"
+        );
+        calls += 1;
+        hits += full.len();
+    }
+    // The corpora are big enough to say something: most attacks match.
+    assert!(calls > 900 && hits > 250, "{calls} calls, {hits} hits");
+}
+
+/// The literals found when the binary was built are the ones a parse at
+/// run time finds, and no text of the corpora (whole, or one word of a
+/// command) that holds none of a pattern's literals is matched by it.
+#[test]
+fn a_pattern_matches_no_text_without_its_literals() {
+    use crate::config::literals;
+    let mut texts: Vec<String> = Vec::new();
+    for (_, tool_input) in corpus_calls() {
+        for v in tool_input.as_object().unwrap().values() {
+            if let Some(s) = v.as_str() {
+                texts.push(s.to_owned());
+                texts.extend(s.split_whitespace().map(str::to_owned));
+            }
+        }
+    }
+    assert!(!packs::PACK_LITERALS.is_empty());
+    for (source, lits) in packs::PACK_LITERALS {
+        let parsed = literals::required(&literals::parse(source, false).unwrap()).unwrap();
+        let built: Vec<literals::Literal> = lits
+            .iter()
+            .map(|(bytes, fold)| literals::Literal {
+                bytes: bytes.to_vec(),
+                fold: *fold,
+            })
+            .collect();
+        assert_eq!(parsed, built, "{source}");
+        let re = regex::Regex::new(source).unwrap();
+        for t in &texts {
+            let holds = lits
+                .iter()
+                .any(|(l, fold)| crate::config::rules::holds(t, l, *fold));
+            assert!(holds || !re.is_match(t), "`{source}` matches {t:?}");
+        }
+    }
+}
+
+#[test]
+fn a_pack_rule_is_looked_at_only_when_the_call_meets_its_need() {
+    let guard = CtxGuardConfig::for_home(Path::new(HOME));
+    let met = |command: &str| -> Vec<&str> {
+        let i = input("Bash", json!({"command": command}));
+        let call = Call::new(&i, guard.clone());
+        packs::entries()
+            .iter()
+            .filter(|p| p.need.met(&call))
+            .map(|p| p.id)
+            .collect()
+    };
+    let push = met("git push --force origin main");
+    assert!(
+        push.contains(&"destructive/git-push-force-main"),
+        "{push:?}"
+    );
+    let echo = met("echo hi-from-bash");
+    assert!(
+        !echo.iter().any(|id| id.starts_with("destructive/git-")),
+        "{echo:?}"
+    );
+    // Most of the packs' Bash rules are passed over for an everyday
+    // command without being compiled.
+    let bash = packs::entries()
+        .iter()
+        .filter(|p| p.tools.is_empty() || p.tools.contains(&"Bash"))
+        .count();
+    assert!(echo.len() * 2 < bash, "{} of {bash}: {echo:?}", echo.len());
 }
