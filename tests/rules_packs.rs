@@ -118,7 +118,7 @@ fn reason_of(full_id: &str) -> String {
         .to_owned()
 }
 
-const SETS: [&str; 8] = [
+const SETS: [&str; 9] = [
     "credentials",
     "shell-startup",
     "git-hooks",
@@ -127,6 +127,7 @@ const SETS: [&str; 8] = [
     "systemd-units",
     "ci-workflows",
     "keryx",
+    "agent-written",
 ];
 
 struct Checker {
@@ -221,13 +222,15 @@ impl Checker {
                             "piped_into",
                             "redirect_to",
                             "inline_code",
+                            "assembled",
+                            "script",
                         ],
                     );
                     for (ck, cv) in v.as_object().into_iter().flatten() {
                         let at = format!("{at}.{ck}");
                         match ck.as_str() {
-                            "arg" | "inline_code" => self.regexes(&at, cv),
-                            "redirect_to" => self.path(&at, cv),
+                            "arg" | "inline_code" | "assembled" => self.regexes(&at, cv),
+                            "redirect_to" | "script" => self.path(&at, cv),
                             _ => {
                                 self.strings(&at, cv);
                             }

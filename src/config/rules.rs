@@ -52,6 +52,7 @@ pub const PATH_SETS: &[&str] = &[
     "systemd-units",
     "ci-workflows",
     "keryx",
+    "agent-written",
 ];
 
 /// Which kind of access a `path` condition looks at.
@@ -171,6 +172,11 @@ pub struct CommandCond {
     pub piped_into: Vec<String>,
     pub redirect_to: Option<PathCond>,
     pub inline_code: Vec<Pattern>,
+    /// Patterns on the strings inline code assembles from literal
+    /// fragments split inside a word.
+    pub assembled: Vec<Pattern>,
+    /// A path condition on the local script file the command runs.
+    pub script: Option<PathCond>,
 }
 
 #[derive(Debug, Clone)]
@@ -533,6 +539,8 @@ fn command(v: &Value) -> Result<CommandCond, String> {
             "piped_into",
             "redirect_to",
             "inline_code",
+            "assembled",
+            "script",
         ],
     )?;
     let res = |key: &str| {
@@ -548,6 +556,8 @@ fn command(v: &Value) -> Result<CommandCond, String> {
         piped_into: list_of(obj, "piped_into")?,
         redirect_to: obj.get("redirect_to").map(path).transpose()?,
         inline_code: res("inline_code")?,
+        assembled: res("assembled")?,
+        script: obj.get("script").map(path).transpose()?,
     })
 }
 
