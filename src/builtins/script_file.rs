@@ -112,8 +112,10 @@ fn operand_after_options<'a>(name: &str, argv: &'a [String]) -> Option<&'a str> 
 pub fn script_of(argv: &[String]) -> Option<(&str, Option<Lang>)> {
     let first = argv.first()?;
     let name = basename(first);
+    if matches!(first.as_str(), "source" | ".") {
+        return argv.get(1).map(|f| (f.as_str(), Some(Lang::Shell)));
+    }
     match bare(name) {
-        "source" | "." => argv.get(1).map(|f| (f.as_str(), Some(Lang::Shell))),
         n if is_shell(n) => operand_after_options(name, argv).map(|f| (f, Some(Lang::Shell))),
         "python" | "pypy" | "node" | "nodejs" | "perl" | "ruby" | "php" | "lua" | "luajit" => {
             operand_after_options(name, argv).map(|f| (f, Some(Lang::Code)))

@@ -432,8 +432,9 @@ fn flatten(src: &str, depth: usize, at: &Place, out: &mut Vec<Simple>, scripts: 
 
 /// The strings `code` builds by joining two or more string literals
 /// (`"a"+"b"`, `'a' . 'b'`, Python's `"a" "b"`) where a join falls inside
-/// a word: the way a payload keeps `.ssh`, a token's name or a host out of
-/// sight of a pattern. A join at a word's edge (`"Hello, " + "world"`) is
+/// a word (a letter, digit or `_` on both sides of it): the way a payload
+/// keeps `.ssh`, a token's name or a host out of sight of a pattern. A
+/// join at a word's edge (`"Hello, " + "world"`, `base + "/" + "v1"`) is
 /// ordinary and not reported.
 pub fn assembled(code: &str) -> Vec<String> {
     let b = code.as_bytes();
@@ -474,8 +475,7 @@ pub fn assembled(code: &str) -> Vec<String> {
             let Some((next, after)) = literal(j) else {
                 break;
             };
-            let word =
-                |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || "._/-~".contains(c));
+            let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
             if word(joined.chars().last()) && word(next.chars().next()) {
                 inside_word = true;
             }
