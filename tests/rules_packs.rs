@@ -1168,7 +1168,7 @@ fn obfuscation_pack_cases() {
         ),
         (
             "Bash",
-            bash("python3 -c 'import os;print(os.environ[\"AWS_SECRET_\"+\"ACCESS_KEY\"])'"),
+            bash("python3 -c 'import os;print(os.environ[\"GH_\"+\"TOKEN\"])'"),
             "obfuscation/assembled-secret-string",
         ),
         (
