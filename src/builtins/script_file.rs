@@ -127,7 +127,7 @@ pub fn script_of(argv: &[String]) -> Option<(&str, Option<Lang>)> {
             };
             let f = rest[1..].iter().find(|a| !a.starts_with('-'))?;
             // `bun run build`: a package.json script, not a file.
-            (f.contains('.') || f.contains('/')).then(|| (f.as_str(), Some(Lang::Code)))
+            (f.contains('.') || f.contains('/')).then_some((f.as_str(), Some(Lang::Code)))
         }
         // A program named by a relative or absolute path of the project:
         // what it is shows in its `#!` line, read with its text.

@@ -176,7 +176,7 @@ pub struct CommandCond {
     /// fragments split inside a word.
     pub assembled: Vec<Pattern>,
     /// A path condition on the local script file the command runs.
-    pub script: Option<PathCond>,
+    pub script: Option<Box<PathCond>>,
 }
 
 #[derive(Debug, Clone)]
@@ -557,7 +557,7 @@ fn command(v: &Value) -> Result<CommandCond, String> {
         redirect_to: obj.get("redirect_to").map(path).transpose()?,
         inline_code: res("inline_code")?,
         assembled: res("assembled")?,
-        script: obj.get("script").map(path).transpose()?,
+        script: obj.get("script").map(path).transpose()?.map(Box::new),
     })
 }
 
