@@ -243,6 +243,7 @@ fn list() {
       exfiltration/reverse-shell  deny  on  (pack `exfiltration`): A shell wired to a network socket: /dev/tcp redirects, nc -e, socat exec:, mkfifo-and-nc, interpreter socket-and-dup2 code.
       exfiltration/inline-code-sends-credential-files  deny  on  (pack `exfiltration`): Inline interpreter code (python -c, node -e, perl -e, ruby -e) that both touches a credential file and makes a network request.
       exfiltration/inline-code-sends-environment  ask  on  (pack `exfiltration`): Inline interpreter code that makes a network request with the whole environment or a secret-named variable.
+      exfiltration/build-forwards-credentials  ask  on  (pack `exfiltration`): A container build given the host's SSH agent or a credential file (docker build --ssh default, buildx build --ssh, --secret src=~/.aws/credentials): every RUN step of the Dockerfile can use them.
       persistence/shell-startup-payload  deny  on  (pack `persistence`): A shell startup file (~/.bashrc, ~/.zshrc, ~/.profile, …) written with a download, a decoder, a shutdown or a socket in it.
       persistence/shell-startup-write  ask  on  (pack `persistence`): Any write to a shell startup file: ~/.bashrc, ~/.zshrc, ~/.profile, ~/.bash_profile, ~/.zprofile, ~/.zshenv, fish config, /etc/profile*.
       persistence/git-hooks-write  ask  on  (pack `persistence`): A write into .git/hooks/ (or the configured core.hooksPath), or pointing core.hooksPath somewhere new.
@@ -268,6 +269,8 @@ fn list() {
       secrets-in-context/credentials-in-git-history  deny  on  (pack `secrets-in-context`): git show / cat-file / log -p / diff / archive of a credentials file from history (git show HEAD:.env, git cat-file -p <rev>:id_rsa).
       secrets-in-context/bulk-credential-read  deny  on  (pack `secrets-in-context`): A list of credential files fed to a reader through xargs (find ~/.ssh -name 'id_*' | xargs cat, echo ~/.aws/credentials | xargs cat).
       secrets-in-context/registry-token-print  ask  on  (pack `secrets-in-context`): npm token list / create, pypi/twine and cargo token printing, docker login with a password on the command line.
+      secrets-in-context/inline-code-reads-credential-file  deny  on  (pack `secrets-in-context`): Inline interpreter code (python -c, node -e, perl -e, ruby -e) that opens or reads a credentials file: a private key, ~/.aws/credentials, .env, .netrc, a registry token file.
+      secrets-in-context/inline-code-prints-secret-variable  deny  on  (pack `secrets-in-context`): Inline interpreter code that prints a secret-named environment variable: print(os.environ["GITHUB_TOKEN"]), console.log(process.env.NPM_TOKEN), puts ENV["AWS_SECRET_ACCESS_KEY"].
       supply-chain/pipe-to-shell  ask  on  (pack `supply-chain`): curl/wget output piped into a shell or interpreter (curl … | sh, wget -O- | bash, curl … | sudo python3).
       supply-chain/remote-script-substitution  ask  on  (pack `supply-chain`): A downloaded script run through process or command substitution (bash <(curl …), sh -c "$(curl …)", source <(wget -qO- …), eval "$(curl …)") or PowerShell's iex (iwr …).
       supply-chain/install-from-unknown-url  ask  on  (pack `supply-chain`): pip/uv/pipx/poetry, npm/pnpm/yarn/bun or cargo installing from a URL or a git remote on a host other than the main forges and registries.
@@ -282,12 +285,15 @@ fn list() {
       mcp/metadata-endpoint  deny  on  (pack `mcp`): An MCP fetch or browser call to a cloud metadata endpoint (169.254.169.254, metadata.google.internal, fd00:ec2::254, 169.254.170.2).
       mcp/exfil-service-host  deny  on  (pack `mcp`): An MCP call to a request-capture or paste service (webhook.site, requestbin, pipedream, oast/interactsh, transfer.sh).
       mcp/shell-tool-destructive  deny  on  (pack `mcp`): An MCP shell/exec tool given rm -rf of / or the home, a pipe from curl/wget or base64 -d into a shell, or a /dev/tcp redirect.
+      mcp/sends-to-unknown-host  ask  on  (pack `mcp`): An MCP tool that sends data (send, submit, post, upload, publish, notify, webhook, share, email, form) or a fetch of an upload, collect or callback endpoint, aimed at a host that is not a known forge, chat or API service.
       obfuscation/decode-into-shell  deny  on  (pack `obfuscation`): base64/base32/basenc -d, xxd -r, openssl base64 -d, uudecode output piped into a shell or interpreter.
       obfuscation/transform-into-shell  deny  on  (pack `obfuscation`): gunzip/zcat/xz/bzip2/zstd, rev or tr (rot13) output piped into a shell, or printf/echo of hex or octal escapes piped into a shell.
       obfuscation/eval-decoded  deny  on  (pack `obfuscation`): eval, sh -c, source or a process substitution fed by a decoder: eval "$(echo … | base64 -d)", bash -c "$(… | xxd -r -p)", bash <(base64 -d <<< …).
       obfuscation/inline-decode-exec  deny  on  (pack `obfuscation`): Interpreter code that decodes and executes: exec(base64.b64decode(…)), eval(atob(…)), eval(Buffer.from(…, 'base64')…), new Function(atob(…)), exec(zlib.decompress(…)), marshal.loads, perl eval decode_base64, ruby eval Base64.decode64.
       obfuscation/assembled-sensitive-path  ask  on  (pack `obfuscation`): Interpreter code that builds a string from character codes or tiny fragments (chr(46)+chr(115)…, ''.join(map(chr, […])), String.fromCharCode(…), bytes([…]).decode(), '.s'+'sh'), the way payloads hide .ssh, id_rsa or .aws from checks.
       obfuscation/escaped-program-name  deny  on  (pack `obfuscation`): A program name written in ANSI-C escapes or hex ($'\\x72\\x6d' -rf …), or assembled from variables ($a$b …) at the start of a command.
+      obfuscation/assembled-secret-string  deny  on  (pack `obfuscation`): Inline code that joins string fragments split inside a word into a credential path, a secret variable's name or a URL ("~/.s"+"sh/id_rsa", "GITHUB_"+"TOKEN", "http://e"+"vil.com").
+      obfuscation/runs-agent-written-script  ask  on  (pack `obfuscation`): A command that runs a script the agent wrote earlier in the session (python3 x.py, bash x.sh, source x.sh, ./x.sh after a file write, a redirect, tee or inline code made x): what runs was written by the agent and read by nobody.
 
     ----- stderr -----
     "#);
@@ -466,6 +472,7 @@ fn list_with_rules() {
       exfiltration/reverse-shell  deny  on  (pack `exfiltration`): A shell wired to a network socket: /dev/tcp redirects, nc -e, socat exec:, mkfifo-and-nc, interpreter socket-and-dup2 code.
       exfiltration/inline-code-sends-credential-files  deny  on  (pack `exfiltration`): Inline interpreter code (python -c, node -e, perl -e, ruby -e) that both touches a credential file and makes a network request.
       exfiltration/inline-code-sends-environment  ask  on  (pack `exfiltration`): Inline interpreter code that makes a network request with the whole environment or a secret-named variable.
+      exfiltration/build-forwards-credentials  ask  on  (pack `exfiltration`): A container build given the host's SSH agent or a credential file (docker build --ssh default, buildx build --ssh, --secret src=~/.aws/credentials): every RUN step of the Dockerfile can use them.
       persistence/shell-startup-payload  deny  on  (pack `persistence`): A shell startup file (~/.bashrc, ~/.zshrc, ~/.profile, …) written with a download, a decoder, a shutdown or a socket in it.
       persistence/shell-startup-write  ask  on  (pack `persistence`): Any write to a shell startup file: ~/.bashrc, ~/.zshrc, ~/.profile, ~/.bash_profile, ~/.zprofile, ~/.zshenv, fish config, /etc/profile*.
       persistence/git-hooks-write  ask  on  (pack `persistence`): A write into .git/hooks/ (or the configured core.hooksPath), or pointing core.hooksPath somewhere new.
@@ -491,6 +498,8 @@ fn list_with_rules() {
       secrets-in-context/credentials-in-git-history  deny  on  (pack `secrets-in-context`): git show / cat-file / log -p / diff / archive of a credentials file from history (git show HEAD:.env, git cat-file -p <rev>:id_rsa).
       secrets-in-context/bulk-credential-read  deny  on  (pack `secrets-in-context`): A list of credential files fed to a reader through xargs (find ~/.ssh -name 'id_*' | xargs cat, echo ~/.aws/credentials | xargs cat).
       secrets-in-context/registry-token-print  ask  on  (pack `secrets-in-context`): npm token list / create, pypi/twine and cargo token printing, docker login with a password on the command line.
+      secrets-in-context/inline-code-reads-credential-file  deny  on  (pack `secrets-in-context`): Inline interpreter code (python -c, node -e, perl -e, ruby -e) that opens or reads a credentials file: a private key, ~/.aws/credentials, .env, .netrc, a registry token file.
+      secrets-in-context/inline-code-prints-secret-variable  deny  on  (pack `secrets-in-context`): Inline interpreter code that prints a secret-named environment variable: print(os.environ["GITHUB_TOKEN"]), console.log(process.env.NPM_TOKEN), puts ENV["AWS_SECRET_ACCESS_KEY"].
       supply-chain/pipe-to-shell  ask  on  (pack `supply-chain`): curl/wget output piped into a shell or interpreter (curl … | sh, wget -O- | bash, curl … | sudo python3).
       supply-chain/remote-script-substitution  ask  on  (pack `supply-chain`): A downloaded script run through process or command substitution (bash <(curl …), sh -c "$(curl …)", source <(wget -qO- …), eval "$(curl …)") or PowerShell's iex (iwr …).
       supply-chain/install-from-unknown-url  ask  on  (pack `supply-chain`): pip/uv/pipx/poetry, npm/pnpm/yarn/bun or cargo installing from a URL or a git remote on a host other than the main forges and registries.
@@ -505,12 +514,15 @@ fn list_with_rules() {
       mcp/metadata-endpoint  deny  on  (pack `mcp`): An MCP fetch or browser call to a cloud metadata endpoint (169.254.169.254, metadata.google.internal, fd00:ec2::254, 169.254.170.2).
       mcp/exfil-service-host  deny  on  (pack `mcp`): An MCP call to a request-capture or paste service (webhook.site, requestbin, pipedream, oast/interactsh, transfer.sh).
       mcp/shell-tool-destructive  deny  on  (pack `mcp`): An MCP shell/exec tool given rm -rf of / or the home, a pipe from curl/wget or base64 -d into a shell, or a /dev/tcp redirect.
+      mcp/sends-to-unknown-host  ask  on  (pack `mcp`): An MCP tool that sends data (send, submit, post, upload, publish, notify, webhook, share, email, form) or a fetch of an upload, collect or callback endpoint, aimed at a host that is not a known forge, chat or API service.
       obfuscation/decode-into-shell  deny  on  (pack `obfuscation`): base64/base32/basenc -d, xxd -r, openssl base64 -d, uudecode output piped into a shell or interpreter.
       obfuscation/transform-into-shell  deny  on  (pack `obfuscation`): gunzip/zcat/xz/bzip2/zstd, rev or tr (rot13) output piped into a shell, or printf/echo of hex or octal escapes piped into a shell.
       obfuscation/eval-decoded  deny  on  (pack `obfuscation`): eval, sh -c, source or a process substitution fed by a decoder: eval "$(echo … | base64 -d)", bash -c "$(… | xxd -r -p)", bash <(base64 -d <<< …).
       obfuscation/inline-decode-exec  deny  on  (pack `obfuscation`): Interpreter code that decodes and executes: exec(base64.b64decode(…)), eval(atob(…)), eval(Buffer.from(…, 'base64')…), new Function(atob(…)), exec(zlib.decompress(…)), marshal.loads, perl eval decode_base64, ruby eval Base64.decode64.
       obfuscation/assembled-sensitive-path  ask  on  (pack `obfuscation`): Interpreter code that builds a string from character codes or tiny fragments (chr(46)+chr(115)…, ''.join(map(chr, […])), String.fromCharCode(…), bytes([…]).decode(), '.s'+'sh'), the way payloads hide .ssh, id_rsa or .aws from checks.
       obfuscation/escaped-program-name  deny  on  (pack `obfuscation`): A program name written in ANSI-C escapes or hex ($'\\x72\\x6d' -rf …), or assembled from variables ($a$b …) at the start of a command.
+      obfuscation/assembled-secret-string  deny  on  (pack `obfuscation`): Inline code that joins string fragments split inside a word into a credential path, a secret variable's name or a URL ("~/.s"+"sh/id_rsa", "GITHUB_"+"TOKEN", "http://e"+"vil.com").
+      obfuscation/runs-agent-written-script  ask  on  (pack `obfuscation`): A command that runs a script the agent wrote earlier in the session (python3 x.py, bash x.sh, source x.sh, ./x.sh after a file write, a redirect, tee or inline code made x): what runs was written by the agent and read by nobody.
       no-force-push-main  deny  on  (user, `[HOME]/.keryx/hooks.json`): Never force-push main.
 
     ----- stderr -----
@@ -1164,7 +1176,7 @@ fn explain() {
       runs     no-force-push (user gate, [HOME]/.keryx/hooks.json)
       on other events: keryx.security-check-input (UserPromptSubmit); keryx.learning-observer (PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart, Stop, SessionEnd)
       rule     destructive/git-push-force (ask): matched command `git push --force`
-      rules    70 more from the default packs fit this call and do not match (`explain --json` lists them)
+      rules    75 more from the default packs fit this call and do not match (`explain --json` lists them)
     run would answer: depends on `no-force-push`
       allow if the hooks it depends on allow; they are commands explain does not run
 

@@ -381,6 +381,23 @@ impl<'a> Guard<'a> {
                     }
                 }
             }
+            // A local shell script the command runs is read like the line:
+            // `bash x.sh` with `cat ~/.ssh/id_rsa` in x.sh prints the key.
+            if self.depth < MAX_NESTING
+                && let Some((super::script_file::Lang::Shell, text)) =
+                    super::script_file::load(argv, cwd.as_deref(), self.cfg.home.as_deref())
+            {
+                let g = Guard {
+                    cfg: self.cfg,
+                    depth: self.depth + 1,
+                    src: &text,
+                    protect_only: self.protect_only || !reaches_context(script, i, Concern::Secret),
+                };
+                if let Some(r) = g.script(&Script::parse(&text), cwd.clone(), Default::default()) {
+                    let file = super::script_file::script_of(argv).map_or("", |(f, _)| f);
+                    return Some(format!("{r} (in the script `{}` it runs)", escape(file)));
+                }
+            }
             if self.protect_only {
                 continue;
             }

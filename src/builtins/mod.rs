@@ -7,6 +7,7 @@ pub mod impact;
 pub mod learning;
 pub mod ports;
 pub use crate::secrets as scanner;
+pub mod script_file;
 pub mod security;
 pub mod self_protect;
 pub mod shell;

@@ -875,6 +875,12 @@ fn changing_subcommand(args: &[String], from_input: bool) -> Option<String> {
     }
 }
 
+/// The files a patch envelope (Codex's `apply_patch`) writes; `None` when
+/// `text` is not one.
+pub(crate) fn patch_files(text: &str) -> Option<Vec<String>> {
+    patch::is_patch(text).then(|| patch::files(text))
+}
+
 /// The program text of `python -c CODE`, `perl -e CODE`, `node -e CODE`, ….
 pub(crate) fn interpreter_code(name: &str, argv: &[String]) -> Option<String> {
     let flags: &[&str] = if name.starts_with("python") || name == "pypy" || name == "pypy3" {

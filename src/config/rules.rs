@@ -52,6 +52,7 @@ pub const PATH_SETS: &[&str] = &[
     "systemd-units",
     "ci-workflows",
     "keryx",
+    "agent-written",
 ];
 
 /// Which kind of access a `path` condition looks at.
@@ -281,6 +282,11 @@ pub struct CommandCond {
     pub piped_into: Vec<String>,
     pub redirect_to: Option<PathCond>,
     pub inline_code: Vec<Pattern>,
+    /// Patterns on the strings inline code assembles from literal
+    /// fragments split inside a word.
+    pub assembled: Vec<Pattern>,
+    /// A path condition on the local script file the command runs.
+    pub script: Option<Box<PathCond>>,
 }
 
 #[derive(Debug, Clone)]
@@ -640,6 +646,8 @@ fn command(v: &Value, how: Reading) -> Result<CommandCond, String> {
             "piped_into",
             "redirect_to",
             "inline_code",
+            "assembled",
+            "script",
         ],
     )?;
     let res = |key: &str| {
@@ -655,6 +663,8 @@ fn command(v: &Value, how: Reading) -> Result<CommandCond, String> {
         piped_into: list_of(obj, "piped_into")?,
         redirect_to: obj.get("redirect_to").map(|v| path(v, how)).transpose()?,
         inline_code: res("inline_code")?,
+        assembled: res("assembled")?,
+        script: obj.get("script").map(|v| path(v, how)).transpose()?.map(Box::new),
     })
 }
 

@@ -108,6 +108,42 @@ pub(crate) struct Ids {
     seq: u64,
     first_edit: bool,
     stop_blocks: u32,
+    /// The files the agent wrote earlier in the session, for a shell call
+    /// (a script among them that it runs was written by the agent).
+    agent_written: Vec<PathBuf>,
+}
+
+/// The files `input` (a PreToolUse) writes, resolved: a file tool's path,
+/// a patch's files, a shell redirect's target, what `tee`, `cp` and inline
+/// code write; and whether it is a shell call, which may run one of the
+/// files written before.
+pub(crate) fn writes_of(input: &EventInput, loc: &crate::settings::Here) -> (Vec<String>, bool) {
+    if input.event != Event::PreToolUse {
+        return (Vec::new(), false);
+    }
+    let call = crate::rules::Call::new(input, crate::rules::call::places(loc));
+    let shell = !call.command_lines().is_empty();
+    let written = call
+        .paths()
+        .iter()
+        .filter(|r| r.access == crate::config::rules::Access::Write)
+        .map(|r| r.resolved.to_string_lossy().into_owned())
+        .collect();
+    (written, shell)
+}
+
+/// Records `written` in the session's state and gives back what the agent
+/// wrote before, when `shell` asks for it.
+fn note_writes(l: &mut Locked, written: &[String], shell: bool) -> Vec<PathBuf> {
+    let before = if shell {
+        l.state.written.iter().map(PathBuf::from).collect()
+    } else {
+        Vec::new()
+    };
+    for w in written {
+        l.state.wrote(w);
+    }
+    before
 }
 
 /// Phase 1: the sequence number, the run id and the first-edit decision.
@@ -134,6 +170,7 @@ pub(crate) fn take_ids(l: &mut Locked, input: &EventInput, track_edits: bool) ->
         seq,
         first_edit,
         stop_blocks: l.state.stop_blocks,
+        agent_written: Vec::new(),
     }
 }
 
@@ -221,10 +258,27 @@ impl<'a, 'r> EventRun<'a, 'r> {
             seq: 0,
             first_edit: false,
             stop_blocks: 0,
+            agent_written: Vec::new(),
         };
+        let (written, shell) = writes_of(input, loc);
+        // Even when nothing else runs, what the agent writes is remembered.
+        let session = match session {
+            None if !written.is_empty() => Some(Session::at(
+                loc.session_dir(adapter.name(), &input.session_id),
+            )),
+            s => s,
+        };
+        let work_needs_lock = work != Work::Nothing;
         match session.as_ref().map(Session::lock) {
+            Some(Ok(mut l)) if !work_needs_lock => {
+                ids.agent_written = note_writes(&mut l, &written, shell);
+                if let Err(e) = l.save() {
+                    tracing::warn!("could not save the session state: {e}");
+                }
+            }
             Some(Ok(mut l)) => {
                 ids = take_ids(&mut l, input, track_edits);
+                ids.agent_written = note_writes(&mut l, &written, shell);
                 if work == Work::Spawns {
                     if let Err(e) = l.save() {
                         tracing::warn!("could not save the session state: {e}");
@@ -322,10 +376,9 @@ impl<'a, 'r> EventRun<'a, 'r> {
         let mut hits = if rules.is_empty() {
             Vec::new()
         } else {
-            rules.evaluate(&crate::rules::Call::new(
-                input,
-                crate::rules::call::places(loc),
-            ))
+            let mut call = crate::rules::Call::new(input, crate::rules::call::places(loc));
+            call.agent_written = self.ids.agent_written.clone();
+            rules.evaluate(&call)
         };
         // What the person allowed once from a terminal.
         let once = super::allow_once::apply(&mut hits, input, loc);

@@ -14,8 +14,8 @@ use serde_json::Value;
 use crate::builtins::ctx_guard::{
     CtxGuardConfig, basename, path_like, skip_options, unwrap_wrappers,
 };
-use crate::builtins::self_protect;
 use crate::builtins::shell::{Redirect, RedirectOp, Script};
+use crate::builtins::{script_file, self_protect};
 use crate::config::rules::Access;
 use crate::events::Event;
 use crate::runtime::types::EventInput;
@@ -49,8 +49,15 @@ pub struct Simple {
     pub redirects: Vec<Redirect>,
     /// The programs its output flows into through `|`.
     pub piped_into: Vec<String>,
-    /// Inline interpreter code and `sh -c` bodies it runs.
+    /// Inline interpreter code and `sh -c` bodies it runs, and the text
+    /// of the local script file it runs as interpreter code.
     pub inline: Vec<String>,
+    /// The strings its inline code builds by joining literal fragments
+    /// split inside a word (`"~/.s"+"sh/id_rsa"`, `"GITHUB_"+"TOKEN"`).
+    pub assembled: Vec<String>,
+    /// The local script file it runs (`bash x.sh`, `python3 x.py`,
+    /// `./x.sh`), as written.
+    pub script: Option<String>,
 }
 
 impl Simple {
@@ -103,7 +110,12 @@ pub struct Call<'a> {
     pub prompt: Option<&'a str>,
     pub cwd: Option<PathBuf>,
     pub guard: CtxGuardConfig,
+    /// The files the agent wrote earlier in this session, resolved (the
+    /// session's record; empty where there is none).
+    pub agent_written: Vec<PathBuf>,
     commands: OnceCell<Vec<Simple>>,
+    /// The text of the shell scripts the call runs from files.
+    script_texts: OnceCell<Vec<String>>,
     paths: OnceCell<Vec<Reached>>,
     urls: OnceCell<Vec<Url>>,
 }
@@ -119,7 +131,9 @@ impl<'a> Call<'a> {
             prompt: input.str_field("prompt"),
             cwd: input.cwd.clone(),
             guard,
+            agent_written: Vec::new(),
             commands: OnceCell::new(),
+            script_texts: OnceCell::new(),
             paths: OnceCell::new(),
             urls: OnceCell::new(),
         }
@@ -152,23 +166,56 @@ impl<'a> Call<'a> {
         Vec::new()
     }
 
-    /// Every simple command the call's shell lines run.
+    /// Every simple command the call's shell lines run, those of the
+    /// local shell scripts they run included.
     pub fn commands(&self) -> &[Simple] {
         self.commands.get_or_init(|| {
             let mut out = Vec::new();
+            let mut scripts = Vec::new();
+            let at = Place {
+                cwd: self.cwd.as_deref(),
+                home: self.home(),
+            };
             for line in self.command_lines() {
-                flatten(line, 0, &mut out);
+                flatten(line, 0, &at, &mut out, &mut scripts);
             }
+            let _ = self.script_texts.set(scripts);
             out
         })
     }
 
-    /// The raw text a `text` condition reads: the command lines and the
-    /// content the call writes.
-    pub fn texts(&self) -> Vec<&'a str> {
+    /// A patch the call applies (Codex's `apply_patch`, reported as an
+    /// edit whose input is the patch envelope).
+    fn patch(&self) -> Option<&'a str> {
+        if !matches!(self.tool, Some("Edit" | "Write" | "MultiEdit")) {
+            return None;
+        }
+        self.input_str("command")
+            .or_else(|| self.input_str("patch"))
+            .or_else(|| self.input_str("input"))
+            .or_else(|| self.tool_input?.as_str())
+            .filter(|t| self_protect::patch_files(t).is_some())
+    }
+
+    /// The raw text a `text` condition reads: the command lines, the text
+    /// of the shell scripts they run, and the content the call writes.
+    pub fn texts(&self) -> Vec<&str> {
         let mut out = self.command_lines();
+        if !out.is_empty() {
+            self.commands();
+            out.extend(
+                self.script_texts
+                    .get()
+                    .into_iter()
+                    .flatten()
+                    .map(String::as_str),
+            );
+        }
         for k in ["content", "new_string", "new_source"] {
             out.extend(self.input_str(k));
+        }
+        if let Some(p) = self.patch() {
+            out.push(p);
         }
         if let Some(edits) = self
             .tool_input
@@ -213,6 +260,11 @@ impl<'a> Call<'a> {
                     self.reach(p, file_access, &mut out);
                 }
             }
+            if let Some(files) = self.patch().and_then(self_protect::patch_files) {
+                for f in files {
+                    self.reach(&f, Access::Write, &mut out);
+                }
+            }
             for c in self.commands() {
                 let name = c.program().unwrap_or("");
                 let operands = operands(&c.argv);
@@ -225,6 +277,11 @@ impl<'a> Call<'a> {
                 for r in &c.redirects {
                     if let Some(how) = redirect_access(r.op) {
                         self.reach(&r.target, how, &mut out);
+                    }
+                }
+                for code in &c.inline {
+                    for f in inline_writes(code) {
+                        self.reach(f, Access::Write, &mut out);
                     }
                 }
             }
@@ -306,8 +363,17 @@ fn strings<'v>(v: &'v Value, out: &mut Vec<&'v str>) {
     }
 }
 
-/// Reads `src` into simple commands, nested scripts included.
-fn flatten(src: &str, depth: usize, out: &mut Vec<Simple>) {
+/// Where a call's relative paths are resolved from.
+struct Place<'p> {
+    cwd: Option<&'p Path>,
+    home: Option<&'p Path>,
+}
+
+/// Reads `src` into simple commands, nested scripts included: `sh -c`
+/// bodies, and the local script files a command runs (a shell script's
+/// commands are read like the command line's, an interpreter's code like
+/// `python -c` code). `scripts` gathers the shell scripts' text.
+fn flatten(src: &str, depth: usize, at: &Place, out: &mut Vec<Simple>, scripts: &mut Vec<String>) {
     let script = Script::parse(src);
     for (i, cmd) in script.commands.iter().enumerate() {
         let argv = unwrap_all(&cmd.words);
@@ -333,18 +399,111 @@ fn flatten(src: &str, depth: usize, out: &mut Vec<Simple>) {
         if !argv.is_empty() {
             inline.extend(self_protect::interpreter_code(name, argv));
         }
+        let script_file = script_file::script_of(argv).map(|(f, _)| f.to_owned());
+        let loaded = (depth < MAX_NESTING)
+            .then(|| script_file::load(argv, at.cwd, at.home))
+            .flatten();
+        let mut shell_text = None;
+        match loaded {
+            Some((script_file::Lang::Code, text)) => inline.push(text),
+            Some((script_file::Lang::Shell, text)) => shell_text = Some(text),
+            None => {}
+        }
+        let assembled = inline.iter().flat_map(|c| assembled(c)).collect();
         out.push(Simple {
             argv: argv.to_vec(),
             redirects: cmd.redirects.clone(),
             piped_into,
             inline,
+            assembled,
+            script: script_file,
         });
         if let Some(inner) = nested
             && depth < MAX_NESTING
         {
-            flatten(&inner, depth + 1, out);
+            flatten(&inner, depth + 1, at, out, scripts);
+        }
+        if let Some(text) = shell_text {
+            flatten(&text, depth + 1, at, out, scripts);
+            scripts.push(text);
         }
     }
+}
+
+/// The strings `code` builds by joining two or more string literals
+/// (`"a"+"b"`, `'a' . 'b'`, Python's `"a" "b"`) where a join falls inside
+/// a word (a letter, digit or `_` on both sides of it): the way a payload
+/// keeps `.ssh`, a token's name or a host out of sight of a pattern. A
+/// join at a word's edge (`"Hello, " + "world"`, `base + "/" + "v1"`) is
+/// ordinary and not reported.
+pub fn assembled(code: &str) -> Vec<String> {
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    // Reads the literal opening at `i`: its text and the index after it.
+    let literal = |i: usize| -> Option<(String, usize)> {
+        let q = *b.get(i)?;
+        if q != b'"' && q != b'\'' {
+            return None;
+        }
+        let mut j = i + 1;
+        while j < b.len() && b[j] != q && b[j] != b'\n' {
+            j += if b[j] == b'\\' { 2 } else { 1 };
+        }
+        (j < b.len() && b[j] == q).then(|| (code[i + 1..j].to_owned(), j + 1))
+    };
+    let skip_ws = |mut j: usize| {
+        while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+            j += 1;
+        }
+        j
+    };
+    while i < b.len() {
+        let Some((first, mut end)) = literal(i) else {
+            i += 1;
+            continue;
+        };
+        let mut joined = first;
+        let mut inside_word = false;
+        loop {
+            let mut j = skip_ws(end);
+            if matches!(b.get(j), Some(b'+' | b'.')) && b.get(j + 1) != Some(&b'=') {
+                j = skip_ws(j + 1);
+            } else if j == end {
+                break; // `"a""b"` without a space is not Python's join
+            }
+            let Some((next, after)) = literal(j) else {
+                break;
+            };
+            let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+            if word(joined.chars().last()) && word(next.chars().next()) {
+                inside_word = true;
+            }
+            joined.push_str(&next);
+            end = after;
+        }
+        if inside_word && joined.len() <= 4096 {
+            out.push(joined);
+        }
+        i = end;
+    }
+    out
+}
+
+/// The files inline code opens for writing: `open("x", "w")`,
+/// `writeFileSync("x", …)`, `File.write("x", …)`, perl `open(F, ">x")`.
+fn inline_writes(code: &str) -> Vec<&str> {
+    static WRITES: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r#"(?:\bopen\s*\(\s*["']([^"'\n]+)["']\s*,\s*["'][^"']*[wax]|\b(?:writeFileSync|writeFile|appendFileSync|appendFile|createWriteStream)\s*\(\s*["']([^"'\n]+)["']|\bFile\.(?:write|open)\s*\(\s*["']([^"'\n]+)["']\s*(?:,\s*["'][wa])?|\bopen\s*\(?\s*\w+\s*,\s*["']\+?>>?\s*([^"'\n]+)["']|Path\s*\(\s*["']([^"'\n]+)["']\s*\)\s*\.write_(?:text|bytes))"#,
+        )
+        .expect("a valid pattern")
+    });
+    WRITES
+        .captures_iter(code)
+        .filter_map(|c| (1..=5).find_map(|i| c.get(i)).map(|m| m.as_str().trim()))
+        .filter(|p| !p.is_empty())
+        .collect()
 }
 
 /// The wrappers ctx-guard strips (`sudo`, `env`, `timeout 5`, …), and

@@ -154,7 +154,8 @@ fn command_holds(c: &CommandCond, s: &Simple, call: &Call) -> bool {
     let needs_program = !c.program.is_empty()
         || !c.subcommand.is_empty()
         || !c.flag.is_empty()
-        || !c.arg.is_empty();
+        || !c.arg.is_empty()
+        || c.script.is_some();
     if needs_program && s.argv.is_empty() {
         return false;
     }
@@ -184,6 +185,18 @@ fn command_holds(c: &CommandCond, s: &Simple, call: &Call) -> bool {
             || s.inline
                 .iter()
                 .any(|code| c.inline_code.iter().any(|r| r.is_match(code))))
+        && (c.assembled.is_empty()
+            || s.assembled
+                .iter()
+                .any(|text| c.assembled.iter().any(|r| r.is_match(text))))
+        && c.script.as_ref().is_none_or(|p| {
+            s.script.as_deref().is_some_and(|f| {
+                call.resolve(f).is_some_and(|resolved| {
+                    let reached = Reached::new(f, resolved, crate::config::rules::Access::Read);
+                    path_holds(p, &reached, call)
+                })
+            })
+        })
 }
 
 /// The ways a path is compared: as resolved, home-relative (`~/…`), and
@@ -302,6 +315,7 @@ fn in_set(set: &str, path: &str, call: &Call) -> bool {
         "keryx" => keryx_places(&call.guard)
             .iter()
             .any(|(_, place)| Path::new(path).starts_with(place)),
+        "agent-written" => call.agent_written.iter().any(|w| Path::new(path) == w),
         _ => SET_GLOBS
             .iter()
             .find(|(name, _)| *name == set)
@@ -313,9 +327,25 @@ fn url_holds(u: &UrlCond, x: &crate::rules::call::Url) -> bool {
     (u.host.is_empty() || u.host.iter().any(|g| g.re.is_match(&x.host)))
         && (u.scheme.is_empty() || u.scheme.contains(&x.scheme))
         && u.carries_secret.is_none_or(|want| {
-            let found = !builtin_rules().scan(&x.rest, Target::Input).is_empty();
+            let found =
+                token_shaped(&x.rest) || !builtin_rules().scan(&x.rest, Target::Input).is_empty();
             found == want
         })
+}
+
+/// A value shaped like a known service's token: its prefix and a long
+/// tail. The scanner wants a token's exact length and checksum, which
+/// keeps it quiet on text; in a URL's query, user part or path, a
+/// truncated or made-up token (`?t=ghp_…` a few characters short) is sent
+/// for the same reason a real one would be.
+pub fn token_shaped(text: &str) -> bool {
+    static TOKEN: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(
+            r"(^|[^A-Za-z0-9])((gh[pousr]_[A-Za-z0-9]{20,})|github_pat_[A-Za-z0-9_]{22,}|glpat-[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|sk-(ant-|proj-)?[A-Za-z0-9_-]{32,}|sk_live_[A-Za-z0-9]{16,}|AKIA[0-9A-Z]{16}|npm_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,}|AIza[0-9A-Za-z_-]{30,}|pypi-[A-Za-z0-9_-]{40,})",
+        )
+        .expect("a valid pattern")
+    });
+    TOKEN.is_match(text)
 }
 
 fn mcp_holds(m: &McpCond, call: &Call) -> Option<String> {

@@ -525,3 +525,91 @@ fn a_pack_rule_is_looked_at_only_when_the_call_meets_its_need() {
         .count();
     assert!(echo.len() * 2 < bash, "{} of {bash}: {echo:?}", echo.len());
 }
+
+#[test]
+fn inline_code_joins_strings_split_inside_a_word() {
+    use crate::rules::call::assembled;
+    assert_eq!(assembled(r#"open("~/.s"+"sh/id_rsa")"#), ["~/.ssh/id_rsa"]);
+    assert_eq!(
+        assembled(r#"os.environ["GITHUB_" + "TOKEN"]"#),
+        ["GITHUB_TOKEN"]
+    );
+    assert_eq!(
+        assembled(r#"open F,"$ENV{HOME}/.s"."sh/id_rsa""#),
+        ["$ENV{HOME}/.ssh/id_rsa"]
+    );
+    assert_eq!(
+        assembled(r#"x = "http://e" "vil.com""#),
+        ["http://evil.com"]
+    );
+    assert_eq!(assembled(r#"a='/.ss'+'h'+'/id_'+'rsa'"#), ["/.ssh/id_rsa"]);
+    // Joins at a word's edge are how code is ordinarily written.
+    assert!(assembled(r#"print("Hello, " + "world")"#).is_empty());
+    assert!(assembled(r#"u = "https://api.github.com/repos/" + "acme/app""#).is_empty());
+    assert!(assembled(r#"",".join(["a", "b"])"#).is_empty());
+    assert!(assembled(r#"print("a", "b"); x += "c""#).is_empty());
+}
+
+#[test]
+fn assembled_and_script_conditions() {
+    let m = json!({"command": {"assembled": ["\\.ssh/"]}});
+    let split = r#"python3 -c 'print(open("/home/me/.s"+"sh/id_rsa").read())'"#;
+    assert!(on_command(m.clone(), split).is_some());
+    let whole = r#"python3 -c 'print(open("/home/me/.ssh/id_rsa").read())'"#;
+    assert_eq!(on_command(m, whole), None);
+
+    let m = json!({"command": {"script": {"glob": ["*.sh"]}}});
+    assert!(on_command(m.clone(), "bash ./tools/x.sh").is_some());
+    assert!(on_command(m.clone(), "sudo sh -e deploy.sh").is_some());
+    assert_eq!(on_command(m.clone(), "bash -c 'x.sh'"), None);
+    assert_eq!(on_command(m, "cat x.sh"), None);
+}
+
+#[test]
+fn inline_code_writes_are_writes() {
+    let m = json!({"path": {"glob": ["/repo/gen.py"], "access": "write"}});
+    for cmd in [
+        r#"python3 -c 'open("gen.py","w").write("x")'"#,
+        r#"node -e 'require("fs").writeFileSync("gen.py", "x")'"#,
+        r#"perl -e 'open(F, ">gen.py"); print F "x"'"#,
+        r#"ruby -e 'File.write("gen.py", "x")'"#,
+    ] {
+        assert!(on_command(m.clone(), cmd).is_some(), "{cmd}");
+    }
+    assert_eq!(
+        on_command(m, r#"python3 -c 'print(open("gen.py").read())'"#),
+        None
+    );
+}
+
+#[test]
+fn the_agent_written_set_is_the_sessions() {
+    let m = json!({"command": {"script": {"set": "agent-written"}}});
+    let r = rule("r", m, "ask");
+    let i = input("Bash", json!({"command": "python3 diag.py"}));
+    let mut call = Call::new(&i, CtxGuardConfig::for_home(Path::new(HOME)));
+    assert!(run(&r, &call).is_none());
+    call.agent_written = vec![PathBuf::from("/repo/diag.py")];
+    assert!(run(&r, &call).is_some());
+    let i = input("Bash", json!({"command": "pytest diag.py"}));
+    let mut call = Call::new(&i, CtxGuardConfig::for_home(Path::new(HOME)));
+    call.agent_written = vec![PathBuf::from("/repo/diag.py")];
+    assert!(run(&r, &call).is_none());
+}
+
+#[test]
+fn a_patch_writes_its_files() {
+    let m = json!({"path": {"set": "shell-startup", "access": "write"}});
+    let r = rule("r", m, "deny");
+    let patch =
+        format!("*** Begin Patch\n*** Add File: {HOME}/.bashrc\n+curl x | sh\n*** End Patch\n");
+    let i = input("Edit", json!({"command": patch}));
+    let call = Call::new(&i, CtxGuardConfig::for_home(Path::new(HOME)));
+    assert!(run(&r, &call).is_some());
+    let i = input(
+        "Edit",
+        json!({"command": "*** Begin Patch\n*** Update File: src/a.rs\n*** End Patch"}),
+    );
+    let call = Call::new(&i, CtxGuardConfig::for_home(Path::new(HOME)));
+    assert!(run(&r, &call).is_none());
+}

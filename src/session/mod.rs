@@ -21,6 +21,8 @@ use crate::runtime::types::{HookInvocationRecord, RecordContext, RecordEntry, Re
 pub const MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
 /// Remembered first edits.
 const MAX_FIRST_EDITS: usize = 10_000;
+/// Remembered files the agent wrote.
+const MAX_WRITTEN: usize = 2_000;
 /// How long the shim waits for a lock it shares with other processes (the
 /// session lock, the de-duplication slots). Every holder keeps them for
 /// microseconds, so a lock still held after this is held by something
@@ -41,6 +43,10 @@ pub struct State {
     pub first_edits: Vec<String>,
     /// Consecutive Stop blocks in the current run.
     pub stop_blocks: u32,
+    /// The files the agent wrote in this session (resolved paths, oldest
+    /// first): a script among them that a command then runs was written by
+    /// the agent, not by a person.
+    pub written: Vec<String>,
 }
 
 /// The answer given to one tool call, repeated to its later deliveries.
@@ -70,6 +76,18 @@ impl State {
         }
         self.first_edits.push(path.to_owned());
         true
+    }
+
+    /// Remembers that the agent wrote `path` (once; the oldest is forgotten
+    /// past [`MAX_WRITTEN`]).
+    pub fn wrote(&mut self, path: &str) {
+        if self.written.iter().any(|p| p == path) {
+            return;
+        }
+        if self.written.len() >= MAX_WRITTEN {
+            self.written.remove(0);
+        }
+        self.written.push(path.to_owned());
     }
 }
 
@@ -796,5 +814,20 @@ mod tests {
         assert!(s.first_edit("/a"));
         assert!(!s.first_edit("/a"));
         assert!(s.first_edit("/b"));
+    }
+
+    #[test]
+    fn written_files_are_remembered_once_and_bounded() {
+        let mut s = State::default();
+        s.wrote("/p/a.sh");
+        s.wrote("/p/a.sh");
+        assert_eq!(s.written, ["/p/a.sh"]);
+        for i in 0..MAX_WRITTEN {
+            s.wrote(&format!("/p/{i}"));
+        }
+        assert_eq!(s.written.len(), MAX_WRITTEN);
+        assert!(!s.written.iter().any(|p| p == "/p/a.sh"));
+        let back: State = serde_json::from_str(r#"{"seq":1}"#).unwrap();
+        assert!(back.written.is_empty());
     }
 }
