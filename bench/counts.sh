@@ -13,7 +13,12 @@
 # taken from BENCH_TOOLS_TARGET (default target/bench-tools); run
 # bench/run.sh --quick once to build them.
 #
-# Settings: COUNTS_CASES="read read-keys bash gate" COUNTS_RUNS=20 COUNTS_WARM=3
+# The sandbox case runs one sandboxed /bin/true gate beside the bare-sandbox
+# floor (bubblewrap alone, bench/sandbox-floor.sh): its counts cover the
+# whole process tree (keryx-hooks, both bubblewrap processes and the hook),
+# and a second table splits them per process, with bubblewrap's mounts.
+#
+# Settings: COUNTS_CASES="read read-keys bash gate sandbox" COUNTS_RUNS=20 COUNTS_WARM=3
 #   COUNTS_WORK=<dir>  keep every case's home, callgrind profile (cg.out) and
 #                      strace summary there (default: a temp dir, removed)
 set -euo pipefail
@@ -22,7 +27,7 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
 . install/release-env.sh
 
-CASES="${COUNTS_CASES:-read read-keys bash gate}"
+CASES="${COUNTS_CASES:-read read-keys bash gate sandbox}"
 RUNS="${COUNTS_RUNS:-20}"
 WARM="${COUNTS_WARM:-3}"
 TOOLS_TARGET="$(realpath -m "${BENCH_TOOLS_TARGET:-target/bench-tools}")"
@@ -78,6 +83,41 @@ malloc_calls() {
     ' "$1"
 }
 
+# sandbox_detail LABEL CASE_DIR CPU_MS: one row per process of a sandboxed
+# run, from its callgrind logs (instructions) and strace -ff files (system
+# calls; the mounts are bubblewrap's), then the tree's CPU time (task-clock,
+# mean of COUNTS_RUNS; the one column here that moves with the load).
+sandbox_detail() {
+    local label="$1" dir="$2" cpu="$3" log cmd ir t calls mounts
+    for log in "$dir"/project/cg/*.log; do
+        cmd="$(sed -n 's/^==[0-9]*== Command: \(.*\)/\1/p' "$log" | head -n1)"
+        ir="$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$log")"
+        # Pid 1 in the new pid namespace is bubblewrap's child.
+        [[ "${log##*/}" == 1.log ]] && cmd=in-sandbox
+        printf '| %s | %s | %s | | |\n' "$label" "$(process_name "$cmd")" "$ir"
+    done
+    for t in "$dir"/trace/t.*; do
+        # A process that never called execve is bubblewrap's child: it
+        # builds the sandbox, then waits for the hook as pid 1.
+        cmd="$(sed -n 's/^execve("\([^"]*\)".*= 0$/\1/p' "$t" | tail -n1)"
+        calls="$(grep -c '' "$t")"
+        mounts="$(grep -c '^mount(' "$t" || true)"
+        printf '| %s | %s | | %s | %s |\n' "$label" "$(process_name "${cmd:-in-sandbox}")" "$calls" "$mounts"
+    done
+    printf '| %s | whole tree, CPU ms (task-clock) | %s | | |\n' "$label" "$cpu"
+}
+
+# process_name COMMAND: how the detail table names a process.
+process_name() {
+    case "$1" in
+        in-sandbox) printf 'bwrap, its child in the new namespaces (pid 1)' ;;
+        *bwrap*) printf 'bwrap' ;;
+        *keryx-hooks*) printf 'keryx-hooks' ;;
+        */true*) printf '/bin/true (the hook)' ;;
+        *) printf '%s' "${1%% *}" ;;
+    esac
+}
+
 # one CASE LABEL FIXTURE HOOKS(-|file) CMD...: prints a table row.
 one() {
     local case="$1" label="$2" fixture="$REPO/bench/fixtures/$3" hooks="$4"
@@ -94,12 +134,27 @@ one() {
         payload "$dir" "$fixture"
         in_case "$dir" "$@" <"$dir/p.json" >/dev/null 2>&1 || true
     done
-    local ir allocs faults=0 f calls
+    local ir allocs faults=0 f calls cpu
     payload "$dir" "$fixture"
-    in_case "$dir" valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" "$@" <"$dir/p.json" \
-        >/dev/null 2>"$dir/cg.log" || true
-    ir="$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$dir/cg.log")"
-    allocs="$(malloc_calls "$dir/cg.out")"
+    if [[ "$case" == sandbox ]]; then
+        # Every process of the tree, bubblewrap's and the hook's included.
+        # Inside the sandbox only the project is writable, at the same path,
+        # so each process writes its profile and log there.
+        rm -rf "$dir/project/cg" && mkdir -p "$dir/project/cg"
+        in_case "$dir" valgrind --tool=callgrind --trace-children=yes \
+            --callgrind-out-file="$dir/project/cg/%p.out" --log-file="$dir/project/cg/%p.log" \
+            "$@" <"$dir/p.json" >/dev/null 2>&1 || true
+        ir="$(cat "$dir"/project/cg/*.log | sed -n 's/.*Collected : \([0-9]*\).*/\1/p' |
+            awk '{ s += $1 } END { print s + 0 }')"
+        allocs="$(for log in "$dir"/project/cg/*.log; do
+            malloc_calls "${log%.log}.out"
+        done | awk '{ s += $1 } END { print s + 0 }')"
+    else
+        in_case "$dir" valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" "$@" <"$dir/p.json" \
+            >/dev/null 2>"$dir/cg.log" || true
+        ir="$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$dir/cg.log")"
+        allocs="$(malloc_calls "$dir/cg.out")"
+    fi
     for ((i = 0; i < RUNS; i++)); do
         payload "$dir" "$fixture"
         f="$(in_case "$dir" perf stat -x, -e page-faults "$@" <"$dir/p.json" 2>&1 >/dev/null |
@@ -109,6 +164,17 @@ one() {
     payload "$dir" "$fixture"
     in_case "$dir" strace -c -f -o "$dir/strace.txt" "$@" <"$dir/p.json" >/dev/null 2>&1 || true
     calls="$(awk '$NF == "total" { print $4 }' "$dir/strace.txt")"
+    if [[ "$case" == sandbox ]]; then
+        payload "$dir" "$fixture"
+        rm -rf "$dir/trace" && mkdir -p "$dir/trace"
+        in_case "$dir" strace -ff -o "$dir/trace/t" "$@" <"$dir/p.json" >/dev/null 2>&1 || true
+        cpu="$(for ((i = 0; i < RUNS; i++)); do
+            payload "$dir" "$fixture"
+            in_case "$dir" perf stat -x, -e task-clock "$@" <"$dir/p.json" 2>&1 >/dev/null |
+                sed -n 's/^\([0-9.]*\),.*task-clock.*/\1/p'
+        done | awk '{ s += $1 } END { printf "%.2f", s / NR }')"
+        sandbox_detail "$label" "$dir" "$cpu" >>"$WORK/sandbox-detail.md"
+    fi
     printf '| %s | %s | %s | %s | %s | %s |\n' "$case" "$label" "${ir:-?}" "${allocs:-?}" \
         "$(awk -v s="$faults" -v n="$RUNS" 'BEGIN { printf "%.1f", s / n }')" "${calls:-?}"
 }
@@ -127,10 +193,19 @@ for case in $CASES; do
         read-keys) fixture=PreToolUse-Read.json hooks=- floor=("$FLOOR")
             PAYLOAD_EDIT="s#src/main.rs#src/task_keys_add_react.rs#" ;;
         gate) fixture=PreToolUse-Read.json hooks=hooks-gate-unsandboxed.json floor=("$SPAWNER" /bin/true) ;;
-        *) die "unknown case $case (read, read-keys, bash, gate)" ;;
+        sandbox) fixture=PreToolUse-Read.json hooks=hooks-gate-sandboxed.json
+            mapfile -t floor < <(bench/sandbox-floor.sh)
+            floor+=(/bin/true) ;;
+        *) die "unknown case $case (read, read-keys, bash, gate, sandbox)" ;;
     esac
     one "$case" floor "$fixture" - "${floor[@]}"
     for i in "${!bins[@]}"; do
         one "$case" "${labels[$i]}" "$fixture" "$hooks" "$(realpath "${bins[$i]}")" run claude-code PreToolUse
     done
 done
+if [[ -s "$WORK/sandbox-detail.md" ]]; then
+    printf '\nThe sandbox case per process (bwrap: the launcher, then its child that builds the sandbox and waits as pid 1):\n\n'
+    printf '| binary | process | instructions | system calls | mounts |\n'
+    printf '|---|---|---:|---:|---:|\n'
+    cat "$WORK/sandbox-detail.md"
+fi
