@@ -1067,10 +1067,9 @@ fn protect_project(root: &Path, create: bool, mounts: &mut Vec<Mount>) -> Watch 
     git.watch
 }
 
-/// A directory (not a link to one) with nothing in it.
+/// A directory with nothing in it (`path` is a real path: no link).
 fn is_empty_dir(path: &Path) -> bool {
     std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none())
-        && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
 }
 
 /// The real path of `path`, which lies under the real directory `base`:
