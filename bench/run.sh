@@ -212,6 +212,22 @@ add_keryx_cases() {
 }
 add_keryx_cases "$KERYX" "" ""
 
+# The sandbox floor: what bubblewrap itself costs, beside d-sandboxed in the
+# same rounds. s-bwrap is a bare bwrap with the namespaces and base mounts
+# every sandboxed hook gets (bench/sandbox-floor.sh), running /bin/true;
+# s-bwrap-spawn is the static spawner starting that same bwrap as a gate is
+# started (own group, payload piped, outputs drained). d-sandboxed over
+# s-bwrap is the sandboxed gate's target (≤ 1.5×).
+if BWRAP="$(command -v bwrap)"; then
+    mapfile -t SANDBOX_FLOOR < <(bench/sandbox-floor.sh "$BWRAP")
+    add_case s-bwrap "sandbox floor: bare bwrap (keryx's namespaces, no project mounts) running /bin/true" Read - 1 \
+        "${SANDBOX_FLOOR[@]}" /bin/true
+    add_case s-bwrap-spawn "sandbox floor + one spawn: the static spawner starting that bwrap, piped and waited for" Read - 1 \
+        "$SPAWNER_STATIC" "${SANDBOX_FLOOR[@]}" /bin/true
+else
+    say "no bwrap on PATH: the sandbox floor (s-bwrap) is not measured"
+fi
+
 # (f) The SessionStart drift check over a 1,000-file, 50 MB hook source,
 # installed as a snapshot with the real installer. Warm: the source-hash stat
 # cache is in place (a normal session start). Cold: the stat cache is removed

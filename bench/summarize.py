@@ -172,6 +172,13 @@ def main():
             worst = max(run_cases, key=lambda c: c["rss_peak_kib"])
             target(f"peak RSS of `run` ≤ 8 MiB{tag}", worst["rss_peak_kib"] / MIB, 8.0, "MiB",
                    note=f"worst case: {worst['id']}; process tree max, see the table")
+        # The sandboxed gate over the bare-sandbox floor (bench/sandbox-floor.sh).
+        ds = f"d-sandboxed{sfx}"
+        if med(ds) is not None and med("s-bwrap") is not None:
+            sandbox_note = (f"{med(ds) - med('s-bwrap'):.2f} ms over the bare bwrap; "
+                            f"over s-bwrap-spawn (the same bwrap started as a gate is): {fmt_ratio(over(ds, 's-bwrap-spawn'))}")
+            target(f"(s) one sandboxed /bin/true gate ≤ 1.5× s-bwrap{tag}", over(ds, "s-bwrap"), 1.5, "×",
+                   note=sandbox_note)
     if med("f-warm") is not None and med("f-none") is not None:
         target("(f) SessionStart drift check, warm ≤ 5 ms (f-warm − f-none)", med("f-warm") - med("f-none"), 5.0, "ms",
                note=f"whole SessionStart event with the check: {fmt_ms(med('f-warm'))} ms; cold: {fmt_ms(med('f-cold'))} ms")

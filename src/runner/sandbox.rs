@@ -29,6 +29,11 @@ pub struct Launcher {
     /// Why this one: `pinned in runtime.toml`, `system directory` or
     /// `PATH entry`.
     pub source: &'static str,
+    /// Proven by the probe: this bubblewrap mounts a tmpfs with the mode
+    /// `--perms` gives it, so an empty protected directory can be covered
+    /// by a tmpfs no one can write (no mount table to read, as a bind
+    /// needs) instead of a read-only bind of itself.
+    pub empty_as_tmpfs: bool,
 }
 
 /// Why there is no usable sandbox launcher here. Paths that come from the
@@ -150,7 +155,7 @@ impl LauncherSearch<'_> {
 
 /// Bumped whenever [`bwrap_args`] changes, so a cached probe of the old
 /// flags is not trusted for the new ones.
-const BWRAP_FLAGS_VERSION: u32 = 2;
+const BWRAP_FLAGS_VERSION: u32 = 3;
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 /// A positive probe on disk is re-checked after this long anyway.
 const PROBE_CACHE_TTL: Duration = Duration::from_secs(24 * 60 * 60);
@@ -333,8 +338,8 @@ fn probe_cached(program: &Path, kind: LauncherKind) -> Result<Launcher, Launcher
         Some(launcher) => Ok(launcher),
         None => {
             let result = probe(program, kind);
-            if let (Ok(_), Some(dir)) = (&result, dir) {
-                write_disk_cache(dir, &key, kind);
+            if let (Ok(launcher), Some(dir)) = (&result, dir) {
+                write_disk_cache(dir, &key, launcher);
             }
             result
         }
@@ -387,6 +392,7 @@ fn probe(program: &Path, kind: LauncherKind) -> Result<Launcher, LauncherError> 
         kind,
         program: program.to_path_buf(),
         source: SYSTEM,
+        empty_as_tmpfs: false,
     };
     let scratch = tempfile::Builder::new()
         .prefix("keryx-sandbox-probe-")
@@ -427,7 +433,10 @@ fn probe(program: &Path, kind: LauncherKind) -> Result<Launcher, LauncherError> 
     let out = super::spawn::spawn_confined(&req, &launcher, false);
     tracing::debug!(program = %program.display(), exit = ?out.exit, elapsed = ?started.elapsed(), "sandbox probe");
     match out.exit {
-        Exit::Code(0) => Ok(launcher),
+        Exit::Code(0) => Ok(Launcher {
+            empty_as_tmpfs: kind == LauncherKind::Bubblewrap && tmpfs_takes_perms(program),
+            ..launcher
+        }),
         Exit::Timeout => Err(LauncherError::ProbeTimeout {
             program: program.to_path_buf(),
         }),
@@ -438,6 +447,22 @@ fn probe(program: &Path, kind: LauncherKind) -> Result<Launcher, LauncherError> 
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         }),
     }
+}
+
+/// Whether `program` (a bubblewrap that just built a sandbox) mounts a
+/// tmpfs with the mode `--perms` sets, which not every version takes.
+fn tmpfs_takes_perms(program: &Path) -> bool {
+    let (truth, args) = true_command();
+    std::process::Command::new(program)
+        .args(["--ro-bind", "/", "/", "--perms", "0555", "--tmpfs", "/tmp"])
+        .args(["--unshare-all", "--die-with-parent", "--"])
+        .arg(truth)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 fn describe(exit: &Exit) -> String {
@@ -488,18 +513,22 @@ fn read_disk_cache(dir: &Path, key: &ProbeKey, kind: LauncherKind) -> Option<Lau
     let path = dir.join(PROBE_CACHE_FILE);
     let bytes = std::fs::read(&path).ok()?;
     let mut stored: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-    let checked_at = stored.as_object_mut()?.remove("checkedAt")?.as_u64()?;
+    let fields = stored.as_object_mut()?;
+    let checked_at = fields.remove("checkedAt")?.as_u64()?;
+    let empty_as_tmpfs = fields.remove("emptyAsTmpfs")?.as_bool()?;
     let fresh = now_secs().saturating_sub(checked_at) < PROBE_CACHE_TTL.as_secs();
     (fresh && stored == cache_record(key, kind)).then(|| Launcher {
         kind,
         program: key.0.clone(),
         source: SYSTEM,
+        empty_as_tmpfs,
     })
 }
 
-fn write_disk_cache(dir: &Path, key: &ProbeKey, kind: LauncherKind) {
-    let mut record = cache_record(key, kind);
+fn write_disk_cache(dir: &Path, key: &ProbeKey, launcher: &Launcher) {
+    let mut record = cache_record(key, launcher.kind);
     record["checkedAt"] = now_secs().into();
+    record["emptyAsTmpfs"] = launcher.empty_as_tmpfs.into();
     let written =
         crate::paths::write_cache_file(&dir.join(PROBE_CACHE_FILE), record.to_string().as_bytes());
     if let Err(e) = written {
@@ -522,6 +551,11 @@ pub(super) enum Mount {
     HideDir(PathBuf),
     /// A file that cannot be read: `/dev/null` over it.
     HideFile(PathBuf),
+    /// An empty directory that must stay as it is, protected like
+    /// [`Mount::ReadOnly`]: under bubblewrap that can, a tmpfs of mode 0555
+    /// over it (nothing written there reaches the host, and it cannot be
+    /// renamed or removed), which costs bubblewrap far less than a bind.
+    Empty(PathBuf),
 }
 
 /// What a confined hook may touch. Paths are canonical.
@@ -538,7 +572,7 @@ impl Launcher {
     /// confined by `c`.
     pub(super) fn wrap(&self, program: &Path, args: &[String], c: &Confinement) -> Vec<OsString> {
         let mut argv: Vec<OsString> = match self.kind {
-            LauncherKind::Bubblewrap => bwrap_args(c),
+            LauncherKind::Bubblewrap => bwrap_args(c, self.empty_as_tmpfs),
             LauncherKind::SandboxExec => sandbox_exec_args(c.mounts, c.network),
         };
         argv.push(program.as_os_str().to_owned());
@@ -561,14 +595,24 @@ impl Launcher {
 ///   same reason, so `mv .git x` cannot swap a fresh `.git` in.
 /// - `--seccomp` reads the program from the fd and closes it before the
 ///   hook starts.
-fn bwrap_args(c: &Confinement) -> Vec<OsString> {
+/// - An empty protected directory is a tmpfs of mode 0555 where the
+///   bubblewrap takes `--perms` for it (`empty_as_tmpfs`): every bind makes
+///   bubblewrap read and parse the whole mount table again, a tmpfs does
+///   not. With no capability left the hook cannot write in it; a chmod by
+///   its owner could, but only into that tmpfs, which ends with the hook.
+fn bwrap_args(c: &Confinement, empty_as_tmpfs: bool) -> Vec<OsString> {
     let mut a: Vec<OsString> = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         .map(OsString::from)
         .to_vec();
     a.extend(["--tmpfs", "/tmp"].map(OsString::from));
+    // `--tmpfs` takes no source; a read-only one is `--perms 0555` first.
     let mut push = |flag: &str, src: &Path, dest: &Path| {
-        a.push(flag.into());
-        if flag != "--tmpfs" {
+        if flag == "--perms-tmpfs" {
+            a.extend(["--perms", "0555", "--tmpfs"].map(OsString::from));
+        } else {
+            a.push(flag.into());
+        }
+        if !flag.ends_with("tmpfs") {
             a.push(src.into());
         }
         a.push(dest.into());
@@ -579,6 +623,8 @@ fn bwrap_args(c: &Confinement) -> Vec<OsString> {
             Mount::ReadOnly(p) => push("--ro-bind", p, p),
             Mount::HideDir(p) => push("--tmpfs", p, p),
             Mount::HideFile(p) => push("--ro-bind", Path::new("/dev/null"), p),
+            Mount::Empty(p) if empty_as_tmpfs => push("--perms-tmpfs", p, p),
+            Mount::Empty(p) => push("--ro-bind", p, p),
         }
     }
     a.push("--unshare-all".into());
@@ -605,7 +651,7 @@ fn sandbox_exec_args(mounts: &[Mount], network: bool) -> Vec<OsString> {
     for m in mounts {
         match m {
             Mount::Bind(path) => w.push(path),
-            Mount::ReadOnly(path) => p.push(path),
+            Mount::ReadOnly(path) | Mount::Empty(path) => p.push(path),
             Mount::HideDir(path) | Mount::HideFile(path) => h.push(path),
         }
     }
@@ -822,6 +868,7 @@ mod tests {
             kind,
             program: "/usr/bin/bwrap".into(),
             source: SYSTEM,
+            empty_as_tmpfs: false,
         }
     }
 
@@ -934,9 +981,14 @@ mod tests {
         let key: ProbeKey = (PathBuf::from("/usr/bin/bwrap"), 42, 7);
         let kind = LauncherKind::Bubblewrap;
         assert_eq!(read_disk_cache(dir.path(), &key, kind), None);
-        write_disk_cache(dir.path(), &key, kind);
+        let probed = Launcher {
+            empty_as_tmpfs: true,
+            ..launcher(kind)
+        };
+        write_disk_cache(dir.path(), &key, &probed);
         let hit = read_disk_cache(dir.path(), &key, kind).expect("fresh entry is a hit");
         assert_eq!(hit.program, key.0);
+        assert!(hit.empty_as_tmpfs, "what the probe found is kept");
         // A replaced binary (new mtime) is probed again.
         let newer: ProbeKey = (key.0.clone(), 43, 7);
         assert_eq!(read_disk_cache(dir.path(), &newer, kind), None);

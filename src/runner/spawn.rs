@@ -1035,7 +1035,7 @@ fn protect_project(root: &Path, create: bool, mounts: &mut Vec<Mount>) -> Watch 
         // its parent would make that writable again.
         let covered = mounts
             .iter()
-            .any(|m| matches!(m, Mount::ReadOnly(r) if real.starts_with(r)));
+            .any(|m| matches!(m, Mount::ReadOnly(r) | Mount::Empty(r) if real.starts_with(r)));
         if covered {
             continue;
         }
@@ -1053,12 +1053,23 @@ fn protect_project(root: &Path, create: bool, mounts: &mut Vec<Mount>) -> Watch 
                 mounts.push(pin);
             }
         }
-        let ro = Mount::ReadOnly(real);
+        // An empty directory (most often the placeholder just made) needs
+        // no bind of itself: see [`Mount::Empty`].
+        let ro = if is_empty_dir(&real) {
+            Mount::Empty(real)
+        } else {
+            Mount::ReadOnly(real)
+        };
         if !mounts.contains(&ro) {
             mounts.push(ro);
         }
     }
     git.watch
+}
+
+/// A directory with nothing in it (`path` is a real path: no link).
+fn is_empty_dir(path: &Path) -> bool {
+    std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none())
 }
 
 /// The real path of `path`, which lies under the real directory `base`:

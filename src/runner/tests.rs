@@ -981,6 +981,7 @@ fn protected_paths_are_created_for_bubblewrap_only_and_named_for_sandbox_exec() 
         kind: LauncherKind::SandboxExec,
         program: "/usr/bin/sandbox-exec".into(),
         source: "system directory",
+        empty_as_tmpfs: false,
     };
     let argv = spawn::confine(&macos, &program, &req, &sandbox, None).unwrap();
     let args: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into()).collect();
@@ -1000,6 +1001,7 @@ fn protected_paths_are_created_for_bubblewrap_only_and_named_for_sandbox_exec() 
         kind: LauncherKind::Bubblewrap,
         program: "/usr/bin/bwrap".into(),
         source: "system directory",
+        empty_as_tmpfs: false,
     };
     let argv = spawn::confine(&linux, &program, &req, &sandbox, Some(3)).unwrap();
     let args: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into()).collect();
@@ -1015,6 +1017,28 @@ fn protected_paths_are_created_for_bubblewrap_only_and_named_for_sandbox_exec() 
             "{rel}: {args:?}"
         );
     }
+    // Where bubblewrap takes `--perms` for a tmpfs, an empty one is a tmpfs
+    // of mode 0555 instead; a directory with something in it stays a bind.
+    let tmpfs = Launcher {
+        empty_as_tmpfs: true,
+        ..linux.clone()
+    };
+    let argv = spawn::confine(&tmpfs, &program, &req, &sandbox, Some(3)).unwrap();
+    let args: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into()).collect();
+    for rel in [".claude", ".github/hooks", ".metaproject", ".git/hooks"] {
+        let named = root.join(rel).to_string_lossy().into_owned();
+        assert!(
+            args.windows(4)
+                .any(|w| w == ["--perms", "0555", "--tmpfs", named.as_str()]),
+            "{rel}: {args:?}"
+        );
+    }
+    let config = root.join(".git/config").to_string_lossy().into_owned();
+    assert!(
+        args.windows(3)
+            .any(|w| w[0] == "--ro-bind" && w[1] == config && w[2] == config),
+        "{args:?}"
+    );
     // The parents inside the project are pinned by a bind onto themselves.
     let git = root.join(".git").to_string_lossy().into_owned();
     assert!(
@@ -1104,6 +1128,7 @@ fn a_writable_project_path_that_became_a_symlink_since_it_was_checked_is_not_bou
         kind: LauncherKind::Bubblewrap,
         program: "/usr/bin/bwrap".into(),
         source: "system directory",
+        empty_as_tmpfs: false,
     };
     std::fs::create_dir_all(project.join("build/out")).unwrap();
     let argv = spawn::confine(&linux, &program, &req, &sandbox, Some(3)).unwrap();
