@@ -1721,6 +1721,7 @@ pub enum ChatHost {
     Copilot,
     QwenCode,
     Kimi,
+    Kilo,
 }
 
 impl ChatHost {
@@ -1730,12 +1731,14 @@ impl ChatHost {
             ChatHost::Copilot => "copilot",
             ChatHost::QwenCode => "qwen-code",
             ChatHost::Kimi => "kimi",
+            ChatHost::Kilo => "kilo",
         }
     }
 
     /// The installed CLI (installing it, and Node 22 where needed, first).
     fn binary(self) -> PathBuf {
-        static DONE: [OnceLock<()>; 4] = [
+        static DONE: [OnceLock<()>; 5] = [
+            OnceLock::new(),
             OnceLock::new(),
             OnceLock::new(),
             OnceLock::new(),
@@ -1748,6 +1751,7 @@ impl ChatHost {
             ChatHost::Copilot => "copilot-linux-x64",
             ChatHost::QwenCode => "qwen",
             ChatHost::Kimi => "kimi",
+            ChatHost::Kilo => "kilo",
         };
         hosts_dir()
             .join(self.name())
@@ -1899,6 +1903,40 @@ max_context_size = 128000
                     "--output-format",
                     "stream-json",
                 ]);
+            }
+            ChatHost::Kilo => {
+                // OpenCode's config schema, in Kilo Code's own file name.
+                write_json(
+                    &project.join("kilo.json"),
+                    &json!({
+                        "model": "mock/mock-model",
+                        "small_model": "mock/mock-model",
+                        "autoupdate": false,
+                        "share": "disabled",
+                        "permission": {"bash": "allow", "edit": "allow", "webfetch": "allow"},
+                        "provider": {"mock": {
+                            "npm": "@ai-sdk/openai-compatible",
+                            "name": "Mock",
+                            "options": {"baseURL": base_url, "apiKey": "sk-e2e-mock"},
+                            "models": {"mock-model": {"name": "Mock Model", "tool_call": true,
+                                "limit": {"context": 128000, "output": 4096}}}
+                        }}
+                    }),
+                );
+                cmd.env("XDG_CONFIG_HOME", home.join(".config"))
+                    .env("XDG_DATA_HOME", home.join(".local/share"))
+                    .env("XDG_CACHE_HOME", home.join(".cache"))
+                    .env("XDG_STATE_HOME", home.join(".local/state"))
+                    .env("KILO_DISABLE_MODELS_FETCH", "1")
+                    .env("KILO_DISABLE_AUTOUPDATE", "1")
+                    .env("KILO_DISABLE_LSP_DOWNLOAD", "1")
+                    .env("KILO_DISABLE_SHARE", "1")
+                    .env("KILO_DISABLE_CLAUDE_CODE", "1")
+                    .env("KILO_NO_DAEMON", "1")
+                    .env("KILO_DISABLE_SESSION_INGEST", "1")
+                    .env("KILO_TELEMETRY_LEVEL", "off")
+                    .env("KILO_DISABLE_PRESENCE", "1")
+                    .args(["run", "--format", "json", prompt]);
             }
         }
         let out = run_with_timeout(cmd, &work, HOST_TIMEOUT);
@@ -2230,6 +2268,16 @@ macro_rules! chat_host_tests {
 chat_host_tests!(
     opencode,
     ChatHost::OpenCode,
+    [
+        chat_pre_tool_deny,
+        chat_prompt_block,
+        chat_session_start_context,
+        chat_prompt_context
+    ]
+);
+chat_host_tests!(
+    kilo,
+    ChatHost::Kilo,
     [
         chat_pre_tool_deny,
         chat_prompt_block,

@@ -451,6 +451,9 @@ fn hosts_it_cannot_read_are_refused() {
     env.run(&["import", "opencode"])
         .code(1)
         .stderr_has("cannot import hooks from `opencode`");
+    env.run(&["import", "kilo"])
+        .code(1)
+        .stderr_has("cannot import hooks from `kilo`");
 }
 
 #[test]

@@ -43,7 +43,8 @@ if ! cargo nextest --version >/dev/null 2>&1; then
 fi
 
 # The real host CLIs for the end-to-end tests (Claude Code, Gemini CLI, Codex,
-# OpenCode, Copilot CLI, Qwen Code, Kimi Code; Node 22 for the last two).
+# OpenCode, Kilo Code, Copilot CLI, Qwen Code, Kimi Code; Node 22 for the last
+# two).
 tests/e2e/install-hosts.sh
 
 cargo fmt --check

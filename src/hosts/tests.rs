@@ -65,6 +65,7 @@ fn every_host_is_embedded() {
             "cursor",
             "gemini-cli",
             "keryx",
+            "kilo",
             "kimi",
             "opencode",
             "qwen-code"
@@ -110,6 +111,8 @@ fn aliases_name_one_host_each() {
         ("copilot-cli", "copilot"),
         ("github-copilot", "copilot"),
         ("open-code", "opencode"),
+        ("kilo-code", "kilo"),
+        ("kilocode", "kilo"),
     ] {
         assert_eq!(lookup(alias).map(|a| a.name()), Some(host), "{alias}");
         assert!(adapter(alias).is_none(), "`run` takes only names: {alias}");
@@ -857,7 +860,7 @@ fn a_static_json_value_matches_as_value_equality_does() {
 fn capabilities_per_host() {
     use Event::*;
     // (host, can ask, gateable events, bridged SubagentStart)
-    let table: [(&str, bool, &[Event], bool); 9] = [
+    let table: [(&str, bool, &[Event], bool); 10] = [
         (
             "keryx",
             true,
@@ -882,6 +885,7 @@ fn capabilities_per_host() {
         ("kimi", false, &[UserPromptSubmit, PreToolUse, Stop], true),
         // Captured: a throw in chat.message stops the prompt.
         ("opencode", false, &[UserPromptSubmit, PreToolUse], true),
+        ("kilo", false, &[UserPromptSubmit, PreToolUse], true),
         (
             "qwen-code",
             true,
