@@ -1722,6 +1722,7 @@ pub enum ChatHost {
     QwenCode,
     Kimi,
     Kilo,
+    DeepAgents,
 }
 
 impl ChatHost {
@@ -1732,12 +1733,14 @@ impl ChatHost {
             ChatHost::QwenCode => "qwen-code",
             ChatHost::Kimi => "kimi",
             ChatHost::Kilo => "kilo",
+            ChatHost::DeepAgents => "deepagents",
         }
     }
 
     /// The installed CLI (installing it, and Node 22 where needed, first).
     fn binary(self) -> PathBuf {
-        static DONE: [OnceLock<()>; 5] = [
+        static DONE: [OnceLock<()>; 6] = [
+            OnceLock::new(),
             OnceLock::new(),
             OnceLock::new(),
             OnceLock::new(),
@@ -1752,6 +1755,10 @@ impl ChatHost {
             ChatHost::QwenCode => "qwen",
             ChatHost::Kimi => "kimi",
             ChatHost::Kilo => "kilo",
+            // A virtual environment from PyPI, not npm.
+            ChatHost::DeepAgents => {
+                return hosts_dir().join(self.name()).join("venv/bin/dcode");
+            }
         };
         hosts_dir()
             .join(self.name())
@@ -1937,6 +1944,25 @@ max_context_size = 128000
                     .env("KILO_TELEMETRY_LEVEL", "off")
                     .env("KILO_DISABLE_PRESENCE", "1")
                     .args(["run", "--format", "json", prompt]);
+            }
+            ChatHost::DeepAgents => {
+                // LangChain's ChatOpenAI, on Chat Completions rather than
+                // the Responses API; `-n` is headless, `-S all` lets the
+                // shell tool run any command.
+                cmd.env("OPENAI_BASE_URL", &base_url)
+                    .env("OPENAI_API_KEY", "sk-e2e-mock")
+                    .env("TERM", "dumb")
+                    .args([
+                        "-n",
+                        prompt,
+                        "-M",
+                        "openai:mock-model",
+                        "-S",
+                        "all",
+                        "--no-tracing",
+                        "--model-params",
+                        r#"{"use_responses_api": false}"#,
+                    ]);
             }
         }
         let out = run_with_timeout(cmd, &work, HOST_TIMEOUT);
@@ -2283,6 +2309,17 @@ chat_host_tests!(
         chat_prompt_block,
         chat_session_start_context,
         chat_prompt_context
+    ]
+);
+chat_host_tests!(
+    deepagents,
+    ChatHost::DeepAgents,
+    [
+        chat_pre_tool_deny,
+        chat_prompt_block,
+        chat_session_start_context,
+        chat_prompt_context,
+        chat_stop_block_once
     ]
 );
 chat_host_tests!(

@@ -93,6 +93,14 @@ model = "o4-mini"
         ],
     },
     Seed {
+        host: "deepagents",
+        rel: ".deepagents/hooks.json",
+        text: "{\n  \"hooks\": {\n    \"PostToolUse\": [\n      { \"matcher\": \"Write|Edit\", \"hooks\": [{ \"type\": \"command\", \"command\": \"ruff format\", \"timeout\": 20 }] }\n    ]\n  }\n}\n",
+        keep: &[
+            "      { \"matcher\": \"Write|Edit\", \"hooks\": [{ \"type\": \"command\", \"command\": \"ruff format\", \"timeout\": 20 }] },",
+        ],
+    },
+    Seed {
         host: "kimi",
         rel: ".kimi-code/config.toml",
         text: "default_model = \"kimi-k2\"\n\n[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash\"\ncommand = \"node ~/.kimi-code/hooks/check.mjs\" # theirs\ntimeout = 5\n",
@@ -278,6 +286,7 @@ fn timeouts_are_written_in_each_hosts_unit_above_the_shims_worst_case() {
         "copilot",
         "codex",
         "kimi",
+        "deepagents",
         "--json",
     ]);
     out.code(0);
@@ -298,6 +307,7 @@ fn timeouts_are_written_in_each_hosts_unit_above_the_shims_worst_case() {
     assert_eq!(timeout("cursor", "preToolUse"), 39);
     assert_eq!(timeout("copilot", "preToolUse"), 39);
     assert_eq!(timeout("codex", "PreToolUse"), 39);
+    assert_eq!(timeout("deepagents", "PreToolUse"), 39);
     assert_eq!(timeout("kimi", "PreToolUse"), 39);
     // Only the built-in observer on Stop: 5.5 s + 2 s, rounded up in seconds.
     assert_eq!(timeout("claude-code", "Stop"), 8);

@@ -113,7 +113,7 @@ python312() {
     local py v
     for py in python3.13 python3.12 python3 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[2-9]*/bin/python3; do
         command -v "$py" >/dev/null 2>&1 || [ -x "$py" ] || continue
-        v=$("$py" -c 'import sys; print(int(sys.version_info >= (3, 12)))' 2>/dev/null) || continue
+        v=$("$py" -c 'import sys, ensurepip; print(int(sys.version_info >= (3, 12)))' 2>/dev/null) || continue
         if [ "$v" = 1 ]; then
             command -v "$py" 2>/dev/null || echo "$py"
             return 0
