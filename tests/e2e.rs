@@ -2355,6 +2355,97 @@ chat_host_tests!(
     ]
 );
 
+/// The real deepagents-code, which lets a call run when a hook fails, wired
+/// by the real `install`: the PreToolUse and UserPromptSubmit commands
+/// answer the refusal themselves (exit 2, the reason on stderr) when the
+/// keryx binary is gone, so not even the prompt goes out; and when only the
+/// PreToolUse shim is gone or killed, the tool does not run and the model
+/// reads why.
+#[test]
+fn deepagents_refuses_the_tool_when_its_shim_is_gone_or_killed() {
+    let host = ChatHost::DeepAgents;
+    let env = E2eEnv::new();
+    host.binary();
+    let old = env.path("old/keryx-hooks");
+    std::fs::create_dir_all(old.parent().unwrap()).unwrap();
+    std::fs::copy(BIN, &old).unwrap();
+    let out = Command::new(&old)
+        .args(["install", host.name()])
+        .current_dir(&env.project)
+        .env_clear()
+        .env("HOME", &env.home)
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env(
+            "KERYX_SNAPSHOT_ROOT",
+            env.home.join(".agentic/hooks-snapshot"),
+        )
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "install failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let hooks_file = env.home.join(".deepagents/hooks.json");
+    let read = || -> Value {
+        serde_json::from_str(&std::fs::read_to_string(&hooks_file).unwrap()).unwrap()
+    };
+    for event in ["PreToolUse", "UserPromptSubmit"] {
+        let command = read()["hooks"][event][0]["hooks"][0]["command"].clone();
+        assert!(
+            command.as_str().unwrap().contains(" || { echo "),
+            "{event}: {command}"
+        );
+    }
+    let marker = env.path("tool-ran");
+    let scenario = Scenario::new()
+        .shell(&format!(
+            "echo ran > {}",
+            sh_quote(marker.to_str().unwrap())
+        ))
+        .text("final text.");
+
+    // The binary moved away: the prompt is refused, no model call.
+    std::fs::remove_file(&old).unwrap();
+    let run = host.run(&env, &scenario, "run the scenario");
+    assert!(run.main_requests().is_empty(), "{}", run.describe());
+    assert!(
+        run.stdout
+            .contains("keryx-hooks could not answer UserPromptSubmit, so it is refused"),
+        "{}",
+        run.describe()
+    );
+
+    // Only the PreToolUse shim gone, then killed: the tool does not run.
+    std::fs::copy(BIN, &old).unwrap();
+    let killed = env.script("killed/keryx-hooks", "kill -9 $$");
+    for shim in [env.path("gone/keryx-hooks"), killed] {
+        let mut v = read();
+        let pre = &mut v["hooks"]["PreToolUse"][0]["hooks"][0];
+        let (_, rest) = pre["command"]
+            .as_str()
+            .unwrap()
+            .split_once(" run ")
+            .unwrap();
+        pre["command"] = json!(format!("{} run {rest}", sh_quote(shim.to_str().unwrap())));
+        write_json(&hooks_file, &v);
+        let run = host.run(&env, &scenario, "run the scenario");
+        let why = || run.describe();
+        assert_eq!(run.code, 0, "deepagents-code failed\n{}", why());
+        assert!(!marker.exists(), "the tool ran\n{}", why());
+        let results = run.tool_results(run.body(1));
+        assert!(
+            results
+                .iter()
+                .any(|r| r.contains("keryx-hooks could not answer PreToolUse, so it is refused")),
+            "{results:?}\n{}",
+            why()
+        );
+    }
+}
+
 /// A Copilot subagent (the general-purpose agent through `task`) sends its
 /// events with its own id as `sessionId`: keryx files them under the parent
 /// session (the subagent's tool call carries `agentId`), runs the
