@@ -165,7 +165,7 @@ fn an_unknown_host_is_named_with_the_one_meant() {
 
     ----- stderr -----
     error: unknown host `claud`
-    hint: did you mean `claude-code`? hosts that can be wired: claude-code, codex, copilot, cursor, gemini-cli, kimi, opencode, qwen-code
+    hint: did you mean `claude-code`? hosts that can be wired: claude-code, codex, copilot, cursor, deepagents, gemini-cli, kilo, kimi, opencode, qwen-code
     ");
 }
 
@@ -711,8 +711,10 @@ fn hosts() {
     codex        ~/.codex            settings or plugin           yes     codex-cli, openai-codex
     copilot      ~/.copilot          settings                     yes     copilot-cli, github-copilot
     cursor       ~/.cursor           settings                     yes     cursor-agent, cursor-cli
+    deepagents   ~/.deepagents       settings                     yes     deepagents-code, dcode
     gemini-cli   ~/.gemini           settings or plugin           yes     gemini
     keryx        -                   - (runs keryx-hooks itself)  no
+    kilo         ~/.config/kilo      plugin file                  no      kilo-code, kilocode
     kimi         ~/.kimi-code        settings                     yes     kimi-code, kimi-cli
     opencode     ~/.config/opencode  plugin file                  no      open-code
     qwen-code    ~/.qwen             settings                     yes     qwen
@@ -732,8 +734,8 @@ fn hosts_detected_when_there_is_none() {
     ----- stdout -----
 
     ----- stderr -----
-    no agent host found: none of `~/.claude`, `~/.codex`, `~/.copilot`, `~/.cursor`, `~/.gemini`, `~/.kimi-code`, `~/.config/opencode`, `~/.qwen` exists
-    hint: `keryx-hooks install <host>` wires one anyway (creating its directory), <host> one of: claude-code, codex, copilot, cursor, gemini-cli, kimi, opencode, qwen-code
+    no agent host found: none of `~/.claude`, `~/.codex`, `~/.copilot`, `~/.cursor`, `~/.deepagents`, `~/.gemini`, `~/.config/kilo`, `~/.kimi-code`, `~/.config/opencode`, `~/.qwen` exists
+    hint: `keryx-hooks install <host>` wires one anyway (creating its directory), <host> one of: claude-code, codex, copilot, cursor, deepagents, gemini-cli, kilo, kimi, opencode, qwen-code
     ");
 }
 

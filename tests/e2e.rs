@@ -1721,6 +1721,8 @@ pub enum ChatHost {
     Copilot,
     QwenCode,
     Kimi,
+    Kilo,
+    DeepAgents,
 }
 
 impl ChatHost {
@@ -1730,12 +1732,16 @@ impl ChatHost {
             ChatHost::Copilot => "copilot",
             ChatHost::QwenCode => "qwen-code",
             ChatHost::Kimi => "kimi",
+            ChatHost::Kilo => "kilo",
+            ChatHost::DeepAgents => "deepagents",
         }
     }
 
     /// The installed CLI (installing it, and Node 22 where needed, first).
     fn binary(self) -> PathBuf {
-        static DONE: [OnceLock<()>; 4] = [
+        static DONE: [OnceLock<()>; 6] = [
+            OnceLock::new(),
+            OnceLock::new(),
             OnceLock::new(),
             OnceLock::new(),
             OnceLock::new(),
@@ -1748,6 +1754,11 @@ impl ChatHost {
             ChatHost::Copilot => "copilot-linux-x64",
             ChatHost::QwenCode => "qwen",
             ChatHost::Kimi => "kimi",
+            ChatHost::Kilo => "kilo",
+            // A virtual environment from PyPI, not npm.
+            ChatHost::DeepAgents => {
+                return hosts_dir().join(self.name()).join("venv/bin/dcode");
+            }
         };
         hosts_dir()
             .join(self.name())
@@ -1899,6 +1910,59 @@ max_context_size = 128000
                     "--output-format",
                     "stream-json",
                 ]);
+            }
+            ChatHost::Kilo => {
+                // OpenCode's config schema, in Kilo Code's own file name.
+                write_json(
+                    &project.join("kilo.json"),
+                    &json!({
+                        "model": "mock/mock-model",
+                        "small_model": "mock/mock-model",
+                        "autoupdate": false,
+                        "share": "disabled",
+                        "permission": {"bash": "allow", "edit": "allow", "webfetch": "allow"},
+                        "provider": {"mock": {
+                            "npm": "@ai-sdk/openai-compatible",
+                            "name": "Mock",
+                            "options": {"baseURL": base_url, "apiKey": "sk-e2e-mock"},
+                            "models": {"mock-model": {"name": "Mock Model", "tool_call": true,
+                                "limit": {"context": 128000, "output": 4096}}}
+                        }}
+                    }),
+                );
+                cmd.env("XDG_CONFIG_HOME", home.join(".config"))
+                    .env("XDG_DATA_HOME", home.join(".local/share"))
+                    .env("XDG_CACHE_HOME", home.join(".cache"))
+                    .env("XDG_STATE_HOME", home.join(".local/state"))
+                    .env("KILO_DISABLE_MODELS_FETCH", "1")
+                    .env("KILO_DISABLE_AUTOUPDATE", "1")
+                    .env("KILO_DISABLE_LSP_DOWNLOAD", "1")
+                    .env("KILO_DISABLE_SHARE", "1")
+                    .env("KILO_DISABLE_CLAUDE_CODE", "1")
+                    .env("KILO_NO_DAEMON", "1")
+                    .env("KILO_DISABLE_SESSION_INGEST", "1")
+                    .env("KILO_TELEMETRY_LEVEL", "off")
+                    .env("KILO_DISABLE_PRESENCE", "1")
+                    .args(["run", "--format", "json", prompt]);
+            }
+            ChatHost::DeepAgents => {
+                // LangChain's ChatOpenAI, on Chat Completions rather than
+                // the Responses API; `-n` is headless, `-S all` lets the
+                // shell tool run any command.
+                cmd.env("OPENAI_BASE_URL", &base_url)
+                    .env("OPENAI_API_KEY", "sk-e2e-mock")
+                    .env("TERM", "dumb")
+                    .args([
+                        "-n",
+                        prompt,
+                        "-M",
+                        "openai:mock-model",
+                        "-S",
+                        "all",
+                        "--no-tracing",
+                        "--model-params",
+                        r#"{"use_responses_api": false}"#,
+                    ]);
             }
         }
         let out = run_with_timeout(cmd, &work, HOST_TIMEOUT);
@@ -2238,6 +2302,27 @@ chat_host_tests!(
     ]
 );
 chat_host_tests!(
+    kilo,
+    ChatHost::Kilo,
+    [
+        chat_pre_tool_deny,
+        chat_prompt_block,
+        chat_session_start_context,
+        chat_prompt_context
+    ]
+);
+chat_host_tests!(
+    deepagents,
+    ChatHost::DeepAgents,
+    [
+        chat_pre_tool_deny,
+        chat_prompt_block,
+        chat_session_start_context,
+        chat_prompt_context,
+        chat_stop_block_once
+    ]
+);
+chat_host_tests!(
     copilot,
     ChatHost::Copilot,
     [
@@ -2269,6 +2354,97 @@ chat_host_tests!(
         chat_stop_block_once
     ]
 );
+
+/// The real deepagents-code, which lets a call run when a hook fails, wired
+/// by the real `install`: the PreToolUse and UserPromptSubmit commands
+/// answer the refusal themselves (exit 2, the reason on stderr) when the
+/// keryx binary is gone, so not even the prompt goes out; and when only the
+/// PreToolUse shim is gone or killed, the tool does not run and the model
+/// reads why.
+#[test]
+fn deepagents_refuses_the_tool_when_its_shim_is_gone_or_killed() {
+    let host = ChatHost::DeepAgents;
+    let env = E2eEnv::new();
+    host.binary();
+    let old = env.path("old/keryx-hooks");
+    std::fs::create_dir_all(old.parent().unwrap()).unwrap();
+    std::fs::copy(BIN, &old).unwrap();
+    let out = Command::new(&old)
+        .args(["install", host.name()])
+        .current_dir(&env.project)
+        .env_clear()
+        .env("HOME", &env.home)
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env(
+            "KERYX_SNAPSHOT_ROOT",
+            env.home.join(".agentic/hooks-snapshot"),
+        )
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "install failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let hooks_file = env.home.join(".deepagents/hooks.json");
+    let read = || -> Value {
+        serde_json::from_str(&std::fs::read_to_string(&hooks_file).unwrap()).unwrap()
+    };
+    for event in ["PreToolUse", "UserPromptSubmit"] {
+        let command = read()["hooks"][event][0]["hooks"][0]["command"].clone();
+        assert!(
+            command.as_str().unwrap().contains(" || { echo "),
+            "{event}: {command}"
+        );
+    }
+    let marker = env.path("tool-ran");
+    let scenario = Scenario::new()
+        .shell(&format!(
+            "echo ran > {}",
+            sh_quote(marker.to_str().unwrap())
+        ))
+        .text("final text.");
+
+    // The binary moved away: the prompt is refused, no model call.
+    std::fs::remove_file(&old).unwrap();
+    let run = host.run(&env, &scenario, "run the scenario");
+    assert!(run.main_requests().is_empty(), "{}", run.describe());
+    assert!(
+        run.stdout
+            .contains("keryx-hooks could not answer UserPromptSubmit, so it is refused"),
+        "{}",
+        run.describe()
+    );
+
+    // Only the PreToolUse shim gone, then killed: the tool does not run.
+    std::fs::copy(BIN, &old).unwrap();
+    let killed = env.script("killed/keryx-hooks", "kill -9 $$");
+    for shim in [env.path("gone/keryx-hooks"), killed] {
+        let mut v = read();
+        let pre = &mut v["hooks"]["PreToolUse"][0]["hooks"][0];
+        let (_, rest) = pre["command"]
+            .as_str()
+            .unwrap()
+            .split_once(" run ")
+            .unwrap();
+        pre["command"] = json!(format!("{} run {rest}", sh_quote(shim.to_str().unwrap())));
+        write_json(&hooks_file, &v);
+        let run = host.run(&env, &scenario, "run the scenario");
+        let why = || run.describe();
+        assert_eq!(run.code, 0, "deepagents-code failed\n{}", why());
+        assert!(!marker.exists(), "the tool ran\n{}", why());
+        let results = run.tool_results(run.body(1));
+        assert!(
+            results
+                .iter()
+                .any(|r| r.contains("keryx-hooks could not answer PreToolUse, so it is refused")),
+            "{results:?}\n{}",
+            why()
+        );
+    }
+}
 
 /// A Copilot subagent (the general-purpose agent through `task`) sends its
 /// events with its own id as `sessionId`: keryx files them under the parent

@@ -71,7 +71,7 @@ fn a_misspelt_host_is_refused_with_the_nearest_host_and_the_list() {
         .code(1)
         .stderr_has("error: unknown host `opencod`")
         .stderr_has(
-            "hint: hosts to import from: claude-code, codex, copilot, cursor, gemini-cli, kimi, qwen-code",
+            "hint: hosts to import from: claude-code, codex, copilot, cursor, deepagents, gemini-cli, kimi, qwen-code",
         );
     env.run(&["import", "geminii"])
         .code(1)
@@ -112,6 +112,7 @@ fn hosts_of(command: &str) -> Vec<&'static str> {
             "codex",
             "copilot",
             "cursor",
+            "deepagents",
             "gemini-cli",
             "kimi",
             "qwen-code",

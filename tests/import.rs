@@ -370,6 +370,34 @@ fn codex_config_toml_and_hooks_json() {
     assert_eq!(read(&hooks_json), hooks_json_text);
 }
 
+/// deepagents-code's hooks.json is Claude Code's format: its hooks move in
+/// with its tool names, and `--undo` puts the file back.
+#[test]
+fn deepagents_hooks_json() {
+    let env = Env::new();
+    let file = env.write(
+        env.home.join(".deepagents/hooks.json"),
+        json!({"hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": "/opt/d/hook PreToolUse", "timeout": 30}
+            ]}],
+            "Notification": [{"matcher": "*", "hooks": [
+                {"type": "command", "command": "/opt/d/hook Notification"}
+            ]}]
+        }})
+        .to_string(),
+    );
+    let original = read(&file);
+    env.run(&["import", "deepagents"]).code(0);
+    let pre = entry(&env.user_hooks(), "PreToolUse");
+    assert_eq!(pre["matcher"], "Bash");
+    assert_eq!(pre["timeoutMs"], 30_000);
+    assert!(read(&file).contains("Notification"));
+    assert!(!read(&file).contains("/opt/d/hook PreToolUse"));
+    env.run(&["import", "--undo", "deepagents"]).code(0);
+    assert_eq!(read(&file), original);
+}
+
 #[test]
 fn qwen_code_settings() {
     let env = Env::new();
@@ -451,6 +479,9 @@ fn hosts_it_cannot_read_are_refused() {
     env.run(&["import", "opencode"])
         .code(1)
         .stderr_has("cannot import hooks from `opencode`");
+    env.run(&["import", "kilo"])
+        .code(1)
+        .stderr_has("cannot import hooks from `kilo`");
 }
 
 #[test]

@@ -37,13 +37,28 @@ if ! command -v uv >/dev/null 2>&1; then
     python3 -m pip install --quiet uv
 fi
 
+# Python >= 3.12 with venv: deepagents-code, one of the end-to-end hosts,
+# needs it (install-hosts.sh makes its virtual environment with the first
+# one found).
+has_python312() {
+    for py in python3.13 python3.12 python3 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[2-9]*/bin/python3; do
+        "$py" -c 'import sys, ensurepip; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && return 0
+    done
+    return 1
+}
+if ! has_python312; then
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3.12 python3.12-venv
+fi
+
 # cargo-nextest runs the suite; install it when missing.
 if ! cargo nextest --version >/dev/null 2>&1; then
     cargo install --locked cargo-nextest
 fi
 
 # The real host CLIs for the end-to-end tests (Claude Code, Gemini CLI, Codex,
-# OpenCode, Copilot CLI, Qwen Code, Kimi Code; Node 22 for the last two).
+# OpenCode, Kilo Code, Copilot CLI, Qwen Code, Kimi Code, Node 22 for the last
+# two; deepagents-code from PyPI).
 tests/e2e/install-hosts.sh
 
 cargo fmt --check

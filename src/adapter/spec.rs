@@ -676,8 +676,26 @@ pub struct ShimFailure {
     /// The host's own fail-closed switch on a handler: with it every such
     /// failure refuses the call.
     pub switch: Option<FailClosedSwitch>,
+    /// On a host without a switch, the refusal the wired command answers
+    /// itself when the shim cannot start or exits non-zero:
+    /// `<shim command> || <fallback>`.
+    pub fallback: Option<ShimFallback>,
     /// Where the behaviour was seen.
     pub source: &'static str,
+}
+
+/// The shell command a host's wiring runs after the shim (`<shim> ||
+/// <command>`) when the shim is missing, crashes or is killed, answering
+/// the refusal in the host's own terms (deepagents-code: exit 2 with the
+/// reason on stderr), for a host that would otherwise let the call run.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all(deserialize = "camelCase"))]
+pub struct ShimFallback {
+    /// The host events whose command carries it.
+    #[serde(borrow, deserialize_with = "list")]
+    pub events: &'static [&'static str],
+    /// One line of POSIX shell without ` || `; `$event` is the host event.
+    pub command: &'static str,
 }
 
 /// The settings that turn on a host's sandbox for the agent's commands and
@@ -1132,6 +1150,16 @@ impl Adapter {
     /// The host's fail-closed switch, if it has one.
     pub fn fail_closed_switch(&self) -> Option<&FailClosedSwitch> {
         self.shim_failure.as_ref().and_then(|f| f.switch.as_ref())
+    }
+
+    /// The refusal the wired command for `host_event` runs after the shim
+    /// when the shim cannot answer (`<shim> || <this>`), if the adapter
+    /// has one for that event.
+    pub fn shim_fallback(&self, host_event: &str) -> Option<String> {
+        let f = self.shim_failure.as_ref()?.fallback.as_ref()?;
+        f.events
+            .contains(&host_event)
+            .then(|| f.command.replace("$event", host_event))
     }
 
     /// The host's match-everything matcher; `None` means omit the matcher.

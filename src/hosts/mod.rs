@@ -16,7 +16,7 @@ pub(crate) use crate::adapter::ADAPTER_SOURCES;
 pub use crate::adapter::{
     Adapter, AlsoRead, AlsoRuns, Bridge, ConfigFiles, ConfigFormat, FailClosedSwitch, Failing,
     HomeEnv, HookReview, HostEvent, HostSandbox, Import, ImportReads, Layout, Package, PackageKind,
-    ProjectTrust, Reads, RunsFrom, ShimFailure, Sibling, TimeoutUnit,
+    ProjectTrust, Reads, RunsFrom, ShimFailure, ShimFallback, Sibling, TimeoutUnit,
 };
 pub use crate::adapter::{adapter, all, closest, host_names, lookup, native};
 pub use decode::DecodeError;

@@ -1,6 +1,8 @@
 //! The shim command line a host runs, `'<abs binary>' run <host>
-//! <HostEvent> --snapshot <key>`: how `install` writes it and how the
-//! installer, `doctor` and the write gate know it again in a host file.
+//! <HostEvent> --snapshot <key>`, on a host whose adapter says so followed
+//! by ` || <fallback>` (the refusal the command answers itself when the
+//! shim cannot): how `install` writes it and how the installer, `doctor`
+//! and the write gate know it again in a host file.
 
 use std::path::Path;
 
@@ -17,6 +19,17 @@ pub fn shim_command(binary: &Path, host: &str, host_event: &str, snapshot: &Path
         sh_word(host_event),
         sh_word(&snapshot.to_string_lossy())
     )
+}
+
+/// `command` (a [`shim_command`] for `host_event` of `host`) as the host
+/// is wired to run it: followed by ` || <fallback>` where the adapter has
+/// one for that event, so a missing, crashing or killed shim still answers
+/// the refusal on a host that would otherwise let the call run.
+pub fn with_fallback(command: String, host: &crate::adapter::Adapter, host_event: &str) -> String {
+    match host.shim_fallback(host_event) {
+        Some(fallback) => format!("{command} || {fallback}"),
+        None => command,
+    }
 }
 
 /// A `--snapshot` value: an installed snapshot's absolute directory (what
@@ -93,8 +106,20 @@ impl ShimCommand {
 
 /// Reads `command` as a keryx-hooks shim invocation: the first word is a
 /// binary named `keryx-hooks` (any directory: the binary may have moved
-/// since) or `current`, followed by ` run <host> <event>`.
+/// since) or `current`, followed by ` run <host> <event>`; after it, only
+/// exactly the ` || <fallback>` that host's adapter gives that event (any
+/// other tail would run something of someone else's).
 pub fn parse_shim_command(command: &str, current: Option<&Path>) -> Option<ShimCommand> {
+    if let Some((head, tail)) = command.rsplit_once(" || ") {
+        let parsed = parse_plain(head, current)?;
+        let fallback = crate::adapter::adapter(&parsed.host)?.shim_fallback(&parsed.host_event)?;
+        return (fallback == tail).then_some(parsed);
+    }
+    parse_plain(command, current)
+}
+
+/// [`parse_shim_command`] of a command with no fallback.
+fn parse_plain(command: &str, current: Option<&Path>) -> Option<ShimCommand> {
     let words = sh_split(command)?;
     let (binary, rest) = words.split_first()?;
     let named = Path::new(binary)

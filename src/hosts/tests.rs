@@ -63,8 +63,10 @@ fn every_host_is_embedded() {
             "codex",
             "copilot",
             "cursor",
+            "deepagents",
             "gemini-cli",
             "keryx",
+            "kilo",
             "kimi",
             "opencode",
             "qwen-code"
@@ -110,6 +112,10 @@ fn aliases_name_one_host_each() {
         ("copilot-cli", "copilot"),
         ("github-copilot", "copilot"),
         ("open-code", "opencode"),
+        ("kilo-code", "kilo"),
+        ("kilocode", "kilo"),
+        ("deepagents-code", "deepagents"),
+        ("dcode", "deepagents"),
     ] {
         assert_eq!(lookup(alias).map(|a| a.name()), Some(host), "{alias}");
         assert!(adapter(alias).is_none(), "`run` takes only names: {alias}");
@@ -857,7 +863,7 @@ fn a_static_json_value_matches_as_value_equality_does() {
 fn capabilities_per_host() {
     use Event::*;
     // (host, can ask, gateable events, bridged SubagentStart)
-    let table: [(&str, bool, &[Event], bool); 9] = [
+    let table: [(&str, bool, &[Event], bool); 11] = [
         (
             "keryx",
             true,
@@ -882,6 +888,13 @@ fn capabilities_per_host() {
         ("kimi", false, &[UserPromptSubmit, PreToolUse, Stop], true),
         // Captured: a throw in chat.message stops the prompt.
         ("opencode", false, &[UserPromptSubmit, PreToolUse], true),
+        ("kilo", false, &[UserPromptSubmit, PreToolUse], true),
+        (
+            "deepagents",
+            false,
+            &[UserPromptSubmit, PreToolUse, Stop],
+            true,
+        ),
         (
             "qwen-code",
             true,
@@ -1420,6 +1433,86 @@ fn qwen_code_captured_payloads() {
     );
     assert_eq!(
         enc("qwen-code", "Stop", &deny("again")),
+        out(r#"{"decision":"block","reason":"again"}"#)
+    );
+}
+
+/// deepagents-code 0.1.88 as captured: Claude's payloads, its shell tool
+/// already called `Bash`, `task` its subagent tool; PermissionRequest and
+/// Notification fire for every call and are not wired; answers in Claude's
+/// shape, an ask sent as a deny (headless dcode approves by itself).
+#[test]
+fn deepagents_captured_payloads() {
+    let a = host("deepagents");
+    let mut unmapped = 0;
+    let files = fixtures("deepagents");
+    assert!(files.len() >= 40, "{}", files.len());
+    for (file, payload) in files {
+        let host_event = file.split('-').next().unwrap();
+        assert_eq!(payload["hook_event_name"], host_event, "{file}");
+        match a.decode(host_event, &payload) {
+            Ok(i) => {
+                assert_eq!(i.session_id, payload["session_id"].as_str().unwrap());
+                assert_eq!(Some(i.event), a.canonical_event(host_event), "{file}");
+                assert_eq!(i.run_id.as_deref(), payload["prompt_id"].as_str(), "{file}");
+                if i.event.is_per_tool() {
+                    let tool = i.tool_name().unwrap();
+                    assert!(CANONICAL_TOOLS.contains(&tool), "{file}: tool {tool}");
+                    assert!(i.tool_input().is_some_and(Value::is_object), "{file}");
+                    assert!(i.tool_call_id().is_some_and(|c| c.starts_with("call_")));
+                }
+                if i.event == Event::UserPromptSubmit {
+                    assert!(!i.str_field("prompt").unwrap().is_empty(), "{file}");
+                }
+            }
+            Err(DecodeError::UnmappedEvent { .. }) => {
+                assert!(a.unmapped_events().contains(&host_event), "{file}");
+                unmapped += 1;
+            }
+            Err(e) => panic!("deepagents/{file}: {e}"),
+        }
+    }
+    assert!(unmapped >= 5, "{unmapped}");
+    let task = decode(
+        "deepagents",
+        "PreToolUse",
+        &fixture("deepagents", "PreToolUse-subagent-task.json"),
+    );
+    assert_eq!(task.tool_name(), Some("Agent"));
+    let failure = decode(
+        "deepagents",
+        "PostToolUseFailure",
+        &fixture("deepagents", "PostToolUseFailure-basic-Bash.json"),
+    );
+    assert_eq!(failure.tool_name(), Some("Bash"));
+    let stop = decode(
+        "deepagents",
+        "Stop",
+        &fixture("deepagents", "Stop-stopblock-2.json"),
+    );
+    assert_eq!(stop.fields["stopHookActive"], true);
+    assert_eq!(a.timeout_unit(), TimeoutUnit::Seconds);
+    assert!(!a.can_ask());
+    let files = a.config_files();
+    assert_eq!(
+        (files.user, files.project),
+        (
+            &["~/.deepagents/hooks.json"][..],
+            &[".deepagents/hooks.json"][..]
+        )
+    );
+    assert_eq!(
+        enc("deepagents", "PreToolUse", &deny("no")),
+        out(
+            r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}"#
+        )
+    );
+    assert_eq!(
+        enc("deepagents", "UserPromptSubmit", &deny("no")),
+        out(r#"{"decision":"block","reason":"no"}"#)
+    );
+    assert_eq!(
+        enc("deepagents", "Stop", &deny("again")),
         out(r#"{"decision":"block","reason":"again"}"#)
     );
 }

