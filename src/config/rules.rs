@@ -664,7 +664,11 @@ fn command(v: &Value, how: Reading) -> Result<CommandCond, String> {
         redirect_to: obj.get("redirect_to").map(|v| path(v, how)).transpose()?,
         inline_code: res("inline_code")?,
         assembled: res("assembled")?,
-        script: obj.get("script").map(|v| path(v, how)).transpose()?.map(Box::new),
+        script: obj
+            .get("script")
+            .map(|v| path(v, how))
+            .transpose()?
+            .map(Box::new),
     })
 }
 
