@@ -2725,12 +2725,24 @@ struct UnreadWrite {
 fn claude_code_unread_spelling_write(host_sandbox: bool) -> UnreadWrite {
     require_programs(&["bwrap", "socat"]);
     let env = E2eEnv::new();
+    // This is about the last layer: the rule that asks before a script the
+    // agent wrote runs (`obfuscation/runs-agent-written-script`) would stop
+    // the run first, so it is switched off, as a person who runs such
+    // scripts would.
+    let hooks_file = env.home.join(".keryx/hooks.json");
+    std::fs::create_dir_all(hooks_file.parent().unwrap()).unwrap();
+    std::fs::write(
+        &hooks_file,
+        json!({"schemaVersion": "1.0.0", "hooks": {},
+               "rules_off": ["obfuscation/runs-agent-written-script"]})
+        .to_string(),
+    )
+    .unwrap();
     if host_sandbox {
         keryx_in(&env, &["install", "claude-code", "--host-sandbox"]);
     } else {
         keryx_in(&env, &["install", "claude-code"]);
     }
-    let hooks_file = env.home.join(".keryx/hooks.json");
     let hooks_before = std::fs::read(&hooks_file).unwrap();
     let scenario = Scenario::new()
         .shell(concat!(
