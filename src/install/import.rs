@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 use super::hostfile::json::{Listed, Shape};
 use super::hostfile::wiring::{self, Format};
 use super::hostfile::{HostFileError, Scope, config_files};
+use super::own_dir;
 use crate::config::model::HookClass;
 use crate::events::Event;
 use crate::hosts::{Adapter, ConfigFormat, ImportReads, TimeoutUnit};
@@ -618,7 +619,7 @@ fn plan_one(
             .import()
             .is_some_and(|i| i.runs_from == crate::hosts::RunsFrom::File);
     let base = runs_from_file.then(|| file.path.parent()).flatten();
-    let (scripts, unread) = script_texts(command, read_script, base);
+    let (scripts, unread, own_writes) = scripts_read(command, read_script, base);
     let decides = unread
         || contract.error_denies.iter().any(|o| o.0 == event)
         || std::iter::once(command)
@@ -629,7 +630,7 @@ fn plan_one(
         Some(ev) if ev.can_add_context() => HookClass::Context,
         _ => HookClass::Observe,
     };
-    let grants = match detect(command, &scripts, scope, host) {
+    let grants = match detect_with(command, &scripts, &own_writes, scope, host) {
         Ok(g) => g,
         Err(reason) => return leave(reason),
     };
@@ -944,8 +945,23 @@ pub fn registration(
 /// The text of the scripts `command` names that can be read: an absolute
 /// path, or one under `~`, `$HOME` or the project directory variables.
 /// Also whether a word that names a script could not be read.
+#[cfg(test)]
 fn script_texts(command: &str, read: ReadScript, base: Option<&Path>) -> (Vec<String>, bool) {
+    let (texts, unread, _) = scripts_read(command, read, base);
+    (texts, unread)
+}
+
+/// `script_texts`, and the paths the scripts write through their own
+/// directory (`$(dirname "$0")/hooks.log`, `path.join(__dirname, …)`,
+/// `Path(__file__).parent / …`), in the home (`~/…`) or the project.
+fn scripts_read(
+    command: &str,
+    read: ReadScript,
+    base: Option<&Path>,
+) -> (Vec<String>, bool, Vec<String>) {
     let mut unread = false;
+    let mut own: Vec<String> = Vec::new();
+    let home = dirs::home_dir().map(|h| h.to_string_lossy().into_owned());
     let texts = command
         .split_whitespace()
         .map(|w| w.replace(['"', '\''], ""))
@@ -971,17 +987,54 @@ fn script_texts(command: &str, read: ReadScript, base: Option<&Path>) -> (Vec<St
             if text.is_none() && !w.starts_with("/bin/") && !w.starts_with("/usr/") {
                 unread = true;
             }
+            if let (Some(t), Some(dir)) = (&text, own_dir::script_dir(&w, home.as_deref())) {
+                for p in own_dir_writes(t, &dir) {
+                    if !own.contains(&p) {
+                        own.push(p);
+                    }
+                }
+            }
             text
         })
         .collect();
-    (texts, unread)
+    (texts, unread, own)
+}
+
+/// The paths script `text`, which lies in `dir`, writes through its own
+/// directory: what the detection finds once that directory is written out
+/// and did not find before, and the files Node or Python code names there
+/// when the script writes files at all.
+fn own_dir_writes(text: &str, dir: &str) -> Vec<String> {
+    let (out, named) = own_dir::written_out(text, dir);
+    if out == text {
+        return vec![];
+    }
+    let before_home = home_writes(text);
+    let before_project = host_dir_writes(text);
+    let mut found: Vec<String> = home_writes(&out)
+        .into_iter()
+        .filter(|p| !before_home.contains(p))
+        .chain(
+            host_dir_writes(&out)
+                .into_iter()
+                .filter(|p| !before_project.contains(p)),
+        )
+        .collect();
+    if writes_files(text) {
+        found.extend(named);
+    }
+    found.dedup();
+    found
 }
 
 /// The project paths in a host's directory that `text` writes
 /// (`>> .gemini/tool-log.txt`, `"$CLAUDE_PROJECT_DIR/.claude/state.json"`,
 /// `os.path.join(".codex", "state.json")`), project-relative.
+/// A host's directories in a project.
+const HOST_PROJECT_DIRS: &[&str] = &[".claude", ".gemini", ".codex", ".cursor", ".qwen"];
+
 fn host_dir_writes(text: &str) -> Vec<String> {
-    const DIRS: &[&str] = &[".claude", ".gemini", ".codex", ".cursor", ".qwen"];
+    const DIRS: &[&str] = HOST_PROJECT_DIRS;
     let path_char = |c: char| c.is_ascii_alphanumeric() || "._-/".contains(c);
     let mut out: Vec<String> = Vec::new();
     let writes_any = writes_files(text);
@@ -1130,6 +1183,19 @@ pub fn detect(
     scope: Scope,
     host: &Adapter,
 ) -> Result<Grants, String> {
+    detect_with(command, scripts, &[], scope, host)
+}
+
+/// `detect`, also granting `own_writes`: the paths the scripts write
+/// through their own directory (`scripts_read`), each exactly, unless its
+/// directory is among them.
+fn detect_with(
+    command: &str,
+    scripts: &[String],
+    own_writes: &[String],
+    scope: Scope,
+    host: &Adapter,
+) -> Result<Grants, String> {
     let mut g = Grants::default();
     let texts: Vec<&str> = std::iter::once(command)
         .chain(scripts.iter().map(String::as_str))
@@ -1243,6 +1309,35 @@ pub fn detect(
                     "sandbox.writable `{target}`: the command writes it in the project"
                 ));
                 g.writable.push(target);
+            }
+        }
+    }
+    // Through the script's own directory (a log beside it, state one level
+    // up): exactly that path, in the home or in a host's project
+    // directory; elsewhere in the project the sandbox already lets it
+    // write.
+    for target in own_writes {
+        let covered = own_writes
+            .iter()
+            .any(|d| d != target && target.starts_with(&format!("{d}/")));
+        let in_host_dir = HOST_PROJECT_DIRS
+            .iter()
+            .any(|d| target.starts_with(&format!("{d}/")));
+        if covered || g.writable.contains(target) || !(target.starts_with("~/") || in_host_dir) {
+            continue;
+        }
+        match crate::config::load::sandbox_writable_refusal(target) {
+            Some(why) if target.starts_with("~/") => {
+                unsandboxed_because.get_or_insert(format!(
+                    "it writes `{target}` through its own directory, and that path is refused ({why})"
+                ));
+            }
+            Some(_) => {}
+            None => {
+                g.why.push(format!(
+                    "sandbox.writable `{target}`: the script writes it through its own directory"
+                ));
+                g.writable.push(target.clone());
             }
         }
     }
@@ -2147,6 +2242,48 @@ mod tests {
         assert!(crate::config::load::valid_id(&derive_id(
             "kimi", "Stop", "*", "$$$ ---"
         )));
+    }
+
+    #[test]
+    fn writes_through_a_scripts_own_directory_are_granted_exactly() {
+        let sh = "#!/bin/bash\nLOG_DIR=\"$(dirname \"$0\")/../logs\"\nmkdir -p \"$LOG_DIR\"\necho x >> \"$LOG_DIR/current.log\"\n";
+        let own = own_dir_writes(sh, "~/.claude/hooks");
+        assert!(own.iter().any(|p| p == "~/.claude/logs"), "{own:?}");
+        let g = detect_with(
+            "~/.claude/hooks/x.sh",
+            &[sh.to_owned()],
+            &own,
+            Scope::User,
+            claude(),
+        )
+        .unwrap();
+        assert_eq!(g.writable, ["~/.claude/logs"], "{:?}", g.why);
+        assert!(!g.unsandboxed);
+        let js = "const LOG = path.join(__dirname, 'hooks.log');\nfs.appendFileSync(LOG, l);\n";
+        let own = own_dir_writes(js, ".cursor/hooks");
+        assert_eq!(own, [".cursor/hooks/hooks.log"]);
+        let g = detect_with(
+            "node .cursor/hooks/g.js",
+            &[js.to_owned()],
+            &own,
+            Scope::Project,
+            claude(),
+        )
+        .unwrap();
+        assert_eq!(g.writable, [".cursor/hooks/hooks.log"]);
+        // A script that only finds its own modules there writes nothing.
+        let py = "sys.path.insert(0, str(Path(__file__).parent))\nimport helpers\n";
+        assert!(own_dir_writes(py, "~/.claude/hooks").is_empty());
+        // The host's settings beside a project hook are never granted.
+        let g = detect_with(
+            "x",
+            &[],
+            &[".claude/settings.json".to_owned()],
+            Scope::Project,
+            claude(),
+        )
+        .unwrap();
+        assert!(g.writable.is_empty());
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod host_sandbox;
 pub mod hostfile;
 pub mod import;
 pub mod manifest;
+mod own_dir;
 pub mod plugin;
 pub mod preflight;
 pub mod resync;
