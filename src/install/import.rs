@@ -1316,8 +1316,25 @@ fn detect_with(
     // up): exactly that path, in the home or in a host's project
     // directory; elsewhere in the project the sandbox already lets it
     // write.
-    for target in own_writes {
-        let covered = own_writes
+    // Several paths in one directory (a log and the archive it is moved
+    // into): that directory, where it may be granted, since a file bound on
+    // its own cannot be moved or replaced.
+    let mut own: Vec<String> = Vec::new();
+    for t in own_writes {
+        let parent = t.rsplit_once('/').map(|(p, _)| p).unwrap_or("~");
+        let shared = parent != "~"
+            && parent.contains('/')
+            && own_writes
+                .iter()
+                .any(|u| u != t && u.starts_with(&format!("{parent}/")))
+            && crate::config::load::sandbox_writable_refusal(parent).is_none();
+        let entry = if shared { parent.to_owned() } else { t.clone() };
+        if !own.contains(&entry) {
+            own.push(entry);
+        }
+    }
+    for target in &own {
+        let covered = own
             .iter()
             .any(|d| d != target && target.starts_with(&format!("{d}/")));
         let in_host_dir = HOST_PROJECT_DIRS
@@ -2259,6 +2276,18 @@ mod tests {
         .unwrap();
         assert_eq!(g.writable, ["~/.claude/logs"], "{:?}", g.why);
         assert!(!g.unsandboxed);
+        // A log moved into an archive beside it: their directory.
+        let rotate = "d=\"$(dirname \"$0\")/../logs\"\nmkdir -p \"$d/archive\"\nmv \"$d/current.log\" \"$d/archive/$(date +%s).log\"\necho x > \"$d/current.log\"\n";
+        let own = own_dir_writes(rotate, "~/.claude/hooks");
+        let g = detect_with(
+            "~/.claude/hooks/r.sh",
+            &[rotate.to_owned()],
+            &own,
+            Scope::User,
+            claude(),
+        )
+        .unwrap();
+        assert_eq!(g.writable, ["~/.claude/logs"], "{own:?}");
         let js = "const LOG = path.join(__dirname, 'hooks.log');\nfs.appendFileSync(LOG, l);\n";
         let own = own_dir_writes(js, ".cursor/hooks");
         assert_eq!(own, [".cursor/hooks/hooks.log"]);
