@@ -522,3 +522,49 @@ fn codex_patches_in_every_spelling_reach_the_write_gate() {
         json!({"command": format!("apply_patch <<'EOF'\n{ok}EOF")}),
     ));
 }
+
+/// Round 3: keryx-hooks named in a form only the shell resolves, when it
+/// runs the line: a pattern its name matches, a variable set by `printf -v`
+/// or `read`, a substitution that prints its name from escapes, the `{}`
+/// `find -exec` and `xargs -I` fill in, a table `crontab` reads from its
+/// input, string literals an interpreter joins. Programs chosen at run time
+/// for other work stay allowed.
+#[test]
+fn keryx_hooks_named_in_a_form_the_shell_expands_is_refused() {
+    let env = Env::new();
+    for (i, cmd) in [
+        "/usr/local/bin/keryx-hook? trust --yes",
+        "~/.cargo/bin/keryx-hook[s] untrust",
+        "~/.cargo/bin/k*-hooks disable keryx.ctx-guard --user --acknowledge-gate-risk",
+        "printf -v k %s keryx-ho oks; $k trust",
+        r#"x=$(printf "\x6b\x65ryx-hooks"); $x trust --yes"#,
+        "read -r k <<< keryx-hooks; $k disable keryx.ctx-guard --user --acknowledge-gate-risk",
+        r#"find / -name "keryx-hook?" -exec {} trust --yes \;"#,
+        "ls ~/.cargo/bin/keryx* | xargs -I{} {} trust --yes",
+        r#"echo "* * * * * keryx-hooks untrust" | crontab -"#,
+        r#"python3 -c 'import subprocess; subprocess.run(["keryx-" + "hooks", "trust", "--yes"])'"#,
+        r#"perl -e 'system(q{keryx}.q{-hooks trust --yes})'"#,
+    ]
+    .iter()
+    .enumerate()
+    {
+        let run = claude_pre_tool_use(&env, &format!("x{i}"), "Bash", json!({"command": cmd}));
+        assert_denied(&run, "only a person at a terminal");
+    }
+    for (i, cmd) in [
+        "crontab -l",
+        r#"echo "0 3 * * * /usr/bin/backup" | crontab -"#,
+        "$EDITOR src/main.rs",
+        "$(which npm) install left-pad",
+        "${PYTHON:-python3} -m pip install requests",
+        r#"find . -name "*.sh" -exec {} --help \;"#,
+        "./scripts/*.sh",
+        r#"python3 -c 'print("a" + "b")'"#,
+    ]
+    .iter()
+    .enumerate()
+    {
+        let run = claude_pre_tool_use(&env, &format!("y{i}"), "Bash", json!({"command": cmd}));
+        assert_not_denied(&run);
+    }
+}

@@ -162,7 +162,8 @@ pub(super) fn command(
         };
         let name = basename(first);
         if let Some(code) = interpreter_code(name, &cand.argv) {
-            if let Some(r) = disarming_text(&code) {
+            if let Some(r) = disarming_text(&code).or_else(|| disarming_text(&concatenated(&code)))
+            {
                 return Some(format!(
                     "ctx-guard: `{}` {r}; {ONLY_A_PERSON}",
                     show(&cand.argv)
@@ -182,7 +183,7 @@ pub(super) fn command(
             && let Some(r) = disarming_text(g.src)
         {
             return Some(format!(
-                "ctx-guard: a shell reading its script from its input {r}; {ONLY_A_PERSON}"
+                "ctx-guard: a shell (or `at`, `crontab`) reading its script from its input {r}; {ONLY_A_PERSON}"
             ));
         }
         // `cp target/release/keryx-hooks ~/.cargo/bin/`: an upgrade.
@@ -818,19 +819,58 @@ fn keryx_invocation(g: &Guard, script: &Script, cand: &Candidate) -> Option<Stri
     // substitution on a line that names keryx-hooks; `$KERYX_BIN trust`.
     let substituted = first.contains("$(…)") || first.contains("`…`");
     let named_var = first.starts_with('$') && first.to_ascii_uppercase().contains("KERYX");
+    // `/usr/local/bin/keryx-hook? trust`: the shell runs what the pattern
+    // matches, so a pattern keryx-hooks' name matches is keryx-hooks.
+    let pattern_matches_us = basename(first).contains(['*', '?'])
+        && !first.contains('$')
+        && glob_match(basename(first), "keryx-hooks");
+    let args = &cand.argv[1..];
     let ours = basename(first) == "keryx-hooks"
         || (substituted && names_keryx(script, g.src))
-        || named_var;
+        || named_var
+        || pattern_matches_us
+        || (chosen_at_run_time(first) && only_keryx_would_take(args));
     if !ours {
         return None;
     }
-    let args = &cand.argv[1..];
     let what = changing_subcommand(args, cand.from_input)?;
     Some(format!(
         "ctx-guard: `{}` would {what}; {ONLY_A_PERSON} (reading commands such as `keryx-hooks list`, \
          `status`, `doctor` and `explain` are fine)",
         show(&cand.argv)
     ))
+}
+
+/// A program word the shell only knows when it runs the line: an
+/// expansion (`$k` set by `printf -v` or `read`, `$(printf '\x6b…')`), a
+/// pattern (`keryx-hook[s]`, `*`), or the name `find -exec` and `xargs -I`
+/// put in (`{}`).
+fn chosen_at_run_time(w: &str) -> bool {
+    dynamic(w) || w.contains("{}") || basename(w).contains(['*', '?', '['])
+}
+
+/// Whether a program chosen at run time with `args` can only be keryx-hooks
+/// changing enforcement: its first word is a subcommand no other common
+/// tool has (`trust`, `untrust`, `allow-once`) or one of keryx-hooks'
+/// changing subcommands with an argument that names keryx or is a
+/// keryx-hooks switch (`disable keryx.ctx-guard`, `--acknowledge-gate-risk`).
+fn only_keryx_would_take(args: &[String]) -> bool {
+    let Some(sub) = args.iter().find(|a| !a.starts_with('-')) else {
+        return false;
+    };
+    if matches!(sub.as_str(), "trust" | "untrust" | "allow-once") {
+        return true;
+    }
+    let changing = matches!(
+        sub.as_str(),
+        "enable" | "disable" | "install" | "uninstall" | "import" | "init" | "doctor"
+    );
+    changing
+        && args.iter().any(|a| {
+            a.to_ascii_lowercase().contains("keryx")
+                || a.starts_with("--acknowledge-gate-risk")
+                || a == "--host-sandbox"
+        })
 }
 
 fn names_keryx(script: &Script, src: &str) -> bool {
@@ -934,8 +974,30 @@ fn reads_script_from_stdin(name: &str, argv: &[String]) -> bool {
         "at" | "batch" => !argv[1..]
             .iter()
             .any(|a| matches!(a.as_str(), "-f" | "-l" | "-r" | "-d" | "-c")),
+        // `crontab -`: the table read from the input runs every minute it
+        // names, long after this call.
+        "crontab" => {
+            let operands: Vec<&String> = argv[1..]
+                .iter()
+                .filter(|a| !a.starts_with('-') || *a == "-")
+                .collect();
+            !argv[1..]
+                .iter()
+                .any(|a| matches!(a.as_str(), "-l" | "-r" | "-e" | "-i"))
+                && (operands.is_empty() || operands.iter().any(|a| *a == "-"))
+        }
         _ => false,
     }
+}
+
+/// `code` with adjacent string literals joined as the interpreter joins
+/// them: `"keryx-" + "hooks"` (Python, JavaScript, Ruby), `'keryx-' .
+/// 'hooks'` and `q{keryx}.q{-hooks}` (Perl), `'keryx-' 'hooks'` (Python).
+fn concatenated(code: &str) -> String {
+    static JOIN: OnceLock<Regex> = OnceLock::new();
+    JOIN.get_or_init(|| Regex::new(r#"["'}]\s*(?:[+.]\s*)?(?:qq?\{|["'])"#).expect("valid regex"))
+        .replace_all(code, "")
+        .into_owned()
 }
 
 /// Program or script text that would disarm keryx-hooks, described.
