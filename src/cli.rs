@@ -378,6 +378,9 @@ pub struct ExportArgs {
     /// With --follow: seconds between looks for new records.
     #[arg(long, value_name = "SECS", default_value_t = 2)]
     pub interval: u64,
+    /// The most records in one request.
+    #[arg(long, value_name = "N", default_value_t = crate::export::BATCH, value_parser = clap::value_parser!(u16).range(1..).map(usize::from))]
+    pub batch: usize,
 }
 
 #[derive(Debug, clap::Args)]

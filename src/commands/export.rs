@@ -32,7 +32,7 @@ pub fn run(args: &ExportArgs) -> CmdResult {
             first: Duration::from_millis(500),
             max: Duration::from_secs(30),
         };
-        return match export::ship(&s, &sessions, &store, retry, &mut report) {
+        return match export::ship(&s, &sessions, &store, args.batch, retry, &mut report) {
             Ok(done) => {
                 output::line(&summary(&done, &s.endpoint_text));
                 Ok(ExitStatus::Success)
@@ -55,7 +55,7 @@ pub fn run(args: &ExportArgs) -> CmdResult {
         escape(&s.endpoint_text)
     ));
     loop {
-        match export::ship(&s, &sessions, &store, retry, &mut report) {
+        match export::ship(&s, &sessions, &store, args.batch, retry, &mut report) {
             Ok(done) if done.records > 0 => output::line(&summary(&done, &s.endpoint_text)),
             Ok(_) => {}
             // Only the cursor's own file can stop a follow (retries never

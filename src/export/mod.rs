@@ -592,8 +592,10 @@ pub struct Shipped {
     pub records: usize,
     pub batches: usize,
     pub skipped: usize,
-    /// Records or points the collector said it rejected (partial success).
+    /// Log records the collector said it rejected (partial success).
     pub rejected: i64,
+    /// Metric data points it said it rejected.
+    pub rejected_points: i64,
 }
 
 /// Why a pass stopped before shipping everything.
@@ -645,6 +647,7 @@ pub fn ship(
     s: &ExportSettings,
     sessions: &Path,
     store: &Store,
+    batch_size: usize,
     retry: Retry,
     report: &mut dyn FnMut(&str),
 ) -> Result<Shipped, Stopped> {
@@ -658,7 +661,7 @@ pub fn ship(
         if let Some(hex) = cursor.pending_metrics.clone() {
             let body = unhex(&hex).unwrap_or_default();
             match deliver(s, "/v1/metrics", &body, retry, report) {
-                Ok(p) => note_partial(p, "data point(s)", &mut shipped, report),
+                Ok(p) => note_partial(p, "data point(s)", &mut shipped.rejected_points, report),
                 Err(why) => return Err(stop(why, shipped)),
             }
             cursor.pending_metrics = None;
@@ -667,7 +670,7 @@ pub fn ship(
             }
         }
         let mut next = cursor.clone();
-        let batch = read_batch(sessions, &mut next, BATCH);
+        let batch = read_batch(sessions, &mut next, batch_size);
         shipped.skipped += batch.skipped;
         if batch.skipped > 0 {
             report(&format!(
@@ -687,7 +690,7 @@ pub fn ship(
         let lines: Vec<Value> = batch.lines.into_iter().map(redact).collect();
         let body = logs_request(&lines, now_nanos());
         match deliver(s, "/v1/logs", &body, retry, report) {
-            Ok(p) => note_partial(p, "log record(s)", &mut shipped, report),
+            Ok(p) => note_partial(p, "log record(s)", &mut shipped.rejected, report),
             Err(why) => return Err(stop(why, shipped)),
         }
         next.pending_metrics = metrics_request(&lines).map(|m| hex(&m));
@@ -703,13 +706,13 @@ pub fn ship(
 fn note_partial(
     p: Option<proto::PartialSuccess>,
     what: &str,
-    shipped: &mut Shipped,
+    rejected: &mut i64,
     report: &mut dyn FnMut(&str),
 ) {
     // OTLP: a partial success is accepted; what it rejected is not to be
     // sent again.
     if let Some(p) = p {
-        shipped.rejected += p.rejected;
+        *rejected += p.rejected;
         report(&format!(
             "the collector accepted the batch but rejected {} {what}{}",
             p.rejected,
