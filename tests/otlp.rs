@@ -76,10 +76,14 @@ impl Drop for Receiver {
 }
 
 fn configure(env: &Env, port: u16) {
+    configure_with(env, port, "");
+}
+
+fn configure_with(env: &Env, port: u16, more: &str) {
     env.write(
         env.keryx_home().join("runtime.toml"),
         format!(
-            "[export]\nendpoint = \"http://127.0.0.1:{port}\"\nheaders = {{ authorization = \"Bearer test-token\" }}\n"
+            "[export]\nendpoint = \"http://127.0.0.1:{port}\"\nheaders = {{ authorization = \"Bearer test-token\" }}\n{more}"
         ),
     );
 }
@@ -450,7 +454,7 @@ fn secrets_in_reasons_are_redacted_before_they_leave() {
         serde_json::json!({"PreToolUse": [crate::common::sh_hook(
             "echo-gate",
             "gate",
-            &format!("cat >/dev/null; echo '{{\"decision\":\"deny\",\"reason\":\"saw {key}\"}}'"),
+            &format!("cat >/dev/null; echo '{{\"decision\":\"deny\",\"reason\":\"saw {key} and TEAMTOK-{}\"}}'", "12345678"),
         )]}),
     );
     env.run_stdin(
@@ -458,25 +462,31 @@ fn secrets_in_reasons_are_redacted_before_they_leave() {
         claude_bash(&env, "toolu_key", &format!("aws --key {key} s3 ls")).to_string(),
     );
     let receiver = Receiver::start(&out, 0, &[]);
-    configure(&env, receiver.port);
+    // The person's own rules redact too.
+    configure_with(
+        &env,
+        receiver.port,
+        "[[security.rules]]\nid = \"team-token\"\nregex = 'TEAMTOK-[0-9]{8}'\n",
+    );
     env.run(&["export"]).code(0);
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(!text.contains(&key), "{text}");
+    assert!(!text.contains("TEAMTOK-1"), "{text}");
+    assert!(text.contains("saw [REDACTED"), "{text}");
     let logs = log_records(&received(&out));
     let gate = logs
         .iter()
         .map(|l| attrs(&l["attributes"]))
         .find(|a| str_attr(a, "record.hookId") == "echo-gate")
         .expect("the gate's record");
-    assert!(
-        str_attr(&gate, "record.reason").starts_with("saw [REDACTED"),
-        "{gate:?}"
-    );
+    let reason = str_attr(&gate, "record.reason");
+    assert!(reason.starts_with("saw [REDACTED"), "{reason}");
+    assert!(reason.contains(" and [REDACTED"), "{reason}");
     let local = local_records(&env);
     assert!(
         local.iter().any(|r| r["record"]["reason"]
             .as_str()
-            .is_some_and(|t| t.contains(&key))),
+            .is_some_and(|t| t.contains(&key) && t.contains("TEAMTOK-12345678"))),
         "the local record keeps what the hook said; only the export redacts"
     );
 }

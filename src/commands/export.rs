@@ -22,6 +22,14 @@ pub fn run(args: &ExportArgs) -> CmdResult {
                 escape(&here.runtime_settings_file().display().to_string())
             ))
         })?;
+    // Records leave the machine redacted with the same rules as the
+    // learning sink; when they do not load, nothing leaves.
+    let rules = here.settings().rules().map_err(|why| {
+        CommandError::config(
+            "the secret rules do not load, so records cannot be redacted; nothing was exported",
+        )
+        .cause(crate::settings::rules_unavailable(why))
+    })?;
     let store = Store::at(&here.state_dir);
     let _lock = store.lock().map_err(CommandError::user)?;
     let sessions = here.sessions_dir();
@@ -32,7 +40,7 @@ pub fn run(args: &ExportArgs) -> CmdResult {
             first: Duration::from_millis(500),
             max: Duration::from_secs(30),
         };
-        return match export::ship(&s, &sessions, &store, args.batch, retry, &mut report) {
+        return match export::ship(&s, &sessions, &store, args.batch, rules, retry, &mut report) {
             Ok(done) => {
                 output::line(&summary(&done, &s.endpoint_text));
                 Ok(ExitStatus::Success)
@@ -55,7 +63,7 @@ pub fn run(args: &ExportArgs) -> CmdResult {
         escape(&s.endpoint_text)
     ));
     loop {
-        match export::ship(&s, &sessions, &store, args.batch, retry, &mut report) {
+        match export::ship(&s, &sessions, &store, args.batch, rules, retry, &mut report) {
             Ok(done) if done.records > 0 => output::line(&summary(&done, &s.endpoint_text)),
             Ok(_) => {}
             // Only the cursor's own file can stop a follow (retries never

@@ -248,16 +248,17 @@ fn fill_from_dir(v: &mut Value, dir: &str) {
 }
 
 /// The text fields that may quote a command line or a file's content:
-/// redacted with the built-in secret rules before they leave the machine.
+/// redacted with the secret rules before they leave the machine.
 const REDACTED: [&str; 3] = ["/summary", "/record/reason", "/skippedBecause"];
 
-/// `line` with the built-in secret rules applied to its free-text fields.
-pub fn redact(mut line: Value) -> Value {
+/// `line` with the secret rules (the built-in ones and the person's own
+/// `[security]` rules) applied to its free-text fields.
+pub fn redact(mut line: Value, rules: &crate::secrets::Rules) -> Value {
     for pointer in REDACTED {
         if let Some(field) = line.pointer_mut(pointer)
             && let Some(text) = field.as_str()
         {
-            let clean = crate::secrets::builtin_rules().redact(text);
+            let clean = rules.redact(text);
             if clean != text {
                 *field = Value::from(clean);
             }
@@ -648,6 +649,7 @@ pub fn ship(
     sessions: &Path,
     store: &Store,
     batch_size: usize,
+    rules: &crate::secrets::Rules,
     retry: Retry,
     report: &mut dyn FnMut(&str),
 ) -> Result<Shipped, Stopped> {
@@ -687,7 +689,7 @@ pub fn ship(
             }
             return Ok(shipped);
         }
-        let lines: Vec<Value> = batch.lines.into_iter().map(redact).collect();
+        let lines: Vec<Value> = batch.lines.into_iter().map(|l| redact(l, rules)).collect();
         let body = logs_request(&lines, now_nanos());
         match deliver(s, "/v1/logs", &body, retry, report) {
             Ok(p) => note_partial(p, "log record(s)", &mut shipped.rejected, report),
@@ -797,7 +799,7 @@ mod tests {
             "summary": format!("aws --key {key}"),
             "record": {"reason": format!("saw {key}"), "hookId": "h"}
         });
-        let out = redact(line).to_string();
+        let out = redact(line, crate::secrets::builtin_rules()).to_string();
         assert!(!out.contains(&key), "{out}");
         assert!(out.contains("REDACTED"), "{out}");
     }
