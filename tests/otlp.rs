@@ -386,6 +386,17 @@ fn a_refusing_collector_keeps_the_cursor_and_a_partial_success_moves_it() {
     let out = tmp.path().join("received.jsonl");
     calls(&env, 0, 3);
 
+    // The agent cannot start an export.
+    let run = env.run_stdin(
+        &["run", "claude-code", "PreToolUse"],
+        claude_bash(&env, "toolu_exp", "keryx-hooks export --follow").to_string(),
+    );
+    assert!(
+        crate::common::deny_reason(&run).contains("only a person"),
+        "{}",
+        run.stdout
+    );
+
     // No collector set: said, with where to set one.
     env.run(&["export"])
         .code(1)
