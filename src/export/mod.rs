@@ -448,11 +448,11 @@ pub fn metrics_request(lines: &[Value]) -> Option<Vec<u8>> {
         (start, end) = (now, now);
     }
     let attrs = |(hook, event, host): &(String, String, String)| {
-        let mut a = Vec::new();
-        a.push(key_value("hook.id", &any_str(hook)));
-        a.push(key_value("event", &any_str(event)));
-        a.push(key_value("host", &any_str(host)));
-        a
+        vec![
+            key_value("hook.id", &any_str(hook)),
+            key_value("event", &any_str(event)),
+            key_value("host", &any_str(host)),
+        ]
     };
     let mut sum = Msg::default();
     let mut hist = Msg::default();

@@ -177,7 +177,7 @@ mod tests {
             [("authorization".to_owned(), "Bearer t".to_owned())]
         );
         assert_eq!(s.source, high);
-        let s = resolve(&[low.clone()]).unwrap().unwrap();
+        let s = resolve(std::slice::from_ref(&low)).unwrap().unwrap();
         assert_eq!(s.endpoint.port, 9);
         assert!(resolve(&[none]).unwrap().is_none());
     }
