@@ -58,6 +58,8 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Show what the hooks decided and why, across sessions (newest last).
     Log(LogArgs),
+    /// Ship the hook records to an OpenTelemetry collector (OTLP/HTTP), from where the last export stopped.
+    Export(ExportArgs),
     /// For one payload, which hooks `run` would fire, why the others would not, and its answer (runs no hook).
     Explain(ExplainArgs),
     /// Built-in hook bodies: scan a prompt or a write for secrets (payload on stdin).
@@ -363,6 +365,22 @@ pub struct ImportArgs {
     /// through).
     #[arg(long, conflicts_with = "undo")]
     pub fail_closed: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ExportArgs {
+    /// Keep shipping records as they are appended, retrying without end (for a service).
+    #[arg(long)]
+    pub follow: bool,
+    /// Without --follow: how many times to try a batch again before giving up (exit 1).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub retries: u32,
+    /// With --follow: seconds between looks for new records.
+    #[arg(long, value_name = "SECS", default_value_t = 2)]
+    pub interval: u64,
+    /// The most records in one request.
+    #[arg(long, value_name = "N", default_value_t = crate::export::BATCH, value_parser = clap::value_parser!(u16).range(1..).map(usize::from))]
+    pub batch: usize,
 }
 
 #[derive(Debug, clap::Args)]

@@ -16,6 +16,7 @@ pub mod env_vars;
 pub mod error;
 pub mod escape;
 pub mod events;
+pub mod export;
 pub mod hash;
 pub mod hosts;
 pub mod install;
@@ -78,6 +79,7 @@ pub fn main(args: Vec<OsString>) -> ExitStatus {
         Command::Status(a) => commands::status::run(a),
         Command::Doctor(a) => commands::doctor::run(a),
         Command::Log(a) => commands::log::run(a),
+        Command::Export(a) => commands::export::run(a),
         Command::Explain(a) => commands::explain::run(a),
         Command::Security(cli::SecurityCommand::CheckInput(a)) => {
             commands::security::check_input(a)

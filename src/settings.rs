@@ -101,11 +101,14 @@ enum Kind {
     Rules,
     /// An absolute path.
     Path,
+    /// `[export]`: checked by the exporter, which reads it
+    /// (`crate::export::settings`); `run` never does.
+    Export,
 }
 
 /// Every key the file has: table, name, what it holds, and what a wrong
 /// value costs. A key that guards something is a [`Severity::Fail`].
-const KEYS: [(&str, &str, Kind, Severity); 17] = [
+const KEYS: [(&str, &str, Kind, Severity); 19] = [
     ("", "profile", Kind::Profile, Severity::Fail),
     // A broken pin fails closed: no sandboxed hook runs until it is fixed.
     ("sandbox", "launcher", Kind::Path, Severity::Fail),
@@ -130,6 +133,9 @@ const KEYS: [(&str, &str, Kind, Severity); 17] = [
     ("impact", "max_entries", Kind::Size, Severity::Warn),
     ("impact", "max_file_bytes", Kind::Size, Severity::Warn),
     ("impact", "max_context_bytes", Kind::Size, Severity::Warn),
+    // Where `keryx-hooks export` sends records; guards nothing.
+    ("export", "endpoint", Kind::Export, Severity::Warn),
+    ("export", "headers", Kind::Export, Severity::Warn),
 ];
 
 /// Every key the file may have, dotted (`trust.pin_scripts`).
@@ -416,7 +422,7 @@ impl Settings {
                 Lookup::At(item, line) => (item, line),
             };
             let ok = match kind {
-                Kind::Profile | Kind::Rules => true,
+                Kind::Profile | Kind::Rules | Kind::Export => true,
                 Kind::Bool => item.as_bool().is_some(),
                 Kind::Size => size(item).is_some(),
                 Kind::Path => item

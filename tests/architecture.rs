@@ -37,8 +37,8 @@ const LAYERS: &[&[&str]] = &[
     &["runtime"],
     // Host adapters: decode and encode.
     &["hosts"],
-    // Per-session state and records.
-    &["session"],
+    // Per-session state and records; shipping the records to a collector.
+    &["session", "export"],
     // The five built-ins.
     &["builtins"],
     // Rules as data, evaluated in-process with the built-ins' shell reader.

@@ -75,6 +75,7 @@ fn help() {
       status       Show whether each hook snapshot is current and wired (exit 1 when not)
       doctor       Check the installation; with --fix, repair what can be repaired
       log          Show what the hooks decided and why, across sessions (newest last)
+      export       Ship the hook records to an OpenTelemetry collector (OTLP/HTTP), from where the last export stopped
       explain      For one payload, which hooks `run` would fire, why the others would not, and its answer (runs no hook)
       security     Built-in hook bodies: scan a prompt or a write for secrets (payload on stdin)
       ctx          Built-in hook body: the context guard for shell commands (payload on stdin)
@@ -88,6 +89,43 @@ fn help() {
 
     ----- stderr -----
     ");
+}
+
+#[test]
+fn export_help() {
+    let env = Env::fixed();
+    cmd_snapshot!(env.filters(), env.cmd(&["export", "--help"]), @"
+    success: true
+    exit_code: 0
+    ----- stdout -----
+    Ship the hook records to an OpenTelemetry collector (OTLP/HTTP), from where the last export stopped
+
+    Usage: keryx-hooks export [OPTIONS]
+
+    Options:
+          --follow           Keep shipping records as they are appended, retrying without end (for a service)
+          --retries <N>      Without --follow: how many times to try a batch again before giving up (exit 1) [default: 5]
+          --interval <SECS>  With --follow: seconds between looks for new records [default: 2]
+          --batch <N>        The most records in one request [default: 512]
+      -h, --help             Print help
+      -V, --version          Print version
+
+    ----- stderr -----
+    ");
+}
+
+#[test]
+fn export_without_a_collector() {
+    let env = Env::fixed();
+    cmd_snapshot!(env.filters(), env.cmd(&["export"]), @r#"
+    success: false
+    exit_code: 1
+    ----- stdout -----
+
+    ----- stderr -----
+    error: no collector is set, so there is nowhere to export to
+    hint: add `[export]` with `endpoint = "http://collector.example:4318"` to `[HOME]/.keryx/runtime.toml` (README: Records to a collector)
+    "#);
 }
 
 #[test]

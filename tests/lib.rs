@@ -23,6 +23,7 @@ mod init;
 mod install;
 mod log;
 mod notices;
+mod otlp;
 mod readme;
 mod real_hooks;
 mod rules;

@@ -89,7 +89,13 @@ fn keys_of(doc: &DocumentMut) -> BTreeMap<String, Value> {
     fn walk(prefix: &str, t: &dyn TableLike, out: &mut BTreeMap<String, Value>) {
         for (k, item) in t.iter() {
             let key = format!("{prefix}{k}");
-            if let Some(aot) = item.as_array_of_tables() {
+            if let Some(headers) = item.as_inline_table().filter(|_| key == "export.headers") {
+                // Headers are one value: names to values.
+                out.insert(
+                    key,
+                    json_of(&toml_edit::Value::InlineTable(headers.clone())),
+                );
+            } else if let Some(aot) = item.as_array_of_tables() {
                 // Rules are compared by id.
                 let ids = aot.iter().map(|t| json!(t["id"].as_str())).collect();
                 out.insert(key, Value::Array(ids));
@@ -112,6 +118,9 @@ fn json_of(v: &toml_edit::Value) -> Value {
         toml_edit::Value::Float(f) => json!(f.value()),
         toml_edit::Value::Boolean(b) => json!(b.value()),
         toml_edit::Value::Array(a) => Value::Array(a.iter().map(json_of).collect()),
+        toml_edit::Value::InlineTable(t) => {
+            Value::Object(t.iter().map(|(k, v)| (k.to_owned(), json_of(v))).collect())
+        }
         other => panic!("no settings value looks like {other}"),
     }
 }
@@ -186,6 +195,21 @@ fn read_back(env: &Env) -> BTreeMap<String, Value> {
     put(
         "impact.max_context_bytes",
         json!(i.limits.max_context_bytes),
+    );
+
+    // `[export]`, as `keryx-hooks export` resolves it.
+    let export = keryx_hooks::export::settings::resolve(&[file]).expect("`[export]` reads");
+    put(
+        "export.endpoint",
+        json!(export.as_ref().map_or("", |e| e.endpoint_text.as_str())),
+    );
+    put(
+        "export.headers",
+        Value::Object(
+            export
+                .map(|e| e.headers.into_iter().map(|(k, v)| (k, json!(v))).collect())
+                .unwrap_or_default(),
+        ),
     );
     out
 }

@@ -51,6 +51,10 @@ if ! has_python312; then
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3.12 python3.12-venv
 fi
 
+# The loopback OTLP receiver's Python packages (opentelemetry-proto and
+# protobuf, pinned) for the exporter's tests, in target/otlp-venv.
+sh tests/otlp/install.sh
+
 # cargo-nextest runs the suite; install it when missing.
 if ! cargo nextest --version >/dev/null 2>&1; then
     cargo install --locked cargo-nextest

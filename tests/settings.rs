@@ -350,3 +350,65 @@ fn a_runtime_toml_over_1_mib_is_refused_not_cut_short() {
     );
     assert_eq!(v["profile"], "unattended-untrusted");
 }
+
+/// `[export]` of a fixture as JSON, for the schema.
+fn export_json(item: &toml_edit::Item) -> serde_json::Value {
+    fn value(v: &toml_edit::Value) -> serde_json::Value {
+        match v {
+            toml_edit::Value::String(s) => serde_json::json!(s.value()),
+            toml_edit::Value::Integer(i) => serde_json::json!(i.value()),
+            toml_edit::Value::Boolean(b) => serde_json::json!(b.value()),
+            toml_edit::Value::InlineTable(t) => {
+                serde_json::Value::Object(t.iter().map(|(k, v)| (k.to_owned(), value(v))).collect())
+            }
+            other => panic!("no [export] value looks like {other}"),
+        }
+    }
+    let t = item.as_table_like().expect("[export] is a table");
+    serde_json::Value::Object(
+        t.iter()
+            .map(|(k, v)| (k.to_owned(), value(v.as_value().expect("a value"))))
+            .collect(),
+    )
+}
+
+/// schema/export-settings.schema.json and the exporter's own reader accept
+/// and refuse the same `[export]` fixtures.
+#[test]
+fn export_settings_fixtures_agree_with_the_schema_and_the_reader() {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../schema/export-settings.schema.json")).unwrap();
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/export");
+    let mut seen = 0;
+    for (dir, valid) in [("valid", true), ("invalid", false)] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
+            let path = entry.path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let doc: toml_edit::DocumentMut = text.parse().unwrap();
+            let json = export_json(&doc["export"]);
+            let errors: Vec<String> = validator
+                .iter_errors(&json)
+                .map(|e| e.to_string())
+                .collect();
+            assert_eq!(
+                errors.is_empty(),
+                valid,
+                "schema on {}: {json} {errors:?}",
+                path.display()
+            );
+            let read = keryx_hooks::export::settings::resolve(std::slice::from_ref(&path));
+            assert_eq!(
+                read.is_ok(),
+                valid,
+                "reader on {}: {read:?}",
+                path.display()
+            );
+            if let Err(why) = read {
+                assert!(why.contains("export"), "{why}");
+            }
+            seen += 1;
+        }
+    }
+    assert!(seen >= 10, "{seen} fixtures");
+}

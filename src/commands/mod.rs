@@ -5,6 +5,7 @@ pub mod completions;
 pub mod ctx;
 pub mod doctor;
 pub mod explain;
+pub mod export;
 pub mod hosts;
 pub mod import;
 pub mod init;
