@@ -165,7 +165,7 @@ fn an_unknown_host_is_named_with_the_one_meant() {
 
     ----- stderr -----
     error: unknown host `claud`
-    hint: did you mean `claude-code`? hosts that can be wired: claude-code, codex, copilot, cursor, deepagents, gemini-cli, kilo, kimi, opencode, qwen-code, vibe
+    hint: did you mean `claude-code`? hosts that can be wired: claude-code, codex, copilot, cursor, deepagents, gemini-cli, kilo, kimi, opencode, pi, qwen-code, vibe
     ");
 }
 
@@ -719,6 +719,7 @@ fn hosts() {
     kilo         ~/.config/kilo      plugin file                  no      kilo-code, kilocode
     kimi         ~/.kimi-code        settings                     yes     kimi-code, kimi-cli
     opencode     ~/.config/opencode  plugin file                  no      open-code
+    pi           ~/.pi               plugin file                  no      pi-coding-agent
     qwen-code    ~/.qwen             settings                     yes     qwen
     vibe         ~/.vibe             settings                     yes     mistral-vibe
 
@@ -737,8 +738,8 @@ fn hosts_detected_when_there_is_none() {
     ----- stdout -----
 
     ----- stderr -----
-    no agent host found: none of `~/.claude`, `~/.codex`, `~/.copilot`, `~/.cursor`, `~/.deepagents`, `~/.gemini`, `~/.config/kilo`, `~/.kimi-code`, `~/.config/opencode`, `~/.qwen`, `~/.vibe` exists
-    hint: `keryx-hooks install <host>` wires one anyway (creating its directory), <host> one of: claude-code, codex, copilot, cursor, deepagents, gemini-cli, kilo, kimi, opencode, qwen-code, vibe
+    no agent host found: none of `~/.claude`, `~/.codex`, `~/.copilot`, `~/.cursor`, `~/.deepagents`, `~/.gemini`, `~/.config/kilo`, `~/.kimi-code`, `~/.config/opencode`, `~/.pi`, `~/.qwen`, `~/.vibe` exists
+    hint: `keryx-hooks install <host>` wires one anyway (creating its directory), <host> one of: claude-code, codex, copilot, cursor, deepagents, gemini-cli, kilo, kimi, opencode, pi, qwen-code, vibe
     ");
 }
 

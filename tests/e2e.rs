@@ -1724,6 +1724,7 @@ pub enum ChatHost {
     Kilo,
     DeepAgents,
     Vibe,
+    Pi,
 }
 
 impl ChatHost {
@@ -1736,12 +1737,14 @@ impl ChatHost {
             ChatHost::Kilo => "kilo",
             ChatHost::DeepAgents => "deepagents",
             ChatHost::Vibe => "vibe",
+            ChatHost::Pi => "pi",
         }
     }
 
     /// The installed CLI (installing it, and Node 22 where needed, first).
     fn binary(self) -> PathBuf {
-        static DONE: [OnceLock<()>; 7] = [
+        static DONE: [OnceLock<()>; 8] = [
+            OnceLock::new(),
             OnceLock::new(),
             OnceLock::new(),
             OnceLock::new(),
@@ -1758,6 +1761,7 @@ impl ChatHost {
             ChatHost::QwenCode => "qwen",
             ChatHost::Kimi => "kimi",
             ChatHost::Kilo => "kilo",
+            ChatHost::Pi => "pi",
             // A virtual environment from PyPI, not npm.
             ChatHost::DeepAgents => {
                 return hosts_dir().join(self.name()).join("venv/bin/dcode");
@@ -2005,6 +2009,29 @@ alias = "mock"
                         "--auto-approve",
                         "--trust",
                     ]);
+            }
+            ChatHost::Pi => {
+                // A custom provider in models.json; the extension install
+                // generated is discovered from ~/.pi/agent/extensions/.
+                write_json(
+                    &home.join(".pi/agent/models.json"),
+                    &json!({"providers": {"mock": {
+                        "baseUrl": base_url, "api": "openai-completions", "apiKey": "sk-e2e-mock",
+                        "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
+                        "models": [{"id": "mock-model", "reasoning": false,
+                            "contextWindow": 128000, "maxTokens": 4096}]
+                    }}}),
+                );
+                cmd.env("PI_OFFLINE", "1").env("TERM", "dumb").args([
+                    "-p",
+                    "--mode",
+                    "json",
+                    "--provider",
+                    "mock",
+                    "--model",
+                    "mock-model",
+                    prompt,
+                ]);
             }
         }
         let out = run_with_timeout(cmd, &work, HOST_TIMEOUT);
@@ -2412,6 +2439,18 @@ chat_host_tests!(
     ]
 );
 chat_host_tests!(
+    pi,
+    ChatHost::Pi,
+    [
+        chat_pre_tool_deny,
+        chat_prompt_block,
+        chat_session_start_context,
+        chat_prompt_context,
+        chat_post_tool_context,
+        chat_stop_block_once
+    ]
+);
+chat_host_tests!(
     vibe,
     ChatHost::Vibe,
     [
@@ -2538,6 +2577,80 @@ fn deepagents_refuses_the_tool_when_its_shim_is_gone_or_killed() {
             results
                 .iter()
                 .any(|r| r.contains("keryx-hooks could not answer PreToolUse, so it is refused")),
+            "{results:?}\n{}",
+            why()
+        );
+    }
+}
+
+/// The real Pi with the extension `install` generated: with keryx-hooks
+/// gone, the prompt is refused before any model call; with only the tool
+/// call wired and keryx-hooks gone, killed or hung past the event's budget
+/// (Pi itself would wait forever), the extension refuses the tool call, so
+/// the tool does not run and the model reads why; the run ends normally.
+#[test]
+fn pi_refuses_the_tool_when_its_shim_is_gone_killed_or_hung() {
+    let host = ChatHost::Pi;
+    let env = E2eEnv::new();
+    host.binary();
+    keryx_in(&env, &["install", host.name()]);
+    let file = env.home.join(".pi/agent/extensions/keryx-hooks.ts");
+    let generated = std::fs::read_to_string(&file).unwrap();
+    let wiring_line = generated
+        .lines()
+        .find(|l| l.starts_with("const WIRING = "))
+        .unwrap()
+        .to_owned();
+    let wiring: Value = serde_json::from_str(
+        wiring_line
+            .trim_start_matches("const WIRING = ")
+            .trim_end_matches(';'),
+    )
+    .unwrap();
+    let marker = env.path("tool-ran");
+    let scenario = Scenario::new()
+        .shell(&format!(
+            "echo ran > {}",
+            sh_quote(marker.to_str().unwrap())
+        ))
+        .text("final text.");
+    let gone = env.path("gone/keryx-hooks");
+    let mut w = wiring.clone();
+    w["binary"] = json!(gone.to_str().unwrap());
+    write(
+        &file,
+        &generated.replace(&wiring_line, &format!("const WIRING = {w};")),
+    );
+    let run = host.run(&env, &scenario, "run the scenario");
+    assert_eq!(run.code, 0, "{}", run.describe());
+    assert!(run.main_requests().is_empty(), "{}", run.describe());
+    assert!(
+        run.stderr.contains("the prompt is refused"),
+        "{}",
+        run.describe()
+    );
+
+    let killed = env.script("killed/keryx-hooks", "kill -9 $$");
+    let hung = env.script("hung/keryx-hooks", "exec sleep 60");
+    for (shim, why_refused) in [
+        (gone, "cannot run keryx-hooks"),
+        (killed, "keryx-hooks exited with status"),
+        (hung, "did not answer tool_call within 1500 ms"),
+    ] {
+        let mut w = wiring.clone();
+        w["binary"] = json!(shim.to_str().unwrap());
+        w["events"] = json!({ "tool_call": 1500 });
+        let text = generated.replace(&wiring_line, &format!("const WIRING = {w};"));
+        write(&file, &text);
+        let run = host.run(&env, &scenario, "run the scenario");
+        let why = || run.describe();
+        assert_eq!(run.code, 0, "Pi failed\n{}", why());
+        assert!(!marker.exists(), "the tool ran\n{}", why());
+        let results = run.tool_results(run.body(1));
+        assert!(
+            results
+                .iter()
+                .any(|r| r.contains(why_refused) && r.contains("the tool call is refused")),
             "{results:?}\n{}",
             why()
         );

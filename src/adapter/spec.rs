@@ -411,6 +411,9 @@ pub enum PackageKind {
     /// One generated module in OpenCode's plugin directory, which hands
     /// its events to the shim (see `install::plugin`).
     OpencodeModule,
+    /// One generated TypeScript extension in Pi's extension directory,
+    /// which hands Pi's events to the shim (see `install::plugin`).
+    PiExtension,
 }
 
 impl Package {

@@ -69,6 +69,7 @@ fn every_host_is_embedded() {
             "kilo",
             "kimi",
             "opencode",
+            "pi",
             "qwen-code",
             "vibe"
         ]

