@@ -2585,9 +2585,10 @@ fn deepagents_refuses_the_tool_when_its_shim_is_gone_or_killed() {
 
 /// The real Pi with the extension `install` generated: with keryx-hooks
 /// gone, the prompt is refused before any model call; with only the tool
-/// call wired and keryx-hooks gone, killed or hung past the event's budget
-/// (Pi itself would wait forever), the extension refuses the tool call, so
-/// the tool does not run and the model reads why; the run ends normally.
+/// call wired and keryx-hooks gone, killed, hung past the event's budget
+/// (Pi itself would wait forever) or answering garbage, the extension
+/// refuses the tool call, so the tool does not run and the model reads why;
+/// the run ends normally.
 #[test]
 fn pi_refuses_the_tool_when_its_shim_is_gone_killed_or_hung() {
     let host = ChatHost::Pi;
@@ -2632,10 +2633,12 @@ fn pi_refuses_the_tool_when_its_shim_is_gone_killed_or_hung() {
 
     let killed = env.script("killed/keryx-hooks", "kill -9 $$");
     let hung = env.script("hung/keryx-hooks", "exec sleep 60");
+    let garbage = env.script("garbage/keryx-hooks", "cat >/dev/null; echo '{not json'");
     for (shim, why_refused) in [
         (gone, "cannot run keryx-hooks"),
         (killed, "keryx-hooks exited with status"),
         (hung, "did not answer tool_call within 1500 ms"),
+        (garbage, "something that is not JSON"),
     ] {
         let mut w = wiring.clone();
         w["binary"] = json!(shim.to_str().unwrap());
