@@ -1723,6 +1723,8 @@ pub enum ChatHost {
     Kimi,
     Kilo,
     DeepAgents,
+    Vibe,
+    Pi,
 }
 
 impl ChatHost {
@@ -1734,12 +1736,16 @@ impl ChatHost {
             ChatHost::Kimi => "kimi",
             ChatHost::Kilo => "kilo",
             ChatHost::DeepAgents => "deepagents",
+            ChatHost::Vibe => "vibe",
+            ChatHost::Pi => "pi",
         }
     }
 
     /// The installed CLI (installing it, and Node 22 where needed, first).
     fn binary(self) -> PathBuf {
-        static DONE: [OnceLock<()>; 6] = [
+        static DONE: [OnceLock<()>; 8] = [
+            OnceLock::new(),
+            OnceLock::new(),
             OnceLock::new(),
             OnceLock::new(),
             OnceLock::new(),
@@ -1755,9 +1761,13 @@ impl ChatHost {
             ChatHost::QwenCode => "qwen",
             ChatHost::Kimi => "kimi",
             ChatHost::Kilo => "kilo",
+            ChatHost::Pi => "pi",
             // A virtual environment from PyPI, not npm.
             ChatHost::DeepAgents => {
                 return hosts_dir().join(self.name()).join("venv/bin/dcode");
+            }
+            ChatHost::Vibe => {
+                return hosts_dir().join(self.name()).join("venv/bin/vibe");
             }
         };
         hosts_dir()
@@ -1963,6 +1973,65 @@ max_context_size = 128000
                         "--model-params",
                         r#"{"use_responses_api": false}"#,
                     ]);
+            }
+            ChatHost::Vibe => {
+                // Its own config.toml beside the hooks.toml install wrote;
+                // `--trust` as a person who trusts the folder.
+                write(
+                    &home.join(".vibe/config.toml"),
+                    &format!(
+                        r#"active_model = "mock"
+enable_update_checks = false
+enable_auto_update = false
+enable_telemetry = false
+enable_otel = false
+
+[[providers]]
+name = "mock"
+api_base = "{base_url}"
+api_key_env_var = "MOCK_API_KEY"
+api_style = "openai"
+
+[models.mock]
+name = "mock-model"
+provider = "mock"
+alias = "mock"
+"#
+                    ),
+                );
+                cmd.env("MOCK_API_KEY", "sk-e2e-mock")
+                    .env("TERM", "dumb")
+                    .args([
+                        "-p",
+                        prompt,
+                        "--output",
+                        "json",
+                        "--auto-approve",
+                        "--trust",
+                    ]);
+            }
+            ChatHost::Pi => {
+                // A custom provider in models.json; the extension install
+                // generated is discovered from ~/.pi/agent/extensions/.
+                write_json(
+                    &home.join(".pi/agent/models.json"),
+                    &json!({"providers": {"mock": {
+                        "baseUrl": base_url, "api": "openai-completions", "apiKey": "sk-e2e-mock",
+                        "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
+                        "models": [{"id": "mock-model", "reasoning": false,
+                            "contextWindow": 128000, "maxTokens": 4096}]
+                    }}}),
+                );
+                cmd.env("PI_OFFLINE", "1").env("TERM", "dumb").args([
+                    "-p",
+                    "--mode",
+                    "json",
+                    "--provider",
+                    "mock",
+                    "--model",
+                    "mock-model",
+                    prompt,
+                ]);
             }
         }
         let out = run_with_timeout(cmd, &work, HOST_TIMEOUT);
@@ -2231,6 +2300,43 @@ fn chat_context_reaches_the_model(host: ChatHost, event: &str, text: &str) {
     );
 }
 
+/// keryx PostToolUse context is appended to the tool result the model
+/// reads next.
+fn chat_post_tool_context(host: ChatHost) {
+    let env = E2eEnv::new();
+    let text = "E2E-POST-TOOL-CONTEXT-7D21";
+    let script = env.script(
+        "context.sh",
+        &format!(
+            "cat >/dev/null\necho call >> {calls}\nprintf '%s\\n' {out}\n",
+            calls = sh_quote(env.path("ctx.calls").to_str().unwrap()),
+            out = sh_quote(json!({ "additionalContext": text }).to_string()),
+        ),
+    );
+    let mut hooks = serde_json::Map::new();
+    hooks.insert(
+        "PostToolUse".into(),
+        json!([{ "id": "e2e-context", "class": "context", "matcher": "*", "runsIn": "unsandboxed",
+                 "timeoutMs": 20000, "command": { "argv": ["/bin/sh", script] } }]),
+    );
+    keryx_install(&env, host, hooks);
+    let scenario = Scenario::new().shell("echo hi").text("final text.");
+    let run = host.run(&env, &scenario, "run the scenario");
+    let why = || run.describe();
+    assert_eq!(run.code, 0, "the host failed\n{}", why());
+    assert!(
+        !env.lines("ctx.calls").is_empty(),
+        "the PostToolUse hook never ran\n{}",
+        why()
+    );
+    let results = run.tool_results(run.body(1));
+    assert!(
+        results.iter().any(|r| r.contains(text) && r.contains("hi")),
+        "the PostToolUse context is not in the tool result: {results:?}\n{}",
+        why()
+    );
+}
+
 /// A keryx Stop gate that blocks once: the host continues the turn with
 /// the reason, exactly once.
 fn chat_stop_block_once(host: ChatHost) {
@@ -2269,7 +2375,17 @@ exit 2
         "the Stop block should continue the turn exactly once\n{}",
         why()
     );
-    let continued = run.user_text_after_first_turn(run.body(1));
+    let continued = match host {
+        // Vibe revises the turn: the answer the gate refused is left out of
+        // the history and the reason is the last user message.
+        ChatHost::Vibe => arr(&run.body(1)["messages"])
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .map(|m| text_of(&m["content"]))
+            .unwrap_or_default(),
+        _ => run.user_text_after_first_turn(run.body(1)),
+    };
     assert!(
         continued.contains(STOP_REASON),
         "the continuation did not carry the Stop reason: {continued:?}\n{}",
@@ -2319,6 +2435,27 @@ chat_host_tests!(
         chat_prompt_block,
         chat_session_start_context,
         chat_prompt_context,
+        chat_stop_block_once
+    ]
+);
+chat_host_tests!(
+    pi,
+    ChatHost::Pi,
+    [
+        chat_pre_tool_deny,
+        chat_prompt_block,
+        chat_session_start_context,
+        chat_prompt_context,
+        chat_post_tool_context,
+        chat_stop_block_once
+    ]
+);
+chat_host_tests!(
+    vibe,
+    ChatHost::Vibe,
+    [
+        chat_pre_tool_deny,
+        chat_post_tool_context,
         chat_stop_block_once
     ]
 );
@@ -2443,6 +2580,127 @@ fn deepagents_refuses_the_tool_when_its_shim_is_gone_or_killed() {
             "{results:?}\n{}",
             why()
         );
+    }
+}
+
+/// The real Pi with the extension `install` generated: with keryx-hooks
+/// gone, the prompt is refused before any model call; with only the tool
+/// call wired and keryx-hooks gone, killed, hung past the event's budget
+/// (Pi itself would wait forever) or answering garbage, the extension
+/// refuses the tool call, so the tool does not run and the model reads why;
+/// the run ends normally.
+#[test]
+fn pi_refuses_the_tool_when_its_shim_is_gone_killed_or_hung() {
+    let host = ChatHost::Pi;
+    let env = E2eEnv::new();
+    host.binary();
+    keryx_in(&env, &["install", host.name()]);
+    let file = env.home.join(".pi/agent/extensions/keryx-hooks.ts");
+    let generated = std::fs::read_to_string(&file).unwrap();
+    let wiring_line = generated
+        .lines()
+        .find(|l| l.starts_with("const WIRING = "))
+        .unwrap()
+        .to_owned();
+    let wiring: Value = serde_json::from_str(
+        wiring_line
+            .trim_start_matches("const WIRING = ")
+            .trim_end_matches(';'),
+    )
+    .unwrap();
+    let marker = env.path("tool-ran");
+    let scenario = Scenario::new()
+        .shell(&format!(
+            "echo ran > {}",
+            sh_quote(marker.to_str().unwrap())
+        ))
+        .text("final text.");
+    let gone = env.path("gone/keryx-hooks");
+    let mut w = wiring.clone();
+    w["binary"] = json!(gone.to_str().unwrap());
+    write(
+        &file,
+        &generated.replace(&wiring_line, &format!("const WIRING = {w};")),
+    );
+    let run = host.run(&env, &scenario, "run the scenario");
+    assert_eq!(run.code, 0, "{}", run.describe());
+    assert!(run.main_requests().is_empty(), "{}", run.describe());
+    assert!(
+        run.stderr.contains("the prompt is refused"),
+        "{}",
+        run.describe()
+    );
+
+    let killed = env.script("killed/keryx-hooks", "kill -9 $$");
+    let hung = env.script("hung/keryx-hooks", "exec sleep 60");
+    let garbage = env.script("garbage/keryx-hooks", "cat >/dev/null; echo '{not json'");
+    for (shim, why_refused) in [
+        (gone, "cannot run keryx-hooks"),
+        (killed, "keryx-hooks exited with status"),
+        (hung, "did not answer tool_call within 1500 ms"),
+        (garbage, "something that is not JSON"),
+    ] {
+        let mut w = wiring.clone();
+        w["binary"] = json!(shim.to_str().unwrap());
+        w["events"] = json!({ "tool_call": 1500 });
+        let text = generated.replace(&wiring_line, &format!("const WIRING = {w};"));
+        write(&file, &text);
+        let run = host.run(&env, &scenario, "run the scenario");
+        let why = || run.describe();
+        assert_eq!(run.code, 0, "Pi failed\n{}", why());
+        assert!(!marker.exists(), "the tool ran\n{}", why());
+        let results = run.tool_results(run.body(1));
+        assert!(
+            results
+                .iter()
+                .any(|r| r.contains(why_refused) && r.contains("the tool call is refused")),
+            "{results:?}\n{}",
+            why()
+        );
+    }
+}
+
+/// The real Mistral Vibe, wired by the real `install` with `strict = true`
+/// on `pre_tool`: when the keryx binary is gone or killed, Vibe itself
+/// refuses the call, so the tool does not run; the turn goes on and the
+/// model reads the failure as the tool result.
+#[test]
+fn vibe_refuses_the_tool_when_its_shim_is_gone_or_killed() {
+    let host = ChatHost::Vibe;
+    let env = E2eEnv::new();
+    host.binary();
+    keryx_in(&env, &["install", host.name()]);
+    let hooks_file = env.home.join(".vibe/hooks.toml");
+    let marker = env.path("tool-ran");
+    let scenario = Scenario::new()
+        .shell(&format!(
+            "echo ran > {}",
+            sh_quote(marker.to_str().unwrap())
+        ))
+        .text("final text.");
+    let killed = env.script("killed/keryx-hooks", "kill -9 $$");
+    for shim in [env.path("gone/keryx-hooks"), killed] {
+        let mut doc: toml_edit::DocumentMut = std::fs::read_to_string(&hooks_file)
+            .unwrap()
+            .parse()
+            .unwrap();
+        let pre = doc["hooks"]
+            .as_array_of_tables_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|t| t["type"].as_str() == Some("pre_tool"))
+            .unwrap();
+        assert_eq!(pre["strict"].as_bool(), Some(true), "{pre}");
+        let command = pre["command"].as_str().unwrap().to_owned();
+        let (_, rest) = command.split_once(" run ").unwrap();
+        pre["command"] =
+            toml_edit::value(format!("{} run {rest}", sh_quote(shim.to_str().unwrap())));
+        write(&hooks_file, &doc.to_string());
+        let run = host.run(&env, &scenario, "run the scenario");
+        let why = || run.describe();
+        assert_eq!(run.code, 0, "Mistral Vibe failed\n{}", why());
+        assert!(!marker.exists(), "the tool ran\n{}", why());
+        assert_eq!(run.tool_results(run.body(1)).len(), 1, "{}", why());
     }
 }
 

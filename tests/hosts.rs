@@ -116,6 +116,7 @@ fn hosts_of(command: &str) -> Vec<&'static str> {
             "gemini-cli",
             "kimi",
             "qwen-code",
+            "vibe",
         ],
         _ => all,
     }

@@ -106,6 +106,18 @@ model = "o4-mini"
         text: "default_model = \"kimi-k2\"\n\n[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash\"\ncommand = \"node ~/.kimi-code/hooks/check.mjs\" # theirs\ntimeout = 5\n",
         keep: &["command = \"node ~/.kimi-code/hooks/check.mjs\" # theirs"],
     },
+    Seed {
+        host: "vibe",
+        rel: ".vibe/hooks.toml",
+        text: "# my hooks\n[[hooks]]\nname = \"fmt\" # theirs\ntype = \"post_tool\"\nmatch = \"file_system.write_file\"\ncommand = \"ruff format\"\ntimeout = 20.0\n\n[[hooks]]\nname = \"audit\"\ntype = \"pre_tool\"\ncommand = \"./audit.sh\"\nstrict = true\n",
+        keep: &[
+            "# my hooks",
+            "name = \"fmt\" # theirs",
+            "match = \"file_system.write_file\"",
+            "timeout = 20.0",
+            "command = \"./audit.sh\"\nstrict = true",
+        ],
+    },
 ];
 
 fn wired_events(host: &str) -> Vec<String> {
@@ -287,6 +299,7 @@ fn timeouts_are_written_in_each_hosts_unit_above_the_shims_worst_case() {
         "codex",
         "kimi",
         "deepagents",
+        "vibe",
         "--json",
     ]);
     out.code(0);
@@ -309,6 +322,8 @@ fn timeouts_are_written_in_each_hosts_unit_above_the_shims_worst_case() {
     assert_eq!(timeout("codex", "PreToolUse"), 39);
     assert_eq!(timeout("deepagents", "PreToolUse"), 39);
     assert_eq!(timeout("kimi", "PreToolUse"), 39);
+    assert_eq!(timeout("vibe", "pre_tool"), 39);
+    assert_eq!(timeout("vibe", "post_agent"), 8);
     // Only the built-in observer on Stop: 5.5 s + 2 s, rounded up in seconds.
     assert_eq!(timeout("claude-code", "Stop"), 8);
     assert_eq!(timeout("gemini-cli", "AfterAgent"), 7_500);
@@ -1963,4 +1978,129 @@ fn host_sandbox_is_refused_where_it_cannot_be_set() {
     .stderr_has("a plugin cannot carry it");
     assert!(!env.home.join(".codex").exists());
     assert!(!env.home.join(".claude").exists());
+}
+
+/// Mistral Vibe: one `[[hooks]]` table per event in `~/.vibe/hooks.toml`,
+/// each with a name of its own (Vibe refuses two of one name), `type` the
+/// event, and `strict = true` on `pre_tool` alone, so a failing shim refuses
+/// a tool call but never blanks a tool's output or a turn; at project scope
+/// the file Vibe reads only in a trusted folder, which install says.
+#[test]
+fn vibe_gets_named_entries_with_strict_on_the_gate_only() {
+    let env = Env::new();
+    env.run(&["install", "vibe"])
+        .code(0)
+        .stdout_has("wired 3 events");
+    let path = env.home.join(".vibe/hooks.toml");
+    let doc: toml_edit::DocumentMut = std::fs::read_to_string(&path).unwrap().parse().unwrap();
+    let hooks = doc["hooks"].as_array_of_tables().unwrap();
+    let mut seen = Vec::new();
+    for t in hooks.iter() {
+        let ty = t["type"].as_str().unwrap().to_owned();
+        assert_eq!(t["name"].as_str().unwrap(), format!("keryx-hooks-{ty}"));
+        assert_eq!(t["match"].as_str(), Some("*"));
+        assert!(
+            t["command"]
+                .as_str()
+                .unwrap()
+                .contains(&format!(" run vibe {ty} --snapshot ")),
+            "{t}"
+        );
+        assert_eq!(
+            t.get("strict").and_then(|v| v.as_bool()),
+            (ty == "pre_tool").then_some(true),
+            "{ty}"
+        );
+        seen.push(ty);
+    }
+    assert_eq!(seen, ["pre_tool", "post_tool", "post_agent"]);
+    env.run(&["status"]).code(0).stdout_has("wired");
+    env.run(&["doctor"])
+        .stdout_has("sets `strict: true` on `pre_tool`");
+
+    // The shim answers in Vibe's shape: a deny with the reason, context
+    // appended to the tool result.
+    let payload = json!({
+        "session_id": "s1", "cwd": env.project.to_str().unwrap(), "hook_event_name": "pre_tool",
+        "tool_name": "file_system.bash", "tool_call_id": "c1",
+        "tool_input": {"command": "cat ~/.ssh/id_rsa", "timeout": 120}
+    });
+    let out = env.run_stdin(&["run", "vibe", "pre_tool"], payload.to_string());
+    out.code(0);
+    let answer = out.json();
+    assert_eq!(answer["decision"], "deny", "{answer}");
+    assert!(
+        answer["reason"].as_str().unwrap().contains("ssh"),
+        "{answer}"
+    );
+
+    env.run(&["uninstall", "vibe"]).code(0);
+    assert!(!path.exists(), "the file install created is removed again");
+
+    env.run(&["install", "vibe", "--scope", "project"])
+        .code(0)
+        .stdout_has(".vibe/hooks.toml");
+    assert!(env.project.join(".vibe/hooks.toml").exists());
+}
+
+/// Pi gets a generated extension in its own extension directory, beside a
+/// person's own extensions, which stay byte for byte: ours once, a second
+/// install changes nothing, uninstall removes only ours; the shim answers
+/// the payload the extension builds for a tool call with a deny.
+#[test]
+fn pi_gets_a_generated_extension_beside_the_persons_own() {
+    for project in [false, true] {
+        let env = Env::new();
+        let scope = if project { "project" } else { "user" };
+        let dir = if project {
+            env.project.join(".pi/extensions")
+        } else {
+            env.home.join(".pi/agent/extensions")
+        };
+        let theirs_text =
+            "export default function (pi) { pi.on(\"tool_call\", async () => undefined); }\n";
+        let theirs = env.write(dir.join("mine.ts"), theirs_text);
+        let file = dir.join("keryx-hooks.ts");
+        env.run(&["install", "pi", "--scope", scope])
+            .code(0)
+            .stdout_has("events in new extension")
+            .stdout_has("it is loaded when Pi next starts");
+        let once = std::fs::read_to_string(&file).unwrap();
+        assert!(once.starts_with("// Generated by keryx-hooks"), "{once}");
+        assert!(once.contains("export default function keryxHooks(pi)"));
+        let wiring_line = once
+            .lines()
+            .find_map(|l| l.strip_prefix("const WIRING = "))
+            .unwrap();
+        let wiring: Value = serde_json::from_str(wiring_line.strip_suffix(';').unwrap()).unwrap();
+        assert_eq!(wiring["binary"], BIN);
+        assert_eq!(wiring["host"], "pi");
+        let events: Vec<&String> = wiring["events"].as_object().unwrap().keys().collect();
+        assert_eq!(events, wired_events("pi").iter().collect::<Vec<_>>());
+        env.run(&["status"]).code(0).stdout_has("current");
+
+        let payload = json!({
+            "session_id": "2026-12-04T15-42-35-793Z_01a2", "cwd": env.project,
+            "tool_call_id": "call_0_0", "tool_name": "bash",
+            "tool_input": {"command": "cat .env"}
+        });
+        let answer: Value = serde_json::from_str(
+            &env.run_stdin(&["run", "pi", "tool_call"], payload.to_string())
+                .code(0)
+                .stdout,
+        )
+        .unwrap();
+        assert_eq!(answer["decision"], "deny", "{answer}");
+        assert!(answer["reason"].as_str().is_some_and(|r| !r.is_empty()));
+
+        env.run(&["install", "pi", "--scope", scope])
+            .code(0)
+            .stdout_has("already wired");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), once, "{scope}");
+        env.run(&["uninstall", "pi", "--scope", scope])
+            .code(0)
+            .stdout_has("which held only keryx-hooks entries");
+        assert!(!file.exists(), "{scope}");
+        assert_eq!(std::fs::read_to_string(&theirs).unwrap(), theirs_text);
+    }
 }

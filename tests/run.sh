@@ -61,8 +61,8 @@ if ! cargo nextest --version >/dev/null 2>&1; then
 fi
 
 # The real host CLIs for the end-to-end tests (Claude Code, Gemini CLI, Codex,
-# OpenCode, Kilo Code, Copilot CLI, Qwen Code, Kimi Code, Node 22 for the last
-# two; deepagents-code from PyPI).
+# OpenCode, Kilo Code, Copilot CLI, Qwen Code, Kimi Code, Pi, Node 22 for Qwen
+# and Kimi; deepagents-code and Mistral Vibe from PyPI).
 tests/e2e/install-hosts.sh
 
 cargo fmt --check

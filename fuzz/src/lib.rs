@@ -1069,12 +1069,12 @@ fn toml_split(
     let command = |h: &Value| h.get("command").and_then(Value::as_str).is_some_and(ours);
     match shape {
         toml::Shape::Nested => split_doc(doc, true, true, &|key, _| key.to_owned(), &command),
-        toml::Shape::Flat => split_doc(
+        toml::Shape::Flat(event_key) => split_doc(
             doc,
             false,
             false,
             &|_, it| {
-                it.get("event")
+                it.get(event_key)
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_owned()

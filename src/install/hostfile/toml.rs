@@ -14,8 +14,9 @@ pub use crate::textfile::toml::{item_json, table_json};
 pub enum Shape {
     /// Codex: `[[hooks.<Event>]]` groups with `matcher` and `[[hooks.<Event>.hooks]]` handlers.
     Nested,
-    /// Kimi: a top-level `[[hooks]]` list whose entries name their `event`.
-    Flat,
+    /// Kimi: a top-level `[[hooks]]` list whose entries name their event
+    /// under this key (`event`; Mistral Vibe: `type`).
+    Flat(&'static str),
 }
 
 /// Our entries and what is found are the same data as in a JSON host
@@ -245,7 +246,7 @@ fn edit(
     let mut doc = parse(text)?;
     match shape {
         Shape::Nested => edit_nested(&mut doc, entries, ours, install)?,
-        Shape::Flat => edit_flat(&mut doc, entries, ours, install)?,
+        Shape::Flat(key) => edit_flat(&mut doc, key, entries, ours, install)?,
     }
     let out = doc.to_string();
     if out == text {
@@ -372,6 +373,7 @@ fn edit_nested(
 
 fn edit_flat(
     doc: &mut DocumentMut,
+    event_key: &str,
     entries: &[Entry],
     ours: Pick,
     install: bool,
@@ -397,7 +399,7 @@ fn edit_flat(
     for i in 0..list.len() {
         let Some(t) = list.get(i) else { continue };
         let event = t
-            .get("event")
+            .get(event_key)
             .and_then(Item::as_str)
             .unwrap_or("")
             .to_owned();
@@ -473,14 +475,14 @@ pub fn list(text: &str, shape: Shape) -> Result<Vec<super::json::Listed>, HostFi
     let hooks = doc.get("hooks").map(item_json);
     Ok(match shape {
         Shape::Nested => super::json::listed(hooks.as_ref(), true),
-        Shape::Flat => hooks
+        Shape::Flat(event_key) => hooks
             .as_ref()
             .and_then(Json::as_array)
             .into_iter()
             .flatten()
             .map(|h| super::json::Listed {
                 key: h
-                    .get("event")
+                    .get(event_key)
                     .and_then(Json::as_str)
                     .unwrap_or("")
                     .to_owned(),
@@ -504,12 +506,12 @@ fn find_doc(doc: &DocumentMut, shape: Shape, ours: Pick) -> Vec<Found> {
             .and_then(Item::as_table_like)
             .map(|h| find_nested(h, ours))
             .unwrap_or_default(),
-        Shape::Flat => {
+        Shape::Flat(event_key) => {
             let mut out = Vec::new();
             if let Some(Json::Array(items)) = doc.get("hooks").map(item_json) {
                 for it in items {
                     let key = it
-                        .get("event")
+                        .get(event_key)
                         .and_then(Json::as_str)
                         .unwrap_or("")
                         .to_owned();
@@ -547,11 +549,11 @@ fn foreign(doc: &DocumentMut, shape: Shape, ours: Pick) -> Vec<String> {
                 }
             }
         }
-        (Shape::Flat, Json::Array(items)) => {
+        (Shape::Flat(event_key), Json::Array(items)) => {
             out.extend(
                 items
                     .iter()
-                    .filter(|h| !is_ours(h.get("event").and_then(Json::as_str).unwrap_or(""), h))
+                    .filter(|h| !is_ours(h.get(event_key).and_then(Json::as_str).unwrap_or(""), h))
                     .map(Json::to_string),
             );
         }
@@ -727,19 +729,19 @@ base_url = "http://127.0.0.1:1/v1"
         let seed = "default_model = \"k2\"\n\n[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash\"\ncommand = \"node check.mjs\" # theirs\ntimeout = 5\n";
         let out = cycle(
             seed,
-            Shape::Flat,
+            Shape::Flat("event"),
             &[kimi("PreToolUse", 19), kimi("Stop", 8)],
         );
         assert_eq!(out.matches("[[hooks]]").count(), 3);
         assert!(out.contains("# theirs"));
-        let out = install("", Shape::Flat, &[kimi("Stop", 8)], &ours).unwrap();
+        let out = install("", Shape::Flat("event"), &[kimi("Stop", 8)], &ours).unwrap();
         assert_eq!(
             out,
             "[[hooks]]\nevent = \"Stop\"\ncommand = \"'/bin/keryx-hooks' run kimi Stop\"\ntimeout = 8\n"
         );
-        assert_eq!(uninstall(&out, Shape::Flat, &ours).unwrap(), "");
+        assert_eq!(uninstall(&out, Shape::Flat("event"), &ours).unwrap(), "");
         let inline = "hooks = [{ event = \"Stop\", command = \"x\" }]\n";
-        cycle(inline, Shape::Flat, &[kimi("Stop", 8)]);
+        cycle(inline, Shape::Flat("event"), &[kimi("Stop", 8)]);
     }
 
     #[test]
@@ -762,12 +764,12 @@ base_url = "http://127.0.0.1:1/v1"
             .contains("hooks.Stop")
         );
         assert!(
-            install("[hooks]\n", Shape::Flat, &[kimi("Stop", 1)], &ours)
+            install("[hooks]\n", Shape::Flat("event"), &[kimi("Stop", 1)], &ours)
                 .unwrap_err()
                 .to_string()
                 .contains("[[hooks]]")
         );
-        let e = install("a = \n", Shape::Flat, &[kimi("Stop", 1)], &ours)
+        let e = install("a = \n", Shape::Flat("event"), &[kimi("Stop", 1)], &ours)
             .unwrap_err()
             .to_string();
         assert!(e.contains("line 1"), "{e}");

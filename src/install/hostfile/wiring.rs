@@ -212,7 +212,7 @@ pub fn format(host: &Adapter) -> Option<Format> {
         command_keys: files.command_keys,
         timeout_keys: files.timeout_keys,
     };
-    layout(files.format, files.layout, json)
+    layout(files.format, files.layout, json, files.event_key)
 }
 
 /// The layout of another file of a host's (an `import` sibling): `format`
@@ -222,17 +222,22 @@ pub fn file_format(format: ConfigFormat, nesting: Layout) -> Option<Format> {
         nested: nesting == Layout::Nested,
         ..NESTED_JSON
     };
-    layout(format, nesting, json)
+    layout(format, nesting, json, "event")
 }
 
-fn layout(format: ConfigFormat, nesting: Layout, json: jsonfile::Shape) -> Option<Format> {
+fn layout(
+    format: ConfigFormat,
+    nesting: Layout,
+    json: jsonfile::Shape,
+    event_key: &'static str,
+) -> Option<Format> {
     Some(match format {
         ConfigFormat::None => return None,
         ConfigFormat::Plugin => Format::PluginFile,
         ConfigFormat::Json => Format::Json(json),
         ConfigFormat::Toml => Format::Toml(match nesting {
             Layout::Nested => tomlfile::Shape::Nested,
-            Layout::Flat => tomlfile::Shape::Flat,
+            Layout::Flat => tomlfile::Shape::Flat(event_key),
         }),
     })
 }
@@ -246,6 +251,9 @@ pub fn entry(host: &Adapter, d: &Desired) -> Value {
             "$command" => Some(d.command.clone().into()),
             "$timeout" => Some(d.timeout.into()),
             "$event" => Some(d.host_event.clone().into()),
+            // A name unique among the host's hooks (Mistral Vibe refuses two
+            // of one name).
+            "$name" => Some(format!("keryx-hooks-{}", d.host_event).into()),
             "$matcher" => host.match_all().map(Value::from),
             // A missing, crashed or hung shim would otherwise let the
             // action through (Claude Code's `onFailure`, Cursor's `failClosed`).
