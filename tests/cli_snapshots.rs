@@ -165,7 +165,7 @@ fn an_unknown_host_is_named_with_the_one_meant() {
 
     ----- stderr -----
     error: unknown host `claud`
-    hint: did you mean `claude-code`? hosts that can be wired: claude-code, codex, copilot, cursor, deepagents, gemini-cli, kilo, kimi, opencode, qwen-code
+    hint: did you mean `claude-code`? hosts that can be wired: claude-code, cline, codex, copilot, cursor, deepagents, gemini-cli, kilo, kimi, opencode, qwen-code
     ");
 }
 
@@ -189,6 +189,7 @@ fn list() {
       events=UserPromptSubmit matcher=* timeoutMs=5000 runsIn=unsandboxed
       command: keryx-hooks security check-input --source untrusted-external --runtime keryx
       effective: on, runsIn=unsandboxed
+      cannot gate UserPromptSubmit on: cline
     keryx.security-check-output
       scope=builtin class=gate enabled=true appliesToChildAgents=true
       events=PreToolUse matcher=^(Write|Edit|MultiEdit|NotebookEdit|mcp__.+)$ timeoutMs=5000 runsIn=unsandboxed
@@ -423,6 +424,7 @@ fn list_with_rules() {
       events=UserPromptSubmit matcher=* timeoutMs=5000 runsIn=unsandboxed
       command: keryx-hooks security check-input --source untrusted-external --runtime keryx
       effective: on, runsIn=unsandboxed
+      cannot gate UserPromptSubmit on: cline
     keryx.security-check-output
       scope=builtin class=gate enabled=true appliesToChildAgents=true
       events=PreToolUse matcher=^(Write|Edit|MultiEdit|NotebookEdit|mcp__.+)$ timeoutMs=5000 runsIn=unsandboxed
@@ -708,6 +710,7 @@ fn hosts() {
     ----- stdout -----
     host         config directory    install writes               import  also
     claude-code  ~/.claude (found)   settings or plugin           yes     claude
+    cline        ~/.cline            hook files                   no      cline-cli
     codex        ~/.codex            settings or plugin           yes     codex-cli, openai-codex
     copilot      ~/.copilot          settings                     yes     copilot-cli, github-copilot
     cursor       ~/.cursor           settings                     yes     cursor-agent, cursor-cli
@@ -734,8 +737,8 @@ fn hosts_detected_when_there_is_none() {
     ----- stdout -----
 
     ----- stderr -----
-    no agent host found: none of `~/.claude`, `~/.codex`, `~/.copilot`, `~/.cursor`, `~/.deepagents`, `~/.gemini`, `~/.config/kilo`, `~/.kimi-code`, `~/.config/opencode`, `~/.qwen` exists
-    hint: `keryx-hooks install <host>` wires one anyway (creating its directory), <host> one of: claude-code, codex, copilot, cursor, deepagents, gemini-cli, kilo, kimi, opencode, qwen-code
+    no agent host found: none of `~/.claude`, `~/.cline`, `~/.codex`, `~/.copilot`, `~/.cursor`, `~/.deepagents`, `~/.gemini`, `~/.config/kilo`, `~/.kimi-code`, `~/.config/opencode`, `~/.qwen` exists
+    hint: `keryx-hooks install <host>` wires one anyway (creating its directory), <host> one of: claude-code, cline, codex, copilot, cursor, deepagents, gemini-cli, kilo, kimi, opencode, qwen-code
     ");
 }
 

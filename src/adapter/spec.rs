@@ -403,6 +403,11 @@ pub enum PackageKind {
     /// One generated module in OpenCode's plugin directory, which hands
     /// its events to the shim (see `install::plugin`).
     OpencodeModule,
+    /// One generated executable per event in a hooks directory the host
+    /// scans, each named after its event (Cline), which runs the shim and
+    /// answers the adapter's fallback refusal itself when the shim cannot
+    /// (see `install::plugin`).
+    HookScripts,
 }
 
 impl Package {
