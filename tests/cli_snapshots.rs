@@ -748,6 +748,7 @@ fn hosts() {
     ----- stdout -----
     host         config directory    install writes               import  also
     claude-code  ~/.claude (found)   settings or plugin           yes     claude
+    cline        ~/.cline            hook files                   no      cline-cli
     codex        ~/.codex            settings or plugin           yes     codex-cli, openai-codex
     copilot      ~/.copilot          settings                     yes     copilot-cli, github-copilot
     cursor       ~/.cursor           settings                     yes     cursor-agent, cursor-cli

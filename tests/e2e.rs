@@ -1725,6 +1725,7 @@ pub enum ChatHost {
     DeepAgents,
     Vibe,
     Pi,
+    Cline,
 }
 
 impl ChatHost {
@@ -1738,12 +1739,14 @@ impl ChatHost {
             ChatHost::DeepAgents => "deepagents",
             ChatHost::Vibe => "vibe",
             ChatHost::Pi => "pi",
+            ChatHost::Cline => "cline",
         }
     }
 
     /// The installed CLI (installing it, and Node 22 where needed, first).
     fn binary(self) -> PathBuf {
-        static DONE: [OnceLock<()>; 8] = [
+        static DONE: [OnceLock<()>; 9] = [
+            OnceLock::new(),
             OnceLock::new(),
             OnceLock::new(),
             OnceLock::new(),
@@ -1762,6 +1765,7 @@ impl ChatHost {
             ChatHost::Kimi => "kimi",
             ChatHost::Kilo => "kilo",
             ChatHost::Pi => "pi",
+            ChatHost::Cline => "cline",
             // A virtual environment from PyPI, not npm.
             ChatHost::DeepAgents => {
                 return hosts_dir().join(self.name()).join("venv/bin/dcode");
@@ -2032,6 +2036,20 @@ alias = "mock"
                     "mock-model",
                     prompt,
                 ]);
+            }
+            ChatHost::Cline => {
+                // What `cline auth -p openai-compatible …` writes; `--json`
+                // runs the prompt headless in act mode with auto-approve.
+                write_json(
+                    &home.join(".cline/data/settings/providers.json"),
+                    &json!({"version": 1, "lastUsedProvider": "openai-compatible", "modes": {},
+                        "providers": {"openai-compatible": {"settings": {
+                            "provider": "openai-compatible", "apiKey": "sk-e2e-mock",
+                            "model": "mock-model", "baseUrl": base_url},
+                            "updatedAt": "2026-12-04T00:00:00.000Z",
+                            "tokenSource": "manual"}}}),
+                );
+                cmd.env("TERM", "dumb").args(["--json", prompt]);
             }
         }
         let out = run_with_timeout(cmd, &work, HOST_TIMEOUT);
@@ -3082,4 +3100,83 @@ fn claude_code_without_host_sandbox_the_unread_write_lands() {
     assert_ne!(w.hooks_after, w.hooks_before, "{}", run.describe());
     assert!(w.local_settings_written, "{}", run.describe());
     assert_eq!(w.project_file.as_deref(), Some("ordinary\n"));
+}
+
+/// Cline CLI 3.0.65 with the hook files `install cline` wrote: a keryx
+/// deny on its shell tool aborts the whole task before the command runs
+/// (Cline's cancel: no further model call, and Cline shows the reason to
+/// nobody, so `keryx-hooks log` is where the person reads it); with the
+/// binary gone, or killed part-way, the PreToolUse file answers the same
+/// refusal itself.
+#[test]
+fn cline_deny_aborts_the_task_and_a_missing_or_killed_shim_refuses() {
+    let host = ChatHost::Cline;
+    let env = E2eEnv::new();
+    host.binary();
+    let gate_script = env.script(
+        "deny-commands-echo.sh",
+        &format!(
+            r#"payload=$(cat)
+echo call >> {calls}
+case "$payload" in
+  *'"commands":["echo '*) echo {reason} >&2; exit 2 ;;
+esac
+exit 0
+"#,
+            calls = sh_quote(env.path("gate.calls").to_str().unwrap()),
+            reason = sh_quote(DENY_REASON),
+        ),
+    );
+    let mut hooks = serde_json::Map::new();
+    hooks.insert(
+        "PreToolUse".into(),
+        json!([gate("e2e-no-echo", &gate_script)]),
+    );
+    keryx_install(&env, host, hooks);
+    let marker = env.path("tool-ran");
+    let scenario = Scenario::new()
+        .step(json!([{ "tool": "run_commands", "input": {
+            "commands": [format!("echo ran > {}", sh_quote(marker.to_str().unwrap()))] } }]))
+        .text("final text.");
+
+    let run = host.run(&env, &scenario, "run the scenario");
+    let why = || run.describe();
+    assert_eq!(run.code, 0, "cline failed\n{}", why());
+    assert!(
+        !env.lines("gate.calls").is_empty(),
+        "the gate never ran\n{}",
+        why()
+    );
+    assert!(!marker.exists(), "the denied command ran\n{}", why());
+    assert_eq!(run.main_requests().len(), 1, "the task went on\n{}", why());
+    assert!(run.stdout.contains("aborted"), "{}", why());
+    let log = keryx_in(&env, &["log"]);
+    assert!(
+        log.contains(DENY_REASON),
+        "the person cannot read why:\n{log}"
+    );
+
+    // The binary gone, then killed part-way: the file answers the refusal.
+    let pre = env.home.join(".cline/hooks/PreToolUse");
+    let wired = std::fs::read_to_string(&pre).unwrap();
+    let killed = env.script("killed/keryx-hooks", "printf '{\"contin'\nkill -9 $$");
+    for shim in [env.path("gone/keryx-hooks"), killed] {
+        let (_, rest) = wired.split_once("answer=$(").unwrap();
+        let (binary, _) = rest.split_once(" run ").unwrap();
+        std::fs::write(
+            &pre,
+            wired.replace(binary, &sh_quote(shim.to_str().unwrap())),
+        )
+        .unwrap();
+        let run = host.run(&env, &scenario, "run the scenario");
+        let why = || run.describe();
+        assert_eq!(run.code, 0, "cline failed\n{}", why());
+        assert!(
+            !marker.exists(),
+            "the tool ran with {}\n{}",
+            shim.display(),
+            why()
+        );
+        assert_eq!(run.main_requests().len(), 1, "the task went on\n{}", why());
+    }
 }

@@ -78,7 +78,7 @@ fn a_misspelt_host_is_refused_with_the_nearest_host_and_the_list() {
         .stderr_has("did you mean `gemini-cli`?");
     env.run(&["explain", "qwen-cod", "PreToolUse"])
         .code(1)
-        .stderr_has("did you mean `qwen-code`? known hosts: claude-code, codex");
+        .stderr_has("did you mean `qwen-code`? known hosts: claude-code, cline, codex");
     env.run(&["log", "--host", "copilott"])
         .code(1)
         .stderr_has("did you mean `copilot`?");
@@ -180,7 +180,7 @@ fn hosts_detected_names_the_hosts_set_up_here() {
     let env = Env::new();
     let none = env.run(&["hosts", "--detected"]);
     none.code(1)
-        .stderr_has("no agent host found: none of `~/.claude`, `~/.codex`")
+        .stderr_has("no agent host found: none of `~/.claude`, `~/.cline`, `~/.codex`")
         .stderr_has(&format!(
             "hint: `keryx-hooks install <host>` wires one anyway (creating its directory), <host> one of: {}",
             wirable()

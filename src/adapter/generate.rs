@@ -670,7 +670,8 @@ impl Lit {
         let mut one = String::new();
         self.flat(&mut one);
         let column = out.len() - out.rfind('\n').map_or(0, |i| i + 1);
-        if column + one.len() <= WIDTH {
+        // One column is kept for the `,` a field or item is followed by.
+        if column + one.len() < WIDTH {
             out.push_str(&one);
             return;
         }

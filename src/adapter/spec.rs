@@ -414,6 +414,11 @@ pub enum PackageKind {
     /// One generated TypeScript extension in Pi's extension directory,
     /// which hands Pi's events to the shim (see `install::plugin`).
     PiExtension,
+    /// One generated executable per event in a hooks directory the host
+    /// scans, each named after its event (Cline), which runs the shim and
+    /// answers the adapter's fallback refusal itself when the shim cannot
+    /// (see `install::plugin`).
+    HookScripts,
 }
 
 impl Package {

