@@ -20,7 +20,6 @@ pub mod hash;
 pub mod hosts;
 pub mod install;
 pub mod log;
-pub mod managed;
 pub mod output;
 pub mod paths;
 pub mod pipeline;

@@ -108,8 +108,8 @@ pub fn load_with(sources: &Sources, user_digest: Option<&str>) -> Loaded {
     let mut layers = Vec::new();
     // The managed layer is read from its fixed path, whatever the sources
     // say, and only once its ownership is checked.
-    if let Some(managed) = crate::managed::hooks_file() {
-        match crate::managed::check_owner(&managed) {
+    if let Some(managed) = crate::config::managed::hooks_file() {
+        match crate::config::managed::check_owner(&managed) {
             Ok(()) => layers.push((Scope::Managed, managed)),
             Err(d) => {
                 loaded.diagnostics.push(d);
@@ -279,7 +279,7 @@ fn managed_programs(loaded: &Loaded) -> Vec<Diagnostic> {
         if !program.is_absolute() {
             continue;
         }
-        if let Err(d) = crate::managed::check_owner(program) {
+        if let Err(d) = crate::config::managed::check_owner(program) {
             out.push(
                 Diagnostic::error(
                     "managed-layer-insecure",
