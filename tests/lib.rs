@@ -22,6 +22,7 @@ mod import;
 mod init;
 mod install;
 mod log;
+mod managed;
 mod notices;
 mod otlp;
 mod readme;

@@ -105,7 +105,19 @@ pub fn load_with(sources: &Sources, user_digest: Option<&str>) -> Loaded {
     };
     let mut overrides = Vec::new();
 
-    let mut layers = vec![(Scope::User, sources.user_file.clone())];
+    let mut layers = Vec::new();
+    // The managed layer is read from its fixed path, whatever the sources
+    // say, and only once its ownership is checked.
+    if let Some(managed) = crate::config::managed::hooks_file() {
+        match crate::config::managed::check_owner(&managed) {
+            Ok(()) => layers.push((Scope::Managed, managed)),
+            Err(d) => {
+                loaded.diagnostics.push(d);
+                return loaded;
+            }
+        }
+    }
+    layers.push((Scope::User, sources.user_file.clone()));
     if let Some(p) = &sources.project_file {
         // Run from $HOME with the project file being the user file: load it once.
         if !same_file(p, &sources.user_file) {
@@ -119,7 +131,23 @@ pub fn load_with(sources: &Sources, user_digest: Option<&str>) -> Loaded {
             None
         };
         let digest = (scope == Scope::User).then_some(user_digest).flatten();
-        match load_file(&path, scope, root, sources.cache_dir.as_deref(), digest) {
+        let managed_ids: Vec<String> = loaded
+            .registrations
+            .iter()
+            .filter(|r| r.scope == Scope::Managed)
+            .map(|r| r.id.clone())
+            .collect();
+        let above = loaded
+            .file(Scope::Managed)
+            .map(|f| (f.path.as_path(), managed_ids.as_slice()));
+        match load_file(
+            &path,
+            scope,
+            root,
+            sources.cache_dir.as_deref(),
+            digest,
+            above,
+        ) {
             Ok(None) => {}
             Ok(Some(file)) => {
                 loaded.registrations.extend(file.registrations);
@@ -138,6 +166,12 @@ pub fn load_with(sources: &Sources, user_digest: Option<&str>) -> Loaded {
     if !loaded.ok() {
         return loaded;
     }
+    let mut below = managed_below(&loaded, &overrides);
+    below.extend(managed_programs(&loaded));
+    if !below.is_empty() {
+        loaded.diagnostics.extend(below);
+        return loaded;
+    }
     apply_overrides(&mut loaded, &overrides);
     let short = short_timeouts(&loaded.registrations);
     loaded.diagnostics.extend(short);
@@ -147,6 +181,115 @@ pub fn load_with(sources: &Sources, user_digest: Option<&str>) -> Loaded {
             .then_with(|| a.id.cmp(&b.id))
     });
     loaded
+}
+
+/// What a lower layer does to the managed layer's hooks and rules: a hook
+/// of the same id (a shadow), a disable-only override of one, or a
+/// `rules_off` naming one of its rules or packs. Each is a load error
+/// naming the managed file, so the policy above the person stays whole.
+fn managed_below(loaded: &Loaded, overrides: &[Override]) -> Vec<Diagnostic> {
+    let Some(managed) = loaded.file(Scope::Managed) else {
+        return Vec::new();
+    };
+    let mpath = &managed.path;
+    let lower_path = |scope: Scope| loaded.file(scope).map(|f| f.path.clone());
+    let managed_ids: HashSet<&str> = loaded
+        .registrations
+        .iter()
+        .filter(|r| r.scope == Scope::Managed)
+        .map(|r| r.id.as_str())
+        .collect();
+    let mut out = Vec::new();
+    let mut say = |scope: Scope, pointer: Option<String>, msg: String| {
+        let mut d = Diagnostic::error("hook-managed-weakened", msg);
+        if let Some(p) = lower_path(scope) {
+            d = d.at(p);
+        }
+        if let Some(p) = pointer {
+            d = d.pointer(p);
+        }
+        out.push(d);
+    };
+    for o in overrides.iter().filter(|o| o.scope > Scope::Managed) {
+        if managed_ids.contains(o.id.as_str()) {
+            say(
+                o.scope,
+                Some(o.pointer.clone()),
+                format!(
+                    "`{}` is a hook of the managed layer `{}`; a {} file cannot turn it off (remove this override)",
+                    o.id,
+                    mpath.display(),
+                    o.scope
+                ),
+            );
+        }
+    }
+    for r in loaded
+        .registrations
+        .iter()
+        .filter(|r| r.scope > Scope::Managed)
+    {
+        if managed_ids.contains(r.id.as_str()) {
+            say(
+                r.scope,
+                None,
+                format!(
+                    "`{}` is a hook id of the managed layer `{}`; a {} hook cannot take its id (rename it)",
+                    r.id,
+                    mpath.display(),
+                    r.scope
+                ),
+            );
+        }
+    }
+    for off in &loaded.rules_off {
+        let hits = loaded
+            .rules
+            .iter()
+            .any(|r| r.scope == Scope::Managed && r.is_off(std::slice::from_ref(off)));
+        if hits {
+            say(
+                Scope::User,
+                Some("/rules_off".into()),
+                format!(
+                    "`rules_off` names `{off}`, a rule of the managed layer `{}`; your file cannot switch it off (remove it from `rules_off`)",
+                    mpath.display()
+                ),
+            );
+        }
+    }
+    out
+}
+
+/// The program each managed hook runs, when named by an absolute path, is
+/// held to the managed file's standard: root's, writable by no one else,
+/// nor any directory above it. A relative name is found on `PATH`, which
+/// the host sets; the docs say to name managed programs absolutely.
+fn managed_programs(loaded: &Loaded) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for r in loaded
+        .registrations
+        .iter()
+        .filter(|r| r.scope == Scope::Managed)
+    {
+        let Some(program) = r.command().and_then(|c| c.argv.first()) else {
+            continue;
+        };
+        let program = Path::new(program);
+        if !program.is_absolute() {
+            continue;
+        }
+        if let Err(d) = crate::config::managed::check_owner(program) {
+            out.push(
+                Diagnostic::error(
+                    "managed-layer-insecure",
+                    format!("managed hook `{}`: {}", r.id, d.message),
+                )
+                .at(r.source.clone().unwrap_or_default()),
+            );
+        }
+    }
+    out
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -268,6 +411,7 @@ fn load_file(
     project_root: Option<&Path>,
     cache_dir: Option<&Path>,
     digest: Option<&str>,
+    managed: Option<(&Path, &[String])>,
 ) -> Result<Option<FileResult>, Vec<Diagnostic>> {
     let tampered = |what: &str| {
         vec![
@@ -296,10 +440,17 @@ fn load_file(
     check_version(&doc, &text, path).map_err(|d| vec![d])?;
 
     let mut diags = collisions(&doc, &text, path);
+    let turned_off = managed
+        .map(|(mpath, ids)| managed_turned_off(&doc, &text, path, mpath, ids))
+        .unwrap_or_default();
     let key = schema::cache_key(&bytes);
-    let cached = cache_dir.is_some_and(|dir| schema::cache_hit(dir, &key));
+    let cached = turned_off.is_empty() && cache_dir.is_some_and(|dir| schema::cache_hit(dir, &key));
     if !cached {
-        let colliding: Vec<String> = diags.iter().filter_map(|d| d.pointer.clone()).collect();
+        let colliding: Vec<String> = diags
+            .iter()
+            .chain(&turned_off)
+            .filter_map(|d| d.pointer.clone())
+            .collect();
         // An unknown event key is said once, by name, with what it looks
         // like; the schema's "additional properties" line would only repeat it.
         let unknown = unknown_events(&doc, &text, path);
@@ -320,6 +471,7 @@ fn load_file(
                 .any(|c| p == c || p.starts_with(&format!("{c}/")))
         }));
     }
+    diags.extend(turned_off);
     let rules = match crate::config::rules::from_doc(&doc, &text, path, scope) {
         Ok(r) => r,
         Err(e) => {
@@ -365,6 +517,53 @@ fn check_version(doc: &Value, text: &str, path: &Path) -> Result<(), Diagnostic>
 }
 
 /// Full registrations that use a built-in's `keryx.` id.
+/// The entries of a lower layer that try to turn a managed hook off: a
+/// disable-only override (`{"id", "enabled": false}`) of a managed id.
+/// Each is an error naming the managed file, said in place of the schema's
+/// complaint about the entry's shape.
+fn managed_turned_off(
+    doc: &Value,
+    text: &str,
+    path: &Path,
+    managed: &Path,
+    ids: &[String],
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let Some(hooks) = doc.get("hooks").and_then(Value::as_object) else {
+        return out;
+    };
+    for (event, entries) in hooks {
+        for (i, entry) in entries.as_array().into_iter().flatten().enumerate() {
+            let Some(obj) = entry.as_object() else {
+                continue;
+            };
+            let Some(id) = obj.get("id").and_then(Value::as_str) else {
+                continue;
+            };
+            let disable_only = obj.contains_key("enabled")
+                && obj
+                    .keys()
+                    .all(|k| matches!(k.as_str(), "id" | "enabled" | "acknowledge"));
+            if disable_only && ids.iter().any(|m| m == id) {
+                let pointer = format!("/hooks/{event}/{i}");
+                out.push(
+                    Diagnostic::error(
+                        "hook-managed-weakened",
+                        format!(
+                            "`{id}` is a hook of the managed layer `{}`; a lower layer cannot turn it off (remove this override)",
+                            managed.display()
+                        ),
+                    )
+                    .at(path)
+                    .line_col(locate(text, &pointer))
+                    .pointer(pointer),
+                );
+            }
+        }
+    }
+    out
+}
+
 fn collisions(doc: &Value, text: &str, path: &Path) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let Some(hooks) = doc.get("hooks").and_then(Value::as_object) else {

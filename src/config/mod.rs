@@ -7,6 +7,7 @@ pub mod diagnostic;
 pub mod literals;
 pub mod load;
 pub mod locate;
+pub mod managed;
 pub mod matcher;
 pub mod model;
 pub mod rules;

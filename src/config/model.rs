@@ -35,7 +35,7 @@ string_enum!(
 );
 string_enum!(
     /// Which layer a registration came from; also its precedence rank.
-    Scope { Builtin = "builtin", User = "user", Project = "project" }
+    Scope { Builtin = "builtin", Managed = "managed", User = "user", Project = "project" }
 );
 string_enum!(RunsIn { Sandbox = "sandbox", Unsandboxed = "unsandboxed" });
 string_enum!(Network { None = "none", Restricted = "restricted" });
