@@ -203,7 +203,7 @@ fn an_unknown_host_is_named_with_the_one_meant() {
 
     ----- stderr -----
     error: unknown host `claud`
-    hint: did you mean `claude-code`? hosts that can be wired: claude-code, codex, copilot, cursor, deepagents, gemini-cli, kilo, kimi, opencode, pi, qwen-code, vibe
+    hint: did you mean `claude-code`? hosts that can be wired: claude-code, cline, codex, copilot, cursor, deepagents, gemini-cli, kilo, kimi, opencode, pi, qwen-code, vibe
     ");
 }
 
@@ -227,7 +227,7 @@ fn list() {
       events=UserPromptSubmit matcher=* timeoutMs=5000 runsIn=unsandboxed
       command: keryx-hooks security check-input --source untrusted-external --runtime keryx
       effective: on, runsIn=unsandboxed
-      cannot gate UserPromptSubmit on: vibe
+      cannot gate UserPromptSubmit on: cline, vibe
     keryx.security-check-output
       scope=builtin class=gate enabled=true appliesToChildAgents=true
       events=PreToolUse matcher=^(Write|Edit|MultiEdit|NotebookEdit|mcp__.+)$ timeoutMs=5000 runsIn=unsandboxed
@@ -462,7 +462,7 @@ fn list_with_rules() {
       events=UserPromptSubmit matcher=* timeoutMs=5000 runsIn=unsandboxed
       command: keryx-hooks security check-input --source untrusted-external --runtime keryx
       effective: on, runsIn=unsandboxed
-      cannot gate UserPromptSubmit on: vibe
+      cannot gate UserPromptSubmit on: cline, vibe
     keryx.security-check-output
       scope=builtin class=gate enabled=true appliesToChildAgents=true
       events=PreToolUse matcher=^(Write|Edit|MultiEdit|NotebookEdit|mcp__.+)$ timeoutMs=5000 runsIn=unsandboxed
@@ -777,8 +777,8 @@ fn hosts_detected_when_there_is_none() {
     ----- stdout -----
 
     ----- stderr -----
-    no agent host found: none of `~/.claude`, `~/.codex`, `~/.copilot`, `~/.cursor`, `~/.deepagents`, `~/.gemini`, `~/.config/kilo`, `~/.kimi-code`, `~/.config/opencode`, `~/.pi`, `~/.qwen`, `~/.vibe` exists
-    hint: `keryx-hooks install <host>` wires one anyway (creating its directory), <host> one of: claude-code, codex, copilot, cursor, deepagents, gemini-cli, kilo, kimi, opencode, pi, qwen-code, vibe
+    no agent host found: none of `~/.claude`, `~/.cline`, `~/.codex`, `~/.copilot`, `~/.cursor`, `~/.deepagents`, `~/.gemini`, `~/.config/kilo`, `~/.kimi-code`, `~/.config/opencode`, `~/.pi`, `~/.qwen`, `~/.vibe` exists
+    hint: `keryx-hooks install <host>` wires one anyway (creating its directory), <host> one of: claude-code, cline, codex, copilot, cursor, deepagents, gemini-cli, kilo, kimi, opencode, pi, qwen-code, vibe
     ");
 }
 
