@@ -568,3 +568,41 @@ fn keryx_hooks_named_in_a_form_the_shell_expands_is_refused() {
         assert_not_denied(&run);
     }
 }
+
+/// A redirect writes whatever the command is: a bare `> f`, `exec 3> f`,
+/// and a target held in a variable set earlier on the line are read as
+/// writes of what they name; so are `sort -o` and `uniq`'s output file.
+#[test]
+fn a_redirect_without_a_command_or_through_a_variable_is_read_as_a_write() {
+    let env = Env::new();
+    for (i, cmd) in [
+        "cd ~/.keryx && > hooks.json",
+        "exec 3>~/.keryx/hooks.json",
+        "f=~/.keryx/hooks.json; : > $f",
+        "d=$HOME/.keryx; echo '{}' > ${d}/hooks.json",
+        "sort -o ~/.keryx/hooks.json /dev/null",
+        "sort --output=$HOME/.keryx/hooks.json /dev/null",
+        "uniq /dev/null ~/.keryx/hooks.json",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let run = claude_pre_tool_use(&env, &format!("r{i}"), "Bash", json!({"command": cmd}));
+        assert_denied(&run, "");
+    }
+    for (i, cmd) in [
+        "> build.log",
+        "exec 3>/tmp/trace.log",
+        "f=out.txt; : > $f",
+        "fx=~/.keryx/hooks.json; : > $f",
+        "sort -o sorted.txt names.txt",
+        "sort -u ~/.keryx/hooks.json",
+        "uniq -c names.txt counts.txt",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let run = claude_pre_tool_use(&env, &format!("s{i}"), "Bash", json!({"command": cmd}));
+        assert_not_denied(&run);
+    }
+}

@@ -55,6 +55,31 @@ pub(super) struct Defs {
 }
 
 impl Defs {
+    /// `word` with each `$name` or `${name}` defined earlier on the line
+    /// replaced by its value (the last definition wins).
+    fn substituted(&self, word: &str) -> String {
+        let mut out = word.to_owned();
+        for (name, value) in self.names.iter().rev() {
+            if !name.starts_with('$') {
+                continue;
+            }
+            let mut from = 0;
+            while let Some(at) = out[from..].find(name.as_str()) {
+                let start = from + at;
+                let end = start + name.len();
+                let whole = name.ends_with('}')
+                    || !out[end..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+                if whole {
+                    out.replace_range(start..end, value);
+                    from = start + value.len();
+                } else {
+                    from = end;
+                }
+            }
+        }
+        out
+    }
+
     fn get(&self, name: &str) -> Option<&str> {
         self.names
             .iter()
@@ -138,6 +163,21 @@ pub(super) fn command(
     }
     if let Some(r) = links_a_secret(g, cmd) {
         return Some(r);
+    }
+    // A redirect writes whatever the command is, a bare `> f` or
+    // `exec 3> f` too, and its target may be a variable set earlier on
+    // the line (`f=~/.keryx/hooks.json; : > $f`).
+    for r in cmd.redirects.iter().filter(|r| writes(r.op)) {
+        let shown = if cmd.words.is_empty() {
+            format!("> {}", r.target)
+        } else {
+            show(&cmd.words)
+        };
+        for target in [r.target.clone(), defs.substituted(&r.target)] {
+            if let Some(reason) = target_refusal(g, &target, Access::Write, cwd, &shown) {
+                return Some(reason);
+            }
+        }
     }
     let words = brace_expanded(&cmd.words);
     let argv = unwrap_wrappers(&words);
@@ -1196,6 +1236,25 @@ fn write_targets(cmd: &Command, name: &str, argv: &[String]) -> Vec<(String, Acc
             argv.iter()
                 .filter_map(|a| a.strip_prefix("of=").map(str::to_owned))
                 .collect(),
+        ),
+        // `sort -o FILE`, `--output=FILE`, `-oFILE`: the output file.
+        "sort" => {
+            let mut files: Vec<String> = argv
+                .windows(2)
+                .filter(|w| w[0] == "-o" || w[0] == "--output")
+                .map(|w| w[1].clone())
+                .collect();
+            files.extend(argv[1..].iter().filter_map(|a| {
+                a.strip_prefix("--output=")
+                    .or_else(|| a.strip_prefix("-o").filter(|f| !f.is_empty()))
+                    .map(str::to_owned)
+            }));
+            all(Access::Write, files);
+        }
+        // `uniq IN OUT`: the second operand is written.
+        "uniq" => all(
+            Access::Write,
+            operands().into_iter().skip(1).take(1).collect(),
         ),
         "curl" | "wget" => {
             let flags: &[&str] = if name == "curl" {
