@@ -256,7 +256,7 @@ fn read_new(sessions: &Path, offsets: &mut Offsets) -> (Vec<Line>, usize) {
         let name = d.file_name().to_string_lossy().into_owned();
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let line = serde_json::from_str::<Value>(line).ok().and_then(|mut v| {
-                fill_from_dir(&mut v, &name);
+                crate::session::records::fill_from_dir(&mut v, &name);
                 Line::of(v)
             });
             match line {
@@ -266,23 +266,6 @@ fn read_new(sessions: &Path, offsets: &mut Offsets) -> (Vec<Line>, usize) {
         }
     }
     (out, bad)
-}
-
-fn fill_from_dir(v: &mut Value, dir: &str) {
-    if !v.is_object() || v.get("host").is_some() {
-        return;
-    }
-    let Some(host) = crate::hosts::host_names()
-        .iter()
-        .filter(|h| dir.starts_with(&format!("{h}-")))
-        .max_by_key(|h| h.len())
-    else {
-        return;
-    };
-    v["host"] = Value::from(*host);
-    if v.get("sessionId").is_none() {
-        v["sessionId"] = Value::from(&dir[host.len() + 1..]);
-    }
 }
 
 /// The records `filter` keeps, oldest first, the last `n` of them (all

@@ -210,7 +210,7 @@ pub fn read_batch(sessions: &Path, cursor: &mut Cursor, max: usize) -> Batch {
             match serde_json::from_slice::<Value>(line) {
                 Ok(v) if v.is_object() && line.len() <= MAX_LINE => {
                     let mut v = v;
-                    fill_from_dir(&mut v, &name);
+                    crate::session::records::fill_from_dir(&mut v, &name);
                     batch.lines.push(v);
                 }
                 _ => batch.skipped += 1,
@@ -226,25 +226,6 @@ pub fn read_batch(sessions: &Path, cursor: &mut Cursor, max: usize) -> Batch {
         );
     }
     batch
-}
-
-/// The host and session of a line written before lines named them, from
-/// its directory (`<host>-<session>`), as `keryx-hooks log` does.
-fn fill_from_dir(v: &mut Value, dir: &str) {
-    if v.get("host").is_some() {
-        return;
-    }
-    let Some(host) = crate::hosts::host_names()
-        .iter()
-        .filter(|h| dir.starts_with(&format!("{h}-")))
-        .max_by_key(|h| h.len())
-    else {
-        return;
-    };
-    v["host"] = Value::from(*host);
-    if v.get("sessionId").is_none() {
-        v["sessionId"] = Value::from(&dir[host.len() + 1..]);
-    }
 }
 
 /// The text fields that may quote a command line or a file's content:

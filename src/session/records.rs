@@ -78,6 +78,27 @@ fn invocation<'de, D: Deserializer<'de>>(d: D) -> Result<StoredInvocation, D::Er
     Ok(StoredInvocation::deserialize(&v).unwrap_or_default())
 }
 
+/// Names the host and session of a line written before lines carried
+/// them, from its session directory's name (`<host>-<session>`); the
+/// longest host name that prefixes it wins. A line that names its host,
+/// or is no object, is left as it is.
+pub fn fill_from_dir(v: &mut Value, dir: &str) {
+    if !v.is_object() || v.get("host").is_some() {
+        return;
+    }
+    let Some(host) = crate::hosts::host_names()
+        .iter()
+        .filter(|h| dir.starts_with(&format!("{h}-")))
+        .max_by_key(|h| h.len())
+    else {
+        return;
+    };
+    v["host"] = Value::from(*host);
+    if v.get("sessionId").is_none() {
+        v["sessionId"] = Value::from(&dir[host.len() + 1..]);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
